@@ -1,0 +1,12 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { processBatch } from '../shared/queues/batch';
+import { WebhookEventMessage } from '../shared/queues/messages';
+
+/**
+ * Applying platform webhook events: deployed and wired now, built with its connector's issue. Until then every message is
+ * reported as failed, so it is retried and then kept in the dead-letter queue (alarmed), never dropped.
+ */
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
+  processBatch(event, WebhookEventMessage, async () => {
+    throw new Error('Applying platform webhook events is not available in this version of the gateway');
+  });

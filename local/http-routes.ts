@@ -1,0 +1,18 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { handler as api } from '../functions/api';
+import { handler as oauthCallback } from '../functions/oauth-callback';
+import { handler as webhookBilling } from '../functions/webhook-billing';
+import { handler as webhookPayments } from '../functions/webhook-payments';
+import type { LocalRoute } from './local-server';
+
+const asHttp = (fn: (event: never) => Promise<APIGatewayProxyResultV2>) => fn as (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
+
+/** The same routes lib/api.ts deploys, to the same handler functions. */
+export const localHttpRoutes: LocalRoute[] = [
+  { method: 'GET', path: '/auth/crmmessaging/callback', handler: oauthCallback, authorized: false },
+  { method: 'GET', path: '/auth/crmdata/callback', handler: oauthCallback, authorized: false },
+  { method: 'POST', path: '/webhooks/billing', handler: webhookBilling, authorized: false },
+  { method: 'POST', path: '/webhooks/payments', handler: webhookPayments, authorized: false },
+  { method: 'GET', path: '/api/v1/openapi.json', handler: asHttp(api), authorized: false },
+  { method: 'ANY', path: '/api/v1/*', handler: asHttp(api), authorized: true },
+];

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GatewayEnvironment } from '../shared/config';
+import type { Gateway } from '../shared/gateway';
+import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../shared/queues/messages';
+import { Store } from '../shared/store/store';
+import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
+import { Vault } from '../shared/vault/vault';
+import { LocalEventBus } from './local-event-bus';
+import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
+import { LocalQueue } from './local-queue';
+import { LocalSignIn } from './local-sign-in';
+
+export interface LocalGatewayOptions {
+  /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
+  dataDir?: string;
+  /** Environment values (platform addresses...) on top of the defaults. */
+  env?: Record<string, string | undefined>;
+  /** Queue retry delay; tests shorten it. */
+  retryDelayMs?: number;
+  now?: () => number;
+}
+
+export interface LocalGateway {
+  gateway: Gateway;
+  queues: { syncJobs: LocalQueue<SyncJob>; webhookEvents: LocalQueue<WebhookEventMessage>; ingestion: LocalQueue<IngestionMessage> };
+  bus: LocalEventBus;
+  dynamo: LocalDynamo;
+  signIn: LocalSignIn;
+  stop(): Promise<void>;
+}
+
+/**
+ * The gateway's services on this machine: dynalite for DynamoDB, a key file for KMS, in-process
+ * queues for SQS and a recent-events buffer for EventBridge. Handlers get it through useGateway().
+ */
+export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  const env = GatewayEnvironment.parse({ GATEWAY_MODE: 'local', ...options.env });
+  let dynamo: LocalDynamo;
+  let vault: Vault;
+  let signingKey: Uint8Array;
+
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const tablePath = join(options.dataDir, 'dynamodb');
+    // A new key is made only together with a new, empty table: a key made for existing data would orphan it.
+    const firstRun = !existsSync(tablePath);
+    const keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
+    mkdirSync(tablePath, { recursive: true, mode: 0o700 });
+    dynamo = await startLocalDynamo({ path: tablePath });
+    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
+    signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
+  } else {
+    const keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
+    dynamo = await startLocalDynamo();
+    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
+    signingKey = randomBytes(32);
+  }
+
+  const retryDelayMs = options.retryDelayMs ?? 1000;
+  const queues = {
+    syncJobs: new LocalQueue<SyncJob>({ name: 'sync-jobs', batchSize: 1, retryDelayMs }),
+    webhookEvents: new LocalQueue<WebhookEventMessage>({ name: 'webhook-events', batchSize: 10, retryDelayMs }),
+    ingestion: new LocalQueue<IngestionMessage>({ name: 'ingestion', batchSize: 50, retryDelayMs }),
+  };
+  const bus = new LocalEventBus();
+  const gateway: Gateway = {
+    env,
+    store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
+    vault,
+    queues,
+    events: bus,
+    now: options.now ?? Date.now,
+  };
+
+  return {
+    gateway,
+    queues,
+    bus,
+    dynamo,
+    signIn: new LocalSignIn(signingKey),
+    async stop() {
+      for (const queue of Object.values(queues)) queue.stop();
+      await dynamo.stop();
+    },
+  };
+}
+
+/** The local sign-in key; losing it only signs everyone out, so it is made whenever missing. */
+function signInKey(path: string): Uint8Array {
+  if (existsSync(path)) {
+    const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+    if (key.length === 32) return key;
+  }
+  const key = randomBytes(32);
+  writeFileSync(path, key.toString('base64'), { mode: 0o600 });
+  return key;
+}

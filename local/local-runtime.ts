@@ -1,0 +1,89 @@
+import * as z from 'zod';
+import { handler as syncDispatcher } from '../functions/sync-dispatcher';
+import { useGateway } from '../shared/gateway';
+import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
+import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
+import { localHttpRoutes } from './http-routes';
+import { startLocalServer, type LocalExtra } from './local-server';
+import { attachQueueConsumers } from './queue-consumers';
+
+export interface LocalRuntime {
+  url: string;
+  local: LocalGateway;
+  scheduler: LocalScheduler;
+  stop(): Promise<void>;
+}
+
+const SignInRequest = z.strictObject({ accountId: z.string().optional(), operator: z.boolean().optional() });
+
+/**
+ * The whole gateway on this machine: the local services, the same handlers behind an
+ * API-Gateway-shaped HTTP front, queue consumers and schedules. `npm start` and the end-to-end
+ * tests both run it.
+ */
+export async function startLocalRuntime(options: LocalGatewayOptions & { port?: number; schedules?: boolean }): Promise<LocalRuntime> {
+  const local = await startLocalGateway(options);
+  useGateway(local.gateway);
+  attachQueueConsumers(local);
+  const scheduler = new LocalScheduler((event) => syncDispatcher(event));
+  if (options.schedules !== false) scheduler.start();
+
+  const extra: LocalExtra = async (req, body, url) => {
+    const reply = (status: number, value: unknown) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
+    if (req.method === 'POST' && url.pathname === '/local/sign-in') {
+      const parsed = SignInRequest.safeParse(safeJson(body));
+      if (!parsed.success) return reply(400, { message: 'Send {"accountId":"<id>"} or {"operator":true}.' });
+      return reply(200, { token: await local.signIn.issue(parsed.data) });
+    }
+    const schedule = /^\/local\/schedules\/(\w+)$/.exec(url.pathname);
+    if (req.method === 'POST' && schedule) {
+      const frequency = schedule[1] as Frequency;
+      if (!(frequency in SCHEDULES)) return reply(404, { message: `Schedules are ${Object.keys(SCHEDULES).join(', ')}.` });
+      return reply(200, await scheduler.fire(frequency));
+    }
+    if (req.method === 'GET' && url.pathname === '/local/queues') {
+      return reply(
+        200,
+        Object.fromEntries(Object.entries(local.queues).map(([name, queue]) => [name, { waiting: queue.depth, deadLetters: queue.deadLetters.length }])),
+      );
+    }
+    const redrive = /^\/local\/queues\/(\w+)\/redrive$/.exec(url.pathname);
+    if (req.method === 'POST' && redrive) {
+      const queue = local.queues[redrive[1] as keyof LocalGateway['queues']];
+      if (!queue) return reply(404, { message: `Queues are ${Object.keys(local.queues).join(', ')}.` });
+      return reply(200, { redriven: queue.redrive() });
+    }
+    if (req.method === 'GET' && url.pathname === '/') {
+      return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: indexPage() };
+    }
+    return undefined;
+  };
+
+  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra });
+  return {
+    url: server.url,
+    local,
+    scheduler,
+    async stop() {
+      scheduler.stop();
+      await server.stop();
+      await local.stop();
+      useGateway(undefined);
+    },
+  };
+}
+
+function safeJson(body: Buffer): unknown {
+  try {
+    return body.length ? JSON.parse(body.toString('utf8')) : {};
+  } catch {
+    return undefined;
+  }
+}
+
+function indexPage(): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Integration gateway (local)</title></head>
+<body><h1>Integration gateway, running locally</h1>
+<p>The dashboard's Integrations section arrives with its own issue. Until then, use the API:
+<a href="/api/v1/openapi.json">/api/v1/openapi.json</a> describes it; README.md shows the commands.</p></body></html>`;
+}

@@ -1,0 +1,34 @@
+/** Frequencies and their periods, as the deployed EventBridge Scheduler schedules fire them. */
+export const SCHEDULES = {
+  hourly: 60 * 60 * 1000,
+  daily: 24 * 60 * 60 * 1000,
+  weekly: 7 * 24 * 60 * 60 * 1000,
+} as const;
+export type Frequency = keyof typeof SCHEDULES;
+
+/**
+ * Fires the same `{frequency}` events as the deployed schedules, at the same periods.
+ * `fire` runs one now (the local server exposes it so a sync need not wait an hour).
+ */
+export class LocalScheduler {
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly target: (event: { frequency: Frequency }) => Promise<unknown>) {}
+
+  start(): void {
+    for (const [frequency, period] of Object.entries(SCHEDULES) as Array<[Frequency, number]>) {
+      const timer = setInterval(() => void this.fire(frequency).catch(() => undefined), period);
+      timer.unref();
+      this.timers.push(timer);
+    }
+  }
+
+  fire(frequency: Frequency): Promise<unknown> {
+    return this.target({ frequency });
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers.length = 0;
+  }
+}

@@ -1,0 +1,179 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as z from 'zod';
+import { FaultPlan, FaultRule, RandomFaults, type Fault } from './faults';
+
+/** What a simulator's route handler receives: the parsed request. */
+export interface SimulatorRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  rawBody: Buffer;
+}
+
+/** What a route handler answers. `body` is sent as JSON unless `raw` is given. */
+export interface SimulatorResponse {
+  status: number;
+  body?: unknown;
+  raw?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface SimulatorOptions {
+  name: string;
+  /** The platform's own answer; return undefined for 404. May be async (long-polls). */
+  route: (request: SimulatorRequest, signal: AbortSignal) => SimulatorResponse | undefined | Promise<SimulatorResponse | undefined>;
+  /** The platform's error body for a status, so injected faults look like the real thing. */
+  errorBody: (status: number, message: string) => unknown;
+  port?: number;
+  host?: string;
+}
+
+export interface RunningSimulator {
+  name: string;
+  url: string;
+  faults: FaultPlan;
+  /** Requests received, by `METHOD path` (control requests excluded). */
+  requests: Map<string, number>;
+  totalRequests(): number;
+  stop(): Promise<void>;
+}
+
+const CONTROL_PREFIX = '/__sandbox';
+
+/**
+ * The HTTP shell every simulator shares: fault injection before routing, request counting,
+ * JSON answers, and control endpoints (`/__sandbox/faults`, `/__sandbox/stats`) so a person
+ * running `npm start` can inject faults with curl.
+ */
+export async function startSimulatorServer(options: SimulatorOptions): Promise<RunningSimulator> {
+  const faults = new FaultPlan();
+  const requests = new Map<string, number>();
+  const openSockets = new Set<import('node:net').Socket>();
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, { status: 500, body: options.errorBody(500, `simulator error: ${String(error)}`) });
+    });
+  });
+  server.on('connection', (socket) => {
+    openSockets.add(socket);
+    socket.on('close', () => openSockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const rawBody = await readBody(req);
+    const method = req.method ?? 'GET';
+    if (url.pathname.startsWith(CONTROL_PREFIX)) return control(method, url.pathname, rawBody, res);
+
+    const label = `${method} ${url.pathname}`;
+    requests.set(label, (requests.get(label) ?? 0) + 1);
+
+    const fault = faults.next(method, url.pathname);
+    if (fault && (await serveFault(fault, res))) return;
+
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const answer = await options.route(
+      { method, path: url.pathname, query: url.searchParams, headers: req.headers, rawBody },
+      abort.signal,
+    );
+    if (res.destroyed) return;
+    send(res, answer ?? { status: 404, body: options.errorBody(404, `no such resource: ${url.pathname}`) });
+  }
+
+  /** Returns true when the fault replaced the answer; false when the normal answer should follow. */
+  async function serveFault(fault: Fault, res: ServerResponse): Promise<boolean> {
+    switch (fault.kind) {
+      case 'status': {
+        const headers: Record<string, string> = {};
+        if (fault.retryAfterSeconds !== undefined) headers['retry-after'] = String(fault.retryAfterSeconds);
+        send(res, { status: fault.status, headers, body: options.errorBody(fault.status, `injected ${fault.status}`) });
+        return true;
+      }
+      case 'expired-token':
+        send(res, { status: 401, body: options.errorBody(401, 'Session expired or invalid') });
+        return true;
+      case 'timeout':
+        // Never answer; the socket stays open until the client gives up or the server stops.
+        return true;
+      case 'drop':
+        res.socket?.destroy();
+        return true;
+      case 'slow':
+        await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+        return false;
+      case 'html':
+        send(res, { status: 200, contentType: 'text/html', raw: '<!doctype html><html><body>Sign in</body></html>' });
+        return true;
+      case 'truncated':
+        send(res, { status: 200, raw: '{"object":"list","data":[{"id":"cus_' });
+        return true;
+    }
+  }
+
+  function control(method: string, path: string, rawBody: Buffer, res: ServerResponse): void {
+    try {
+      if (path === `${CONTROL_PREFIX}/faults` && method === 'POST') {
+        faults.inject(FaultRule.parse(JSON.parse(rawBody.toString('utf8'))));
+        return send(res, { status: 204 });
+      }
+      if (path === `${CONTROL_PREFIX}/faults/random` && method === 'POST') {
+        faults.setRandom(RandomFaults.parse(JSON.parse(rawBody.toString('utf8'))));
+        return send(res, { status: 204 });
+      }
+      if (path === `${CONTROL_PREFIX}/faults` && method === 'DELETE') {
+        faults.clear();
+        return send(res, { status: 204 });
+      }
+      if (path === `${CONTROL_PREFIX}/stats` && method === 'GET') {
+        return send(res, {
+          status: 200,
+          body: { requests: Object.fromEntries(requests), faultsServed: Object.fromEntries(faults.served) },
+        });
+      }
+      send(res, { status: 404, body: { message: 'unknown sandbox control path' } });
+    } catch (error) {
+      const detail = error instanceof z.ZodError ? z.prettifyError(error) : String(error);
+      send(res, { status: 400, body: { message: detail } });
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
+
+  return {
+    name: options.name,
+    url: `http://${options.host ?? '127.0.0.1'}:${address.port}`,
+    faults,
+    requests,
+    totalRequests: () => [...requests.values()].reduce((sum, n) => sum + n, 0),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of openSockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, answer: SimulatorResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  const payload = answer.raw ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
+  res.writeHead(answer.status, {
+    'content-type': answer.contentType ?? 'application/json',
+    ...answer.headers,
+  });
+  res.end(payload);
+}

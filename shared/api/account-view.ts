@@ -1,0 +1,20 @@
+import * as z from 'zod';
+import { AccountId } from '../connectors';
+
+export const AccountView = z
+  .object({
+    accountId: AccountId,
+    name: z.string(),
+    integrationsEnabled: z.boolean().describe('Whether the Integrations section is switched on (by the operator)'),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Account' });
+export type AccountView = z.infer<typeof AccountView>;
+
+export const AccountInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    integrationsEnabled: z.boolean(),
+  })
+  .meta({ id: 'AccountInput' });

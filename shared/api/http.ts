@@ -1,0 +1,111 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
+import * as z from 'zod';
+import { PROBLEM_CONTENT_TYPE, ProblemError, fieldErrors, problems, type Problem } from './problem';
+
+/**
+ * A request as the gateway's HTTP handlers see it, whichever front end delivered it
+ * (API Gateway in AWS, the local server under `npm start`).
+ */
+export interface HttpRequest {
+  method: string;
+  path: string;
+  /** Header names lower-cased. */
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  /** The exact bytes the client sent (signatures are checked over these). */
+  rawBody: Buffer;
+  requestId: string;
+  /** Claims of a verified sign-in token, when the route is behind the authorizer. */
+  claims?: Record<string, unknown>;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** API Gateway's payload 2.0 event → HttpRequest. Base64 bodies are decoded to the original bytes. */
+export function requestFromApiGateway(event: APIGatewayProxyEventV2 | APIGatewayProxyEventV2WithJWTAuthorizer): HttpRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = value;
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[name] = value;
+  const body = event.body ?? '';
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  return {
+    method: event.requestContext.http.method.toUpperCase(),
+    path: event.rawPath,
+    headers,
+    query,
+    rawBody: event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8'),
+    requestId: event.requestContext.requestId,
+    ...(authorizer?.jwt?.claims ? { claims: authorizer.jwt.claims } : {}),
+  };
+}
+
+export function responseToApiGateway(response: HttpResponse): APIGatewayProxyResultV2 {
+  return { statusCode: response.status, headers: response.headers, body: response.body };
+}
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', ...SECURITY_HEADERS, ...headers },
+    body: status === 204 ? '' : JSON.stringify(body),
+  };
+}
+
+export function problemResponse(problem: Problem, headers: Record<string, string> = {}): HttpResponse {
+  return {
+    status: problem.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...SECURITY_HEADERS, ...headers },
+    body: JSON.stringify(problem),
+  };
+}
+
+export function redirect(location: string): HttpResponse {
+  return { status: 302, headers: { location, ...SECURITY_HEADERS }, body: '' };
+}
+
+/** Body size caps, checked before parsing. API Gateway's own cap (10 MB) is far too generous. */
+export const BODY_LIMITS = {
+  /** Connection configs with a private key are a few KB; 50 engagement events fit easily. */
+  api: 256 * 1024,
+  /** Platform events can carry whole invoices with line items. */
+  webhook: 1024 * 1024,
+} as const;
+
+export function assertBodyWithin(request: HttpRequest, limitBytes: number): void {
+  if (request.rawBody.length > limitBytes) throw problems.payloadTooLarge(limitBytes);
+}
+
+/**
+ * Checks size, content type and JSON, then validates with the route's schema. Every failure is a
+ * problem document; the body's values are never echoed back (they may hold secrets).
+ */
+export function parseJsonBody<S extends z.ZodType>(request: HttpRequest, schema: S, limitBytes: number = BODY_LIMITS.api): z.infer<S> {
+  assertBodyWithin(request, limitBytes);
+  const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (contentType !== 'application/json') throw problems.unsupportedMediaType('application/json');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(request.rawBody.toString('utf8'));
+  } catch {
+    throw problems.malformedJson();
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) throw problems.invalidBody(fieldErrors(result.error));
+  return result.data;
+}
+
+/** Any thrown value → a response. Unexpected errors become a bare 500 with no internals. */
+export function responseForError(error: unknown): HttpResponse {
+  if (error instanceof ProblemError) return problemResponse(error.problem);
+  return problemResponse(problems.internal().problem);
+}

@@ -1,0 +1,104 @@
+import * as z from 'zod';
+import { Problem } from './problem';
+import type { Route } from './route';
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * Builds the OpenAPI 3.1 document from the route table: the same zod schemas that validate
+ * requests describe them, so the document cannot drift from the code.
+ */
+export function openApiDocument(routes: Route[]): JsonSchema {
+  const components: Record<string, JsonSchema> = {};
+
+  /** Converts a schema, moving its named parts (`.meta({id})`) into components. */
+  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+    const converted = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+    const defs = (converted.$defs ?? {}) as Record<string, JsonSchema>;
+    delete converted.$defs;
+    delete converted.$schema;
+    const rename = (id: string) => {
+      const def = defs[id];
+      const name = components[id] && JSON.stringify(components[id]) !== JSON.stringify(def) ? `${id}${io === 'input' ? 'Input' : ''}` : id;
+      if (def) components[name] = rewriteRefs(def, rename);
+      return name;
+    };
+    const names = new Map<string, string>();
+    const once = (id: string) => {
+      if (!names.has(id)) names.set(id, rename(id));
+      return names.get(id)!;
+    };
+    const body = rewriteRefs(converted, once);
+    const id = z.globalRegistry.get(schema)?.id;
+    if (typeof id === 'string') {
+      delete body.id;
+      components[id] = body;
+      return { $ref: `#/components/schemas/${id}` };
+    }
+    return body;
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const shape = route.params instanceof z.ZodObject ? (route.params.shape as Record<string, z.ZodType>) : {};
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      security: route.public ? [] : [{ signIn: [] }],
+      parameters: Object.entries(shape).map(([name, schema]) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: toSchema(schema, 'input'),
+      })),
+      responses: {
+        [String(route.response.status)]: {
+          description: route.response.description,
+          ...(route.response.schema ? { content: { 'application/json': { schema: toSchema(route.response.schema, 'output') } } } : {}),
+        },
+        default: {
+          description: 'A problem (RFC 9457)',
+          content: { 'application/problem+json': { schema: toSchema(Problem, 'output') } },
+        },
+      },
+    };
+    const documentedBody = route.documentedBody ?? route.body;
+    if (documentedBody) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(documentedBody, 'input') } } };
+    }
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Integration gateway API',
+      version: '1.0.0',
+      description:
+        'Connect, test and configure an account’s platform connections, and read synced data for playbooks. Errors are application/problem+json with a remedy where one exists.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        signIn: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Dashboard sign-in token (Cognito in AWS; local sign-in under npm start)' },
+      },
+    },
+  };
+}
+
+function rewriteRefs(value: JsonSchema, rename: (id: string) => string): JsonSchema {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [field, inner] of Object.entries(node)) {
+      if (field === '$ref' && typeof inner === 'string' && inner.startsWith('#/$defs/')) {
+        out[field] = `#/components/schemas/${rename(inner.slice('#/$defs/'.length))}`;
+      } else out[field] = walk(inner);
+    }
+    return out;
+  };
+  return walk(value) as JsonSchema;
+}

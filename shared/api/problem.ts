@@ -1,0 +1,69 @@
+import * as z from 'zod';
+
+/**
+ * Every error the gateway returns is an RFC 9457 problem document (`application/problem+json`),
+ * with `remedy` added where the spec's Errors table names one: the user reads what to do next.
+ */
+export const Problem = z
+  .object({
+    type: z.string().describe('A URI naming the kind of problem'),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    remedy: z.string().optional().describe('What the user can do about it'),
+    instance: z.string().optional(),
+    /** Field-level validation failures: where, and what is wrong (never the value sent). */
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: 'Problem' });
+export type Problem = z.infer<typeof Problem>;
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Thrown anywhere in a request; the HTTP layer turns it into the response. */
+export class ProblemError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail ?? problem.title);
+    this.name = 'ProblemError';
+  }
+}
+
+const problemType = (slug: string) => `urn:integration-gateway:problem:${slug}`;
+
+function make(slug: string, title: string, status: number, detail?: string, extra?: Partial<Problem>): ProblemError {
+  return new ProblemError({ type: problemType(slug), title, status, ...(detail ? { detail } : {}), ...extra });
+}
+
+export const problems = {
+  invalidBody: (errors: Problem['errors'], detail = 'The request body does not match the schema.') =>
+    make('invalid-body', 'Invalid request body', 400, detail, { errors }),
+  malformedJson: () => make('malformed-json', 'Malformed JSON', 400, 'The request body is not valid JSON.'),
+  invalidParameter: (errors: Problem['errors']) =>
+    make('invalid-parameter', 'Invalid parameter', 400, 'A path or query parameter is not valid.', { errors }),
+  unauthorized: (detail: string) => make('unauthorized', 'Unauthorized', 401, detail),
+  forbidden: (detail: string) => make('forbidden', 'Forbidden', 403, detail),
+  notFound: (detail: string) => make('not-found', 'Not found', 404, detail),
+  methodNotAllowed: (method: string) => make('method-not-allowed', 'Method not allowed', 405, `${method} is not allowed here.`),
+  conflict: (detail: string, remedy?: string) => make('conflict', 'Conflict', 409, detail, remedy ? { remedy } : {}),
+  payloadTooLarge: (limitBytes: number) =>
+    make('payload-too-large', 'Payload too large', 413, `The request body is larger than ${limitBytes} bytes.`, {
+      remedy: `Send at most ${limitBytes} bytes per request.`,
+    }),
+  unsupportedMediaType: (expected: string) =>
+    make('unsupported-media-type', 'Unsupported media type', 415, `The request body must be ${expected}.`, {
+      remedy: `Send the header Content-Type: ${expected}.`,
+    }),
+  integrationsDisabled: () =>
+    make('integrations-disabled', 'Integrations are not enabled', 403, 'The Integrations section is not enabled for this account.', {
+      remedy: "Ask your support contact to enable Integrations for the account.",
+    }),
+  internal: () => make('internal', 'Internal error', 500, 'Something went wrong on our side; the request changed nothing that it reported.'),
+} as const;
+
+/** Turns a zod error into the field list of a problem, without echoing any value that was sent. */
+export function fieldErrors(error: z.ZodError): NonNullable<Problem['errors']> {
+  return error.issues.map((issue) => ({
+    path: issue.path.length ? issue.path.map(String).join('.') : '(body)',
+    message: issue.message,
+  }));
+}

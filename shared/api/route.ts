@@ -1,0 +1,41 @@
+import type * as z from 'zod';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import type { Caller } from './caller';
+import type { HttpRequest, HttpResponse } from './http';
+
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
+
+export interface RouteContext<P, B> {
+  request: HttpRequest;
+  params: P;
+  body: B;
+  /** Present on every route except public ones. */
+  caller: Caller;
+  gateway: Gateway;
+  log: Logger;
+}
+
+/**
+ * One API operation. The same object drives validation, the handler and the OpenAPI document,
+ * so the published contract cannot drift from what the code accepts.
+ */
+export interface Route<P extends z.ZodType = z.ZodType, B extends z.ZodType | undefined = z.ZodType | undefined, R extends z.ZodType | undefined = z.ZodType | undefined> {
+  method: Method;
+  /** OpenAPI-style template: `/api/v1/accounts/{accountId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  public?: boolean;
+  params: P;
+  body?: B;
+  /** What the OpenAPI document shows for the body when `body` is looser than the real forms. */
+  documentedBody?: z.ZodType;
+  response: { status: number; description: string; schema?: R };
+  handle(context: RouteContext<z.infer<P>, B extends z.ZodType ? z.infer<B> : undefined>): Promise<(R extends z.ZodType ? z.infer<R> : undefined) | HttpResponse>;
+}
+
+/** Keeps each route's types precise while collecting routes of different shapes in one list. */
+export function route<P extends z.ZodType, B extends z.ZodType | undefined, R extends z.ZodType | undefined>(definition: Route<P, B, R>): Route {
+  return definition as unknown as Route;
+}

@@ -1,0 +1,69 @@
+import * as z from 'zod';
+import { gateway as defaultGateway, type Gateway } from '../gateway';
+import { log as rootLogger } from '../log/logger';
+import { callerOf, type Caller } from './caller';
+import { json, parseJsonBody, responseForError, type HttpRequest, type HttpResponse } from './http';
+import { fieldErrors, problems } from './problem';
+import type { Route } from './route';
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
+}
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a: string, b: string) => {
+    names.push(a ?? b);
+    return '([^/]+)';
+  });
+  return { route, pattern: new RegExp(`^${source}/?$`), names };
+}
+
+/** Matches a request to a route, validates it, runs it, and turns every failure into problem+json. */
+export function createRouter(routes: Route[], options: { gateway?: () => Gateway } = {}) {
+  const compiled = routes.map(compile);
+  const gatewayOf = options.gateway ?? defaultGateway;
+
+  return async function dispatch(request: HttpRequest): Promise<HttpResponse> {
+    const log = rootLogger.with({ requestId: request.requestId, method: request.method, path: request.path });
+    try {
+      const matches = compiled.filter((c) => c.pattern.test(request.path));
+      if (matches.length === 0) throw problems.notFound(`No API operation at ${request.path}.`);
+      const match = matches.find((c) => c.route.method === request.method);
+      if (!match) throw problems.methodNotAllowed(request.method);
+
+      const values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
+      const rawParams = Object.fromEntries(match.names.map((name, i) => [name, values[i]]));
+      const params = match.route.params.safeParse(rawParams);
+      if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));
+
+      const caller: Caller = match.route.public ? { subject: 'anonymous', operator: false } : callerOf(request);
+      const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
+      const accountId = (params.data as { accountId?: string }).accountId;
+      const result = await match.route.handle({
+        request,
+        params: params.data,
+        body,
+        caller,
+        gateway: gatewayOf(),
+        log: log.with({ subject: caller.subject, ...(accountId ? { accountId } : {}) }),
+      });
+      if (isHttpResponse(result)) return result;
+      return json(match.route.response.status, result);
+    } catch (error) {
+      const response = responseForError(error);
+      if (response.status >= 500) log.error('request failed', { error });
+      else log.info('request refused', { status: response.status });
+      return response;
+    }
+  };
+}
+
+function isHttpResponse(value: unknown): value is HttpResponse {
+  return typeof value === 'object' && value !== null && 'status' in value && 'headers' in value && 'body' in value;
+}
+
+/** A GET/DELETE has no body; anything sent is refused rather than silently ignored. */
+export const NoParams = z.object({});

@@ -1,0 +1,54 @@
+import * as z from 'zod';
+import type { ConnectorDefinition } from '../connections/connector-definition';
+
+const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export const BillingSiteName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .superRefine((site, ctx) => {
+    if (site.includes('://') || site.includes('.') || site.includes('/')) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'The site name is the subdomain only: for https://acme-test.chargebee.com enter acme-test.',
+      });
+    } else if (!SUBDOMAIN.test(site)) {
+      ctx.addIssue({ code: 'custom', message: 'A site name is letters, digits and dashes (the subdomain of your billing site address).' });
+    }
+  });
+
+/** Billing connection, as the spec's Resources lists it. */
+export const BillingConnectionInput = z
+  .strictObject({
+    siteName: BillingSiteName.describe('The subdomain of the billing site address'),
+    apiKey: z.string().trim().min(8, 'The API key is too short: copy the whole key.').describe('API key; a read-only key is preferred'),
+    environment: z.enum(['test', 'live']).describe('Test Mode or Live Mode'),
+  })
+  .meta({ id: 'BillingConnectionInput' });
+export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
+
+export const billingConnector: ConnectorDefinition<typeof BillingConnectionInput> = {
+  name: 'billing',
+  input: BillingConnectionInput,
+  split(input) {
+    const warnings: string[] = [];
+    // Billing keys are issued per site and start with the site's mode; a mismatch cannot work.
+    const keyMode = /^(test|live)_/.exec(input.apiKey)?.[1];
+    if (keyMode && keyMode !== input.environment) {
+      warnings.push(`The API key is a ${keyMode} key but Environment is ${input.environment === 'test' ? 'Test Mode' : 'Live Mode'}: check both.`);
+    }
+    // Test sites are conventionally named <site>-test; worth a look when the two disagree.
+    if (input.environment === 'test' && !input.siteName.endsWith('-test')) {
+      warnings.push(`Environment is Test Mode but "${input.siteName}" does not look like a test site (usually <site>-test).`);
+    }
+    if (input.environment === 'live' && input.siteName.endsWith('-test')) {
+      warnings.push(`Environment is Live Mode but "${input.siteName}" looks like a test site.`);
+    }
+    return {
+      config: { siteName: input.siteName, environment: input.environment },
+      credentials: { apiKey: input.apiKey },
+      warnings,
+    };
+  },
+};

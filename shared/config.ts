@@ -1,0 +1,57 @@
+import * as z from 'zod';
+
+/**
+ * Everything a handler reads from its environment, in one schema. The CDK stack sets these on
+ * each function (only the ones it needs); the local runtime sets them for its process.
+ * Unset optional values mean "this handler does not use it".
+ */
+export const GatewayEnvironment = z.object({
+  /** `aws` inside Lambda; `local` under `npm start` and the tests. */
+  GATEWAY_MODE: z.enum(['aws', 'local']).default('aws'),
+  TABLE_NAME: z.string().min(3).optional(),
+  /** DynamoDB endpoint override (dynalite / DynamoDB Local on loopback). */
+  DYNAMODB_ENDPOINT: z.url().optional(),
+  /** KMS key (ARN or id) that wraps each connection's data keys. */
+  CREDENTIALS_KEY_ID: z.string().optional(),
+  /** Local mode: the key file that stands in for KMS. */
+  LOCAL_KEY_FILE: z.string().optional(),
+  /** How long decrypted credentials stay in a warm function's memory. */
+  VAULT_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),
+  SYNC_QUEUE_URL: z.string().optional(),
+  WEBHOOK_QUEUE_URL: z.string().optional(),
+  INGESTION_QUEUE_URL: z.string().optional(),
+  EVENT_BUS_NAME: z.string().optional(),
+  /** Secrets Manager secret holding the gateway's own keys (webhook path tokens, API key pepper). */
+  GATEWAY_SECRET_ARN: z.string().optional(),
+  CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
+  POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
+  /** The gateway's own public address ({base_url} in the spec). */
+  BASE_URL: z.string().optional(),
+  /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
+  PAYMENT_API_BASE_URL: z.url().default('https://api.stripe.com'),
+  /** `{site}` is replaced by the connection's Site Name. */
+  BILLING_BASE_URL_TEMPLATE: z.string().default('https://{site}.chargebee.com'),
+  DATA_LOGIN_URL: z.url().default('https://login.salesforce.com'),
+  DATA_SANDBOX_LOGIN_URL: z.url().default('https://test.salesforce.com'),
+  /** Allows http:// platform addresses (loopback simulators only). Never set in AWS. */
+  ALLOW_INSECURE_PLATFORM_URLS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+export type GatewayEnvironment = z.infer<typeof GatewayEnvironment>;
+
+let cached: GatewayEnvironment | undefined;
+
+/** Parses process.env once per process; a bad value fails loudly at start, not mid-request. */
+export function gatewayEnvironment(env: NodeJS.ProcessEnv = process.env): GatewayEnvironment {
+  if (env !== process.env) return GatewayEnvironment.parse(env);
+  cached ??= GatewayEnvironment.parse(env);
+  return cached;
+}
+
+/** Tests and the local runtime change the environment; this forgets the parsed copy. */
+export function resetGatewayEnvironment(): void {
+  cached = undefined;
+}

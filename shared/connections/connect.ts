@@ -1,0 +1,94 @@
+import type { ConnectorName } from '../connectors';
+import type { Gateway } from '../gateway';
+import { problems, ProblemError } from '../api/problem';
+import { fieldErrors } from '../api/problem';
+import type { Logger } from '../log/logger';
+import type { Connection } from '../store/items';
+import { maskSecret } from './connector-definition';
+import { connectorDefinitions } from './connectors';
+import type { ConnectionView } from './connection-view';
+
+function definitionFor(connector: ConnectorName) {
+  const definition = connectorDefinitions[connector];
+  if (!definition) {
+    throw new ProblemError({
+      type: 'urn:integration-gateway:problem:connector-not-available',
+      title: 'Connector not available yet',
+      status: 501,
+      detail: `The ${connector} connector connects through OAuth, which this version of the gateway does not offer yet.`,
+    });
+  }
+  return definition;
+}
+
+/** Integrations are switched on per account by the operator; until then nothing can connect. */
+export async function requireIntegrationsEnabled(gateway: Gateway, accountId: string): Promise<void> {
+  const account = await gateway.store.getAccount(accountId);
+  if (!account) throw problems.notFound(`No account ${accountId}.`);
+  if (!account.integrationsEnabled) throw problems.integrationsDisabled();
+}
+
+export function viewOf(connection: Connection, warnings?: string[]): ConnectionView {
+  return {
+    accountId: connection.accountId,
+    connector: connection.connector,
+    config: connection.config as ConnectionView['config'],
+    maskedSecrets: connection.maskedSecrets,
+    syncSettings: connection.syncSettings,
+    health: connection.health,
+    ...(warnings && warnings.length ? { warnings } : {}),
+    createdAt: connection.createdAt,
+    updatedAt: connection.updatedAt,
+  };
+}
+
+/**
+ * Connect Account: validate the form, seal the secrets in the vault, store config + ciphertext.
+ * Reconnecting replaces the credentials and keeps the sync settings.
+ */
+export async function connectAccount(
+  gateway: Gateway,
+  log: Logger,
+  accountId: string,
+  connector: ConnectorName,
+  body: unknown,
+): Promise<ConnectionView> {
+  const definition = definitionFor(connector);
+  await requireIntegrationsEnabled(gateway, accountId);
+  const parsed = definition.input.safeParse(body);
+  if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
+  const parts = definition.split(parsed.data);
+
+  const sealed = await gateway.vault.seal({ accountId, connector }, parts.credentials);
+  const existing = await gateway.store.getConnection(accountId, connector);
+  const now = new Date(gateway.now()).toISOString();
+  const connection: Connection = {
+    accountId,
+    connector,
+    config: parts.config,
+    credentials: sealed,
+    maskedSecrets: Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])),
+    syncSettings: existing?.syncSettings ?? {},
+    health: { state: 'unknown' },
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+    version: existing?.version ?? 0,
+  };
+  await gateway.store.putConnection(connection);
+  gateway.vault.forget({ accountId, connector });
+  log.info('connection saved', { accountId, connector, reconnect: existing !== undefined, warnings: parts.warnings.length });
+  return viewOf(connection, parts.warnings);
+}
+
+export async function getConnectionView(gateway: Gateway, accountId: string, connector: ConnectorName): Promise<ConnectionView> {
+  const connection = await gateway.store.getConnection(accountId, connector);
+  if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
+  return viewOf(connection);
+}
+
+/** Disconnect: the credentials are deleted with the connection, so scheduled syncs find nothing to run. */
+export async function disconnectAccount(gateway: Gateway, log: Logger, accountId: string, connector: ConnectorName): Promise<void> {
+  await gateway.store.deleteConnection(accountId, connector);
+  gateway.vault.forget({ accountId, connector });
+  log.info('connection deleted', { accountId, connector });
+}

@@ -1,0 +1,23 @@
+import type * as z from 'zod';
+import type { ConnectorName } from '../connectors';
+
+/** What Connect Account stores for a connector: non-secret config, and secrets for the vault. */
+export interface ConnectionParts {
+  config: Record<string, string | boolean | number>;
+  /** Only these go through the vault; they are never stored, logged or returned in plain text. */
+  credentials: Record<string, string>;
+  /** Things that are allowed but probably wrong (a live key on a test site...), shown to the user. */
+  warnings: string[];
+}
+
+/** One connector's connection form: its schema (the dashboard and OpenAPI use it) and how to split it. */
+export interface ConnectorDefinition<S extends z.ZodType = z.ZodType> {
+  name: ConnectorName;
+  input: S;
+  split(input: z.infer<S>): ConnectionParts;
+}
+
+/** Shows a secret's last four characters only, as the dashboard displays stored keys. */
+export function maskSecret(secret: string): string {
+  return secret.length >= 12 ? `••••${secret.slice(-4)}` : '••••';
+}

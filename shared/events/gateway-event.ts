@@ -1,0 +1,24 @@
+import * as z from 'zod';
+import { AccountId, ConnectorName } from '../connectors';
+
+/**
+ * A normalised event the gateway publishes for playbooks (EventBridge detail). The envelope is
+ * versioned; each event type's `data` is documented in docs/events.md.
+ */
+export const GatewayEvent = z
+  .object({
+    schemaVersion: z.literal('1'),
+    /** Unique per event; consumers dedupe on it. */
+    id: z.string(),
+    type: z.string().regex(/^[a-z]+(\.[a-z_]+)+$/, 'dotted lower-case, e.g. subscription.cancelled'),
+    accountId: AccountId,
+    source: ConnectorName,
+    occurredAt: z.iso.datetime(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'GatewayEvent' });
+export type GatewayEvent = z.infer<typeof GatewayEvent>;
+
+export interface EventPublisher {
+  publish(events: GatewayEvent[]): Promise<void>;
+}

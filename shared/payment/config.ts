@@ -1,0 +1,62 @@
+import * as z from 'zod';
+import type { ConnectorDefinition } from '../connections/connector-definition';
+
+/** Key prefixes the payment platform issues; the mode (live/test) is part of the key. */
+const SERVER_KEY = /^(sk|rk)_(live|test)_[0-9A-Za-z]{8,}$/;
+
+export const PaymentSecretKey = z
+  .string()
+  .trim()
+  .superRefine((key, ctx) => {
+    if (/^pk_(live|test)_/.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'This is a publishable key (pk_...), which only works in browsers and cannot read customer data. Use a secret key (sk_live_/sk_test_) or a restricted key with read access (rk_live_/rk_test_).',
+      });
+    } else if (!SERVER_KEY.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Secret keys begin with sk_live_ or sk_test_; restricted keys begin with rk_live_ or rk_test_.',
+      });
+    }
+  });
+
+/** Payment connection, as the spec's Resources lists it. */
+export const PaymentConnectionInput = z
+  .strictObject({
+    authenticationMethod: z.literal('api_key').default('api_key').describe('Authentication method (the spec offers API Key only)'),
+    secretKey: PaymentSecretKey.describe('Secret API Key or Restricted Key: begins with sk_live_, sk_test_, rk_live_ or rk_test_'),
+    webhookSigningSecret: z
+      .string()
+      .trim()
+      .regex(/^whsec_[0-9A-Za-z+/=]{8,}$/, 'Webhook signing secrets begin with whsec_.')
+      .optional()
+      .describe('Optional; needed to verify webhooks (begins with whsec_)'),
+  })
+  .meta({ id: 'PaymentConnectionInput' });
+export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;
+
+export const paymentConnector: ConnectorDefinition<typeof PaymentConnectionInput> = {
+  name: 'payment',
+  input: PaymentConnectionInput,
+  split(input) {
+    const [kind, mode] = input.secretKey.split('_') as [string, string];
+    return {
+      config: {
+        authenticationMethod: input.authenticationMethod,
+        keyType: kind === 'rk' ? 'restricted' : 'secret',
+        mode,
+        webhookSigningSecretSet: input.webhookSigningSecret !== undefined,
+      },
+      credentials: {
+        secretKey: input.secretKey,
+        ...(input.webhookSigningSecret ? { webhookSigningSecret: input.webhookSigningSecret } : {}),
+      },
+      warnings:
+        kind === 'sk'
+          ? ['A secret key can read and write everything; the gateway only reads. A restricted key with read access is safer.']
+          : [],
+    };
+  },
+};

@@ -1,0 +1,61 @@
+import * as z from 'zod';
+import { AccountId, ConnectorName } from '../connectors';
+
+/** One sync job: page one data object of one connection from its checkpoint. */
+export const SyncJob = z
+  .object({
+    accountId: AccountId,
+    connector: ConnectorName,
+    object: z.string().min(1).max(64),
+    /** Which schedule asked for it, or `manual` for a sync started from the dashboard. */
+    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual']),
+    requestedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'SyncJob' });
+export type SyncJob = z.infer<typeof SyncJob>;
+
+/** A verified, deduplicated platform webhook waiting to be applied. */
+export const WebhookEventMessage = z
+  .object({
+    accountId: AccountId,
+    connector: z.enum(['billing', 'payment']),
+    eventId: z.string().min(1).max(255),
+    eventType: z.string().min(1).max(255),
+    receivedAt: z.iso.datetime(),
+    /** The platform's event body, parsed; applied by the event worker. */
+    payload: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'WebhookEventMessage' });
+export type WebhookEventMessage = z.infer<typeof WebhookEventMessage>;
+
+/** The spec's engagement-event schema (Data-platform records), plus the account it belongs to. */
+export const EngagementEvent = z
+  .object({
+    event_id: z.string().min(1).max(255),
+    customer_email: z.email(),
+    event_type: z.string().min(1).max(255),
+    event_timestamp: z.iso.datetime({ offset: true }),
+    conversation_id: z.string().max(255),
+    channel: z.string().max(255),
+  })
+  .meta({ id: 'EngagementEvent' });
+export type EngagementEvent = z.infer<typeof EngagementEvent>;
+
+export const IngestionMessage = z
+  .object({ accountId: AccountId, event: EngagementEvent })
+  .meta({ id: 'IngestionMessage' });
+export type IngestionMessage = z.infer<typeof IngestionMessage>;
+
+/** Messages on each queue, by queue name; both the SQS and the in-process queue use it. */
+export const queueMessages = {
+  syncJobs: SyncJob,
+  webhookEvents: WebhookEventMessage,
+  ingestion: IngestionMessage,
+} as const;
+export type QueueName = keyof typeof queueMessages;
+export type QueueMessage<Q extends QueueName> = z.infer<(typeof queueMessages)[Q]>;
+
+/** Where a handler sends work it will not do itself. */
+export interface JobQueue<T> {
+  send(messages: T[]): Promise<void>;
+}

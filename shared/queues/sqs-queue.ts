@@ -1,0 +1,31 @@
+import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { JobQueue } from './messages';
+
+/** SQS takes at most 10 messages per SendMessageBatch. */
+const SQS_BATCH = 10;
+const MAX_ATTEMPTS = 3;
+
+/** A JobQueue over SQS. Entries SQS refuses in a batch are resent; persistent failures throw. */
+export class SqsJobQueue<T> implements JobQueue<T> {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(messages: T[]): Promise<void> {
+    for (let start = 0; start < messages.length; start += SQS_BATCH) {
+      let pending = messages.slice(start, start + SQS_BATCH).map((message, index) => ({
+        Id: String(index),
+        MessageBody: JSON.stringify(message),
+      }));
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+        const failed = new Set((result.Failed ?? []).map((f) => f.Id));
+        pending = pending.filter((entry) => failed.has(entry.Id));
+        if (pending.length > 0 && attempt >= MAX_ATTEMPTS) {
+          throw new Error(`SQS refused ${pending.length} message(s) after ${attempt} attempts`);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The one table's shape, shared by the CDK stack (lib/storage.ts), the local runtime and the
+ * tests, so every copy of the table has the same keys and index.
+ *
+ * Keys follow DESIGN.md: every partition key starts with the account (`ACCOUNT#<id>`), except
+ * pending OAuth authorizations (`OAUTH#<state>`), which are looked up by state alone.
+ */
+export const tableDefinition = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** Epoch seconds; DynamoDB deletes the item some time after it passes. */
+  timeToLiveAttribute: 'expiresAt',
+  /**
+   * One overloaded secondary index, used only where a read needs it:
+   * customer by email (`ACCOUNT#a#EMAIL#<email>` → `<connector>#<object>#<id>`) and
+   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`).
+   */
+  indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+} as const;
+
+export const key = {
+  account: (accountId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: 'ACCOUNT' }),
+  connection: (accountId: string, connector: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `CONNECTION#${connector}` }),
+  syncCheckpoint: (accountId: string, connector: string, object: string) => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `SYNC#${connector}#${object}`,
+  }),
+  record: (accountId: string, connector: string, object: string, platformId: string) => ({
+    pk: `ACCOUNT#${accountId}#${connector}#${object}`,
+    sk: platformId,
+  }),
+  webhookEvent: (accountId: string, connector: string, eventId: string) => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `EVENT#${connector}#${eventId}`,
+  }),
+  conversation: (accountId: string, conversationId: string) => ({
+    pk: `ACCOUNT#${accountId}`,
+    sk: `CONVERSATION#${conversationId}`,
+  }),
+  message: (accountId: string, conversationId: string, sequence: number) => ({
+    pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,
+    // Zero-padded so the sort key orders messages numerically.
+    sk: `MESSAGE#${String(sequence).padStart(12, '0')}`,
+  }),
+  oauthState: (state: string) => ({ pk: `OAUTH#${state}`, sk: 'OAUTH' }),
+} as const;
+
+/** Keys of the secondary index `gsi1`, for the items that are found through it. */
+export const indexKey = {
+  /** A synced record found by its email address, across connectors, within one account. */
+  recordByEmail: (accountId: string, email: string, connector: string, object: string, platformId: string) => ({
+    gsi1pk: `ACCOUNT#${accountId}#EMAIL#${normaliseEmail(email)}`,
+    gsi1sk: `${connector}#${object}#${platformId}`,
+  }),
+  emailLookup: (accountId: string, email: string) => ({ gsi1pk: `ACCOUNT#${accountId}#EMAIL#${normaliseEmail(email)}` }),
+  /** A live conversation, found by the poller shard that holds its long-poll. */
+  conversationByShard: (shard: number, accountId: string, conversationId: string) => ({
+    gsi1pk: `SHARD#${shard}`,
+    gsi1sk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,
+  }),
+  shardLookup: (shard: number) => ({ gsi1pk: `SHARD#${shard}` }),
+} as const;
+
+function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
