@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/support/quiet-logs.ts'],
     // Integration tests start their own dynalite and simulators on loopback ports chosen by the OS,
     // so files can run in parallel without clashing.
     pool: 'forks',

@@ -31,6 +31,8 @@ export function openApiDocument(routes: Route[]): JsonSchema {
     const body = rewriteRefs(converted, once);
     const id = z.globalRegistry.get(schema)?.id;
     if (typeof id === 'string') {
+      // zod already moved a named top-level schema into $defs and answered a $ref to it.
+      if (body.$ref === `#/components/schemas/${id}`) return body;
       delete body.id;
       components[id] = body;
       return { $ref: `#/components/schemas/${id}` };

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../shared/api/openapi';
+import { apiRoutes } from '../../shared/api/routes';
+
+describe('OpenAPI document', () => {
+  const document = openApiDocument(apiRoutes) as {
+    openapi: string;
+    paths: Record<string, Record<string, { operationId: string; security: unknown[] }>>;
+    components: { schemas: Record<string, unknown> };
+  };
+
+  it('has every route, with the sign-in requirement on all but the document itself', () => {
+    expect(document.openapi).toBe('3.1.0');
+    for (const route of apiRoutes) {
+      const operation = document.paths[route.path]?.[route.method.toLowerCase()];
+      expect(operation?.operationId).toBe(route.operationId);
+      expect(operation?.security).toEqual(route.public ? [] : [{ signIn: [] }]);
+    }
+  });
+
+  it('publishes the connection forms and the problem shape as components', () => {
+    for (const name of ['Problem', 'PaymentConnectionInput', 'BillingConnectionInput', 'Connection', 'Account', 'AccountInput']) {
+      expect(document.components.schemas).toHaveProperty(name);
+    }
+    expect(JSON.stringify(document.components.schemas.Problem)).toContain('remedy');
+  });
+
+  it('every $ref points at a component that exists', () => {
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(5);
+    for (const ref of refs) expect(document.components.schemas).toHaveProperty(ref);
+  });
+});

@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Logger, setLogSink } from '../../shared/log/logger';
+import { redact, registerSecret } from '../../shared/log/redaction';
+import { generatedKey } from '../support/local-runtime';
+
+describe('log redaction', () => {
+  const lines: string[] = [];
+  const restore = setLogSink((line) => lines.push(line));
+  afterEach(() => {
+    lines.length = 0;
+  });
+
+  it('scrubs secrets whatever field or shape they arrive in', () => {
+    setLogSink((line) => lines.push(line));
+    const apiKey = generatedKey('live_');
+    const secretKey = generatedKey('sk_test_');
+    registerSecret(apiKey);
+    const pem = `-----BEGIN PRIVATE KEY-----\n${generatedKey('')}${generatedKey('')}\n-----END PRIVATE KEY-----`;
+    new Logger({ accountId: 'acme' }).error('platform call failed', {
+      credentials: { apiKey, secretKey },
+      // Not named like a secret: caught because the vault registered it.
+      note: `the key was ${apiKey}`,
+      // Not registered: caught by its shape.
+      detail: `Invalid API Key provided: ${secretKey}`,
+      header: `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`,
+      key: pem,
+      error: new Error(`request with ${apiKey} failed`),
+    });
+    const text = lines.join('\n');
+    expect(text).toContain('platform call failed');
+    expect(text).toContain('acme');
+    for (const secret of [apiKey, secretKey, pem.split('\n')[1]!, Buffer.from(`${apiKey}:`).toString('base64')]) {
+      expect(text).not.toContain(secret);
+    }
+    setLogSink(restore);
+  });
+
+  it('property: a registered secret never survives, nested anywhere', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 12, maxLength: 40 }).filter((s) => s.trim().length >= 12 && !/[\\"]/.test(s)), fc.jsonValue(), (secret, shape) => {
+        registerSecret(secret);
+        const value = { shape, deep: [{ text: `prefix ${secret} suffix` }], [`field-${secret.length}`]: secret };
+        expect(JSON.stringify(redact(value))).not.toContain(secret);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
