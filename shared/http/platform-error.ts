@@ -1,3 +1,4 @@
+import { REDACTED, redactText } from '../log/redaction';
 import type { ConnectorName } from '../connectors';
 
 /**
@@ -119,22 +120,13 @@ export function platformErrorText(body: unknown): { message?: string; code?: str
   };
 }
 
-// Platforms sometimes echo (part of) the key they were given, e.g. "Invalid API Key provided: sk_test_***1234".
-// Mask anything shaped like a secret before the message goes anywhere.
-const SECRET_SHAPES: RegExp[] = [
-  /\b(sk|rk|pk)_(live|test)_[A-Za-z0-9*]+/g,
-  /\bwhsec_[A-Za-z0-9+/=*]+/g,
-  /\bBearer\s+[A-Za-z0-9._~+/=-]+/gi,
-  /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, // JWTs
-];
-
-/** Masks key-shaped strings and every known secret (the connection's own credentials) in a message. */
+/** Masks the connection's own credentials and anything shaped like a secret (shared/log/redaction.ts). */
 export function maskSecrets(message: string, knownSecrets: readonly string[] = []): string {
   let masked = message;
   for (const secret of knownSecrets) {
-    if (secret.length >= 4) masked = masked.split(secret).join('[redacted]');
+    if (secret.length >= 4) masked = masked.split(secret).join(REDACTED);
   }
-  for (const shape of SECRET_SHAPES) masked = masked.replace(shape, '[redacted]');
+  masked = redactText(masked);
   // Keep messages short: they end up in the dashboard and in logs.
   return masked.length > 500 ? `${masked.slice(0, 500)}…` : masked;
 }

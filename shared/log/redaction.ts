@@ -25,8 +25,9 @@ const SECRET_FIELD = /(secret|password|passwd|token|api[-_]?key|private[-_]?key|
 const PUBLIC_FIELDS = new Set(['tokenType', 'token_type', 'maskedSecrets', 'webhookSigningSecretSet', 'keyId']);
 
 const SECRET_SHAPES: RegExp[] = [
-  /\b(sk|rk|pk)_(live|test)_[0-9A-Za-z]{8,}/g,
-  /\bwhsec_[0-9A-Za-z+/=]{8,}/g,
+  // Platforms echo keys back partly masked ("Invalid API Key provided: sk_test_***1234"): `*` too.
+  /\b(sk|rk|pk)_(live|test)_[0-9A-Za-z*]{4,}/g,
+  /\bwhsec_[0-9A-Za-z+/=*]{4,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g,
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,

@@ -1,4 +1,6 @@
 import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { GatewayEnvironment } from '../config';
+import type { Gateway } from '../gateway';
 import type { JobQueue } from './messages';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
@@ -28,4 +30,16 @@ export class SqsJobQueue<T> implements JobQueue<T> {
       }
     }
   }
+}
+
+/** The gateway's three queues over SQS, for `provideAwsServices({ queues: sqsQueues })`. */
+export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
+  const client = new SQSClient({});
+  const queue = <T>(url: string | undefined, name: string): JobQueue<T> =>
+    url ? new SqsJobQueue<T>(client, url) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
+  return {
+    syncJobs: queue(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync'),
+    webhookEvents: queue(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events'),
+    ingestion: queue(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion'),
+  };
 }

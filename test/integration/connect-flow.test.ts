@@ -69,7 +69,7 @@ describe('connect flow', () => {
     const second = generatedKey('sk_test_');
     expect((await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: first } })).status).toBe(200);
     const again = await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: second } });
-    expect((await again.json()).maskedSecrets.secretKey).toBe(`••••${second.slice(-4)}`);
+    expect(((await again.json()) as { maskedSecrets: Record<string, string> }).maskedSecrets.secretKey).toBe(`••••${second.slice(-4)}`);
 
     const stored = await gateway.runtime.local.gateway.store.getConnection('globex', 'payment');
     const opened = await gateway.runtime.local.gateway.vault.open({ accountId: 'globex', connector: 'payment' }, stored!.credentials);

@@ -1,0 +1,24 @@
+/**
+ * `npm run bench` runs every part; `npm run bench -- bundle` runs one. Each part writes its flat
+ * figures into bench/results.json and a readable bench/results.md.
+ */
+import { benchBundles } from './bundles';
+import { saveFigures, type Figures } from './results-file';
+
+const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>> = {
+  bundle: benchBundles,
+};
+
+const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const unknown = wanted.filter((name) => !(name in parts));
+if (unknown.length) {
+  process.stderr.write(`Unknown part(s): ${unknown.join(', ')}. Parts: ${Object.keys(parts).join(', ')}\n`);
+  process.exit(2);
+}
+for (const name of wanted.length ? wanted : Object.keys(parts)) {
+  const started = Date.now();
+  const { figures, notes } = await parts[name]!();
+  saveFigures(name, figures, notes);
+  process.stdout.write(`${name}: ${Object.keys(figures).length} figures in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
+process.stdout.write('Wrote bench/results.json and bench/results.md\n');

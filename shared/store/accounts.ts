@@ -1,0 +1,43 @@
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { Account } from './items';
+import { key } from './table';
+import { checkAccountId, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';
+
+export async function getAccount(table: Table, accountId: string): Promise<Account | undefined> {
+  const { Item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: toItem(key.account(checkAccountId(accountId))), ConsistentRead: true }),
+  );
+  return Item ? Account.parse(fromItem(Item)) : undefined;
+}
+
+export async function putAccount(table: Table, account: Account): Promise<void> {
+  const checked = Account.parse(account);
+  await table.client.send(
+    new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...key.account(checked.accountId), ...checked }) }),
+  );
+}
+
+/** The operator's switch for the account's Integrations section. Undefined if there is no such account. */
+export async function setIntegrationsEnabled(
+  table: Table,
+  accountId: string,
+  enabled: boolean,
+  at: Date = new Date(),
+): Promise<Account | undefined> {
+  try {
+    const { Attributes } = await table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: toItem(key.account(checkAccountId(accountId))),
+        UpdateExpression: 'SET integrationsEnabled = :enabled, updatedAt = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: toItem({ ':enabled': enabled, ':at': at.toISOString() }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? Account.parse(fromItem(Attributes)) : undefined;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}

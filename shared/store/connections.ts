@@ -1,0 +1,101 @@
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { ConnectorName } from '../connectors';
+import { Connection, ConnectionHealth } from './items';
+import { key } from './table';
+import {
+  checkAccountId,
+  checkConnector,
+  fromItem,
+  queryAll,
+  toItem,
+  writeIfCondition,
+  type Table,
+} from './table-access';
+
+/** Someone else wrote the item since it was read: read it again, reapply the change, retry. */
+export class VersionConflictError extends Error {
+  override readonly name = 'VersionConflictError';
+}
+
+export async function getConnection(table: Table, accountId: string, connector: ConnectorName): Promise<Connection | undefined> {
+  const { Item } = await table.client.send(
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: toItem(key.connection(checkAccountId(accountId), checkConnector(connector))),
+      ConsistentRead: true,
+    }),
+  );
+  return Item ? Connection.parse(fromItem(Item)) : undefined;
+}
+
+/**
+ * Writes a connection if nobody else wrote it since `connection.version` was read (0 means "new:
+ * must not exist yet"). Returns the new version; throws VersionConflictError otherwise.
+ */
+export async function putConnection(table: Table, connection: Connection): Promise<number> {
+  const checked = Connection.parse(connection);
+  const nextVersion = checked.version + 1;
+  const isNew = checked.version === 0;
+  const written = await writeIfCondition(() =>
+    table.client.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: toItem({ ...key.connection(checked.accountId, checked.connector), ...checked, version: nextVersion }),
+        ConditionExpression: isNew ? 'attribute_not_exists(pk)' : 'version = :read',
+        ExpressionAttributeValues: isNew ? undefined : toItem({ ':read': checked.version }),
+      }),
+    ),
+  );
+  if (!written) {
+    throw new VersionConflictError(
+      `The ${checked.connector} connection of account ${checked.accountId} changed since version ${checked.version} was read`,
+    );
+  }
+  return nextVersion;
+}
+
+/** Removes a connection; true if there was one. Its synced records and checkpoints are left to the caller. */
+export async function deleteConnection(table: Table, accountId: string, connector: ConnectorName): Promise<boolean> {
+  const { Attributes } = await table.client.send(
+    new DeleteItemCommand({
+      TableName: table.tableName,
+      Key: toItem(key.connection(checkAccountId(accountId), checkConnector(connector))),
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  return Attributes !== undefined;
+}
+
+export async function listConnections(table: Table, accountId: string): Promise<Connection[]> {
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: toItem({ ':pk': key.account(checkAccountId(accountId)).pk, ':prefix': 'CONNECTION#' }),
+    ConsistentRead: true,
+  });
+  return items.map((item) => Connection.parse(item));
+}
+
+/**
+ * Records the outcome of a connection test or sync. Leaves `version` alone: health changes on its
+ * own schedule and must not make the user's concurrent edit of the settings fail.
+ * False if the connection does not exist (it is never created here).
+ */
+export async function updateConnectionHealth(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  health: ConnectionHealth,
+): Promise<boolean> {
+  const checked = ConnectionHealth.parse(health);
+  return writeIfCondition(() =>
+    table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: toItem(key.connection(checkAccountId(accountId), checkConnector(connector))),
+        UpdateExpression: 'SET health = :health',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: toItem({ ':health': checked }),
+      }),
+    ),
+  );
+}

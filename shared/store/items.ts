@@ -1,0 +1,179 @@
+import * as z from 'zod';
+import { AccountId, ConnectorName } from '../connectors';
+import { SealedCredentials } from '../vault/sealed-credentials';
+
+/**
+ * The shapes of the items in the one table, without their keys (pk, sk, gsi1pk, gsi1sk): the
+ * store adds the keys on write and strips them on read, so callers only ever see these.
+ */
+
+const Timestamp = z.iso.datetime({ offset: true });
+/** Epoch seconds, the unit of the table's TTL attribute `expiresAt`. */
+const EpochSeconds = z.number().int().nonnegative();
+/** Connector-defined JSON (a sync cursor, a record body...): the store does not look inside. */
+const JsonObject = z.record(z.string(), z.unknown());
+
+/** Names of synced data objects (`customers`, `payment_intents`...): safe inside keys. */
+export const DataObjectName = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a data object name is lower-case letters, digits or underscores');
+
+export const Account = z.object({
+  accountId: AccountId,
+  name: z.string(),
+  /** Switched on by the operator; until then the dashboard has no Integrations section. */
+  integrationsEnabled: z.boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Account = z.infer<typeof Account>;
+
+export const ConnectionHealth = z.object({
+  state: z.enum(['unknown', 'healthy', 'degraded', 'needs_reconnect']),
+  checkedAt: Timestamp.optional(),
+  /** What went wrong, with the platform's own message; never a secret. */
+  reason: z.string().optional(),
+  /** What the user can do about it (the spec's Errors table). */
+  remedy: z.string().optional(),
+});
+export type ConnectionHealth = z.infer<typeof ConnectionHealth>;
+
+export const Connection = z.object({
+  accountId: AccountId,
+  connector: ConnectorName,
+  /** Non-secret fields of the connection form (site name, login URL, username...). */
+  config: JsonObject,
+  credentials: SealedCredentials,
+  /** Each secret's masked form for display, e.g. `{ apiKey: '••••abcd' }`. */
+  maskedSecrets: z.record(z.string(), z.string()),
+  syncSettings: JsonObject,
+  health: ConnectionHealth,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  /** Optimistic concurrency: 0 for a connection not stored yet, then 1, 2, ... per write. */
+  version: z.number().int().nonnegative(),
+});
+export type Connection = z.infer<typeof Connection>;
+
+export const SyncCounts = z.object({
+  created: z.number().int().nonnegative(),
+  updated: z.number().int().nonnegative(),
+  unchanged: z.number().int().nonnegative(),
+  deleted: z.number().int().nonnegative(),
+});
+export type SyncCounts = z.infer<typeof SyncCounts>;
+
+/**
+ * Where the sync of one data object of one connection stands. A run claims the checkpoint
+ * (`runId` plus a lease) before paging; only the claiming run can write it until it finishes or
+ * its lease lapses (a crashed run), so two runs never interleave their cursors.
+ */
+export const SyncCheckpoint = z.object({
+  accountId: AccountId,
+  connector: ConnectorName,
+  object: DataObjectName,
+  /** The run that owns the checkpoint now; absent when no run is in progress. */
+  runId: z.string().min(1).optional(),
+  /** Until when the owning run's claim holds without a checkpoint write (epoch seconds). */
+  leaseExpiresAt: EpochSeconds.optional(),
+  mode: z.enum(['full', 'incremental']),
+  /** Where the current run resumes after a crash (connector-defined); absent between runs. */
+  cursor: JsonObject.optional(),
+  /** Where the next incremental run starts from (connector-defined); absent until a full sync finished. */
+  watermark: JsonObject.optional(),
+  /** Counts of the current run, or of the last one between runs. */
+  counts: SyncCounts,
+  lastRunStartedAt: Timestamp.optional(),
+  lastRunFinishedAt: Timestamp.optional(),
+  lastSucceededAt: Timestamp.optional(),
+  lastError: z.object({ message: z.string(), at: Timestamp }).optional(),
+  version: z.number().int().nonnegative(),
+});
+export type SyncCheckpoint = z.infer<typeof SyncCheckpoint>;
+
+/** A record read from a platform, normalised; `hash` covers the fields the gateway keeps. */
+export const SyncedRecord = z.object({
+  accountId: AccountId,
+  connector: ConnectorName,
+  object: DataObjectName,
+  id: z.string().min(1),
+  hash: z.string().min(1),
+  /** The platform's own ordering of versions (e.g. a resource version or event time), if it has one. */
+  sourceVersion: z.number().optional(),
+  updatedAt: Timestamp.optional(),
+  body: JsonObject,
+  email: z.string().optional(),
+  /** Set when the platform deleted the record; the item stays so an older event cannot revive it. */
+  deletedAt: Timestamp.optional(),
+});
+export type SyncedRecord = z.infer<typeof SyncedRecord>;
+
+/** What a caller hands the store to write; account, connector and object are given separately. */
+export const RecordWrite = SyncedRecord.omit({ accountId: true, connector: true, object: true, deletedAt: true });
+export type RecordWrite = z.infer<typeof RecordWrite>;
+
+export const WebhookEventMark = z.object({
+  accountId: AccountId,
+  connector: ConnectorName,
+  eventId: z.string().min(1),
+  /** TTL: kept past the platform's retry horizon (3 days), then DynamoDB deletes it. */
+  expiresAt: EpochSeconds,
+});
+export type WebhookEventMark = z.infer<typeof WebhookEventMark>;
+
+export const ConversationState = z.enum(['starting', 'queued', 'active', 'ended', 'transcribed']);
+export type ConversationState = z.infer<typeof ConversationState>;
+
+export const Conversation = z.object({
+  accountId: AccountId,
+  conversationId: z.string().min(1),
+  state: ConversationState,
+  /** The platform's session token, sealed by the vault under the messaging connection's scope. */
+  sessionToken: SealedCredentials.optional(),
+  /** Which poller shard holds this conversation's long-poll while it lives. */
+  pollerShard: z.number().int().nonnegative().optional(),
+  /** The last message sequence delivered, passed back as `ack` so nothing is delivered twice. */
+  ack: z.number().int().optional(),
+  contactId: z.string().optional(),
+  /** The lifecycle execution's task token, returned when the conversation ends. */
+  taskToken: z.string().optional(),
+  startedAt: Timestamp,
+  updatedAt: Timestamp,
+  endedAt: Timestamp.optional(),
+  endReason: z.string().optional(),
+  /** Optimistic concurrency, as for connections. */
+  version: z.number().int().nonnegative(),
+});
+export type Conversation = z.infer<typeof Conversation>;
+
+export const Message = z.object({
+  accountId: AccountId,
+  conversationId: z.string().min(1),
+  /** Position in the conversation, written once. */
+  sequence: z.number().int().nonnegative(),
+  direction: z.enum(['inbound', 'outbound']),
+  type: z.enum(['text', 'media', 'system']),
+  text: z.string().optional(),
+  /** Who wrote it: customer, agent, bot or system, as the platform says. */
+  sender: z.string().optional(),
+  platformMessageId: z.string().optional(),
+  /** Type-specific details (media address, system event name...). */
+  details: JsonObject.optional(),
+  sentAt: Timestamp,
+});
+export type Message = z.infer<typeof Message>;
+
+/** What a caller hands `appendMessage`; account, conversation and sequence are given separately. */
+export const MessageWrite = Message.omit({ accountId: true, conversationId: true, sequence: true });
+export type MessageWrite = z.infer<typeof MessageWrite>;
+
+/** An OAuth authorization in flight: single use, about 10 minutes. */
+export const PendingAuthorization = z.object({
+  state: z.string().min(16),
+  accountId: AccountId,
+  connector: ConnectorName,
+  codeVerifier: z.string().min(43).max(128),
+  /** Epoch seconds; also the TTL attribute. */
+  expiresAt: EpochSeconds,
+  /** Where to send the browser back to in the dashboard afterwards. */
+  returnTo: z.string().optional(),
+});
+export type PendingAuthorization = z.infer<typeof PendingAuthorization>;

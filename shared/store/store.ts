@@ -1,0 +1,175 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { ConnectorName } from '../connectors';
+import * as accounts from './accounts';
+import * as connections from './connections';
+import * as conversations from './conversations';
+import type {
+  Account,
+  Connection,
+  ConnectionHealth,
+  Conversation,
+  Message,
+  MessageWrite,
+  PendingAuthorization,
+  RecordWrite,
+  SyncCheckpoint,
+  SyncedRecord,
+} from './items';
+import * as pendingAuthorizations from './pending-authorizations';
+import * as syncCheckpoints from './sync-checkpoints';
+import * as syncedRecords from './synced-records';
+import type { Table } from './table-access';
+import * as webhookEvents from './webhook-events';
+
+export { VersionConflictError } from './connections';
+export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
+export type { RecordPage, RecordWriteOutcome } from './synced-records';
+
+/**
+ * Typed access to the one table. Every method takes the account first and touches only that
+ * account's keys (ids are checked so none can reach outside them); the two exceptions are named:
+ * pending OAuth authorizations (found by state alone) and a poller shard's live conversations.
+ *
+ * Conditional-write failures become answers (false, 'unchanged', undefined, VersionConflictError,
+ * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
+ * this class only binds them to the table.
+ */
+export class Store {
+  readonly #table: Table;
+
+  constructor(options: { client: DynamoDBClient; tableName: string }) {
+    this.#table = { client: options.client, tableName: options.tableName };
+  }
+
+  // Accounts
+  getAccount(accountId: string): Promise<Account | undefined> {
+    return accounts.getAccount(this.#table, accountId);
+  }
+  putAccount(account: Account): Promise<void> {
+    return accounts.putAccount(this.#table, account);
+  }
+  setIntegrationsEnabled(accountId: string, enabled: boolean, at?: Date): Promise<Account | undefined> {
+    return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
+  }
+
+  // Connections
+  getConnection(accountId: string, connector: ConnectorName): Promise<Connection | undefined> {
+    return connections.getConnection(this.#table, accountId, connector);
+  }
+  putConnection(connection: Connection): Promise<number> {
+    return connections.putConnection(this.#table, connection);
+  }
+  deleteConnection(accountId: string, connector: ConnectorName): Promise<boolean> {
+    return connections.deleteConnection(this.#table, accountId, connector);
+  }
+  listConnections(accountId: string): Promise<Connection[]> {
+    return connections.listConnections(this.#table, accountId);
+  }
+  updateConnectionHealth(accountId: string, connector: ConnectorName, health: ConnectionHealth): Promise<boolean> {
+    return connections.updateConnectionHealth(this.#table, accountId, connector, health);
+  }
+
+  // Sync checkpoints
+  getSyncCheckpoint(accountId: string, connector: ConnectorName, object: string): Promise<SyncCheckpoint | undefined> {
+    return syncCheckpoints.getSyncCheckpoint(this.#table, accountId, connector, object);
+  }
+  startSyncRun(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    claim: syncCheckpoints.SyncClaim,
+  ): Promise<SyncCheckpoint | undefined> {
+    return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim);
+  }
+  putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
+    return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);
+  }
+  finishSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
+    return syncCheckpoints.finishSyncRun(this.#table, checkpoint);
+  }
+  listSyncCheckpoints(accountId: string): Promise<SyncCheckpoint[]> {
+    return syncCheckpoints.listSyncCheckpoints(this.#table, accountId);
+  }
+
+  // Synced records
+  putRecordIfChanged(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    record: RecordWrite,
+  ): Promise<syncedRecords.RecordWriteOutcome> {
+    return syncedRecords.putRecordIfChanged(this.#table, accountId, connector, object, record);
+  }
+  putRecordsIfChanged(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    records: readonly RecordWrite[],
+  ): Promise<syncedRecords.RecordWriteOutcome[]> {
+    return syncedRecords.putRecordsIfChanged(this.#table, accountId, connector, object, records);
+  }
+  putRecordIfNewer(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    record: RecordWrite & { sourceVersion: number },
+  ): Promise<'created' | 'updated' | 'stale'> {
+    return syncedRecords.putRecordIfNewer(this.#table, accountId, connector, object, record);
+  }
+  getRecord(accountId: string, connector: ConnectorName, object: string, id: string): Promise<SyncedRecord | undefined> {
+    return syncedRecords.getRecord(this.#table, accountId, connector, object, id);
+  }
+  listRecords(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    options?: { limit?: number; startKey?: string; includeDeleted?: boolean },
+  ): Promise<syncedRecords.RecordPage> {
+    return syncedRecords.listRecords(this.#table, accountId, connector, object, options);
+  }
+  findRecordsByEmail(accountId: string, email: string, options?: { includeDeleted?: boolean }): Promise<SyncedRecord[]> {
+    return syncedRecords.findRecordsByEmail(this.#table, accountId, email, options);
+  }
+  markRecordDeleted(
+    accountId: string,
+    connector: ConnectorName,
+    object: string,
+    id: string,
+    deletion: { deletedAt: Date; sourceVersion?: number },
+  ): Promise<boolean> {
+    return syncedRecords.markRecordDeleted(this.#table, accountId, connector, object, id, deletion);
+  }
+
+  // Webhook dedupe
+  markWebhookEventOnce(accountId: string, connector: ConnectorName, eventId: string, expiresAt: number): Promise<boolean> {
+    return webhookEvents.markWebhookEventOnce(this.#table, accountId, connector, eventId, expiresAt);
+  }
+  forgetWebhookEvent(accountId: string, connector: ConnectorName, eventId: string): Promise<void> {
+    return webhookEvents.forgetWebhookEvent(this.#table, accountId, connector, eventId);
+  }
+
+  // Conversations and messages
+  putConversation(conversation: Conversation): Promise<number> {
+    return conversations.putConversation(this.#table, conversation);
+  }
+  getConversation(accountId: string, conversationId: string): Promise<Conversation | undefined> {
+    return conversations.getConversation(this.#table, accountId, conversationId);
+  }
+  listLiveConversationsInShard(shard: number): Promise<Conversation[]> {
+    return conversations.listLiveConversationsInShard(this.#table, shard);
+  }
+  appendMessage(accountId: string, conversationId: string, sequence: number, message: MessageWrite): Promise<boolean> {
+    return conversations.appendMessage(this.#table, accountId, conversationId, sequence, message);
+  }
+  listMessages(accountId: string, conversationId: string): Promise<Message[]> {
+    return conversations.listMessages(this.#table, accountId, conversationId);
+  }
+
+  // Pending OAuth authorizations
+  putPendingAuthorization(pending: PendingAuthorization): Promise<void> {
+    return pendingAuthorizations.putPendingAuthorization(this.#table, pending);
+  }
+  takePendingAuthorization(state: string, now: Date): Promise<PendingAuthorization | undefined> {
+    return pendingAuthorizations.takePendingAuthorization(this.#table, state, now);
+  }
+}

@@ -1,0 +1,149 @@
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { ConnectorName } from '../connectors';
+import { DataObjectName, SyncCheckpoint } from './items';
+import { key } from './table';
+import { checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+
+/**
+ * A sync run's checkpoint was taken over (its lease lapsed and another run claimed it) or written
+ * by a duplicate of the same run. The run must stop: the other one carries on from the checkpoint.
+ */
+export class SyncRunLostError extends Error {
+  override readonly name = 'SyncRunLostError';
+}
+
+export type SyncClaim = {
+  runId: string;
+  now: Date;
+  /** How long the claim holds without a checkpoint write; longer than one page takes, shorter than a retry. */
+  leaseSeconds: number;
+  /** For a fresh run only: force a full sync (e.g. to detect deletions). Default: incremental once a watermark exists. */
+  mode?: SyncCheckpoint['mode'];
+};
+
+/**
+ * Decides whether a run may take the checkpoint, and what it looks like once taken.
+ * Undefined while another run holds an unexpired lease. A checkpoint with a cursor is resumed
+ * (a crashed run's work is kept); without one, a fresh run starts with zero counts.
+ */
+export function claimSyncCheckpoint(
+  current: SyncCheckpoint | undefined,
+  scope: { accountId: string; connector: ConnectorName; object: string },
+  claim: SyncClaim,
+): SyncCheckpoint | undefined {
+  const nowSeconds = Math.floor(claim.now.getTime() / 1000);
+  const heldByAnother =
+    current?.runId !== undefined && current.runId !== claim.runId && (current.leaseExpiresAt ?? 0) > nowSeconds;
+  if (heldByAnother) return undefined;
+
+  const leaseExpiresAt = nowSeconds + claim.leaseSeconds;
+  if (current?.cursor !== undefined) return { ...current, runId: claim.runId, leaseExpiresAt };
+  return {
+    accountId: scope.accountId,
+    connector: scope.connector,
+    object: scope.object,
+    ...current,
+    runId: claim.runId,
+    leaseExpiresAt,
+    mode: claim.mode ?? (current?.watermark ? 'incremental' : 'full'),
+    counts: { created: 0, updated: 0, unchanged: 0, deleted: 0 },
+    lastRunStartedAt: claim.now.toISOString(),
+    version: current?.version ?? 0,
+  };
+}
+
+export async function getSyncCheckpoint(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+): Promise<SyncCheckpoint | undefined> {
+  const { Item } = await table.client.send(
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: toItem(key.syncCheckpoint(checkAccountId(accountId), checkConnector(connector), DataObjectName.parse(object))),
+      ConsistentRead: true,
+    }),
+  );
+  return Item ? SyncCheckpoint.parse(fromItem(Item)) : undefined;
+}
+
+/** Takes the checkpoint for a run; undefined when another run holds it (the job should retry later). */
+export async function startSyncRun(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  claim: SyncClaim,
+): Promise<SyncCheckpoint | undefined> {
+  const current = await getSyncCheckpoint(table, accountId, connector, object);
+  const claimed = claimSyncCheckpoint(current, { accountId, connector, object }, claim);
+  if (!claimed) return undefined;
+  // Two runs claiming at once both read the same version; only one write lands.
+  return writeCheckpoint(table, claimed, current?.version);
+}
+
+/**
+ * Saves progress after a page: the checkpoint as the run last read or wrote it, with the cursor
+ * advanced. Renews the lease. Throws SyncRunLostError if the run no longer owns the checkpoint.
+ */
+export async function putSyncCheckpoint(
+  table: Table,
+  checkpoint: SyncCheckpoint,
+  lease: { now: Date; leaseSeconds: number },
+): Promise<SyncCheckpoint> {
+  const leaseExpiresAt = Math.floor(lease.now.getTime() / 1000) + lease.leaseSeconds;
+  return ownedWrite(table, { ...checkpoint, leaseExpiresAt });
+}
+
+/**
+ * Ends a run: clears the cursor and the claim. Set `watermark`, `lastRunFinishedAt`,
+ * `lastSucceededAt` or `lastError` on the checkpoint first.
+ */
+export async function finishSyncRun(table: Table, checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
+  return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined, cursor: undefined });
+}
+
+export async function listSyncCheckpoints(table: Table, accountId: string): Promise<SyncCheckpoint[]> {
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: toItem({ ':pk': key.account(checkAccountId(accountId)).pk, ':prefix': 'SYNC#' }),
+    ConsistentRead: true,
+  });
+  return items.map((item) => SyncCheckpoint.parse(item));
+}
+
+/** Writes on behalf of the run named in the stored item, at the version it last saw. */
+async function ownedWrite(table: Table, checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
+  const runId = checkpoint.runId;
+  const written = await writeCheckpoint(table, checkpoint, checkpoint.version);
+  if (!written) {
+    throw new SyncRunLostError(
+      `Sync run ${runId ?? '(none)'} no longer owns the ${checkpoint.connector} ${checkpoint.object} checkpoint of account ${checkpoint.accountId}`,
+    );
+  }
+  return written;
+}
+
+/**
+ * Conditional put at `expectedVersion` (undefined: the item must not exist). The owning run is
+ * implied: whoever claimed the checkpoint bumped the version, so a stale run's version no longer matches.
+ */
+async function writeCheckpoint(
+  table: Table,
+  checkpoint: SyncCheckpoint,
+  expectedVersion: number | undefined,
+): Promise<SyncCheckpoint | undefined> {
+  const next = SyncCheckpoint.parse({ ...checkpoint, version: (expectedVersion ?? 0) + 1 });
+  const written = await writeIfCondition(() =>
+    table.client.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: toItem({ ...key.syncCheckpoint(next.accountId, next.connector, next.object), ...next }),
+        ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
+        ExpressionAttributeValues: expectedVersion === undefined ? undefined : toItem({ ':expected': expectedVersion }),
+      }),
+    ),
+  );
+  return written ? next : undefined;
+}

@@ -1,0 +1,237 @@
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { ConnectorName } from '../connectors';
+import { DataObjectName, RecordWrite, SyncedRecord } from './items';
+import { indexKey, key } from './table';
+import {
+  checkAccountId,
+  checkConnector,
+  fromItem,
+  isConditionalCheckFailed,
+  queryAll,
+  toItem,
+  writeIfCondition,
+  type Table,
+} from './table-access';
+
+export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
+
+/** Where a record lives: one data object of one connection. */
+export type RecordPlace = { accountId: string; connector: ConnectorName; object: string };
+
+/**
+ * Writes a record only if it is new, its hash changed, or it had been marked deleted. Read-free:
+ * the condition does the comparison, and a failed condition means "unchanged". (DynamoDB still
+ * bills a failed conditional write one write unit, but nothing is rewritten: no index update, no
+ * stream record.)
+ *
+ * If the record carries a `sourceVersion`, a stored copy with a higher one is kept too (a webhook
+ * already applied newer data), and that also reports 'unchanged'.
+ */
+export async function putRecordIfChanged(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  record: RecordWrite,
+): Promise<RecordWriteOutcome> {
+  const changed = '#hash <> :hash OR attribute_exists(deletedAt)';
+  // DynamoDB rejects redundant parentheses, so the two shapes are written out.
+  const condition =
+    record.sourceVersion === undefined
+      ? `attribute_not_exists(pk) OR ${changed}`
+      : `attribute_not_exists(pk) OR ((${changed}) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version))`;
+  const outcome = await conditionalRecordPut(
+    table,
+    { accountId, connector, object },
+    record,
+    condition,
+    { ':hash': record.hash, ...(record.sourceVersion === undefined ? {} : { ':version': record.sourceVersion }) },
+    { '#hash': 'hash' },
+  );
+  return outcome ?? 'unchanged';
+}
+
+/**
+ * For the webhook worker, where events arrive out of order: writes only if the stored copy is
+ * older (or has no source version). 'stale' means a newer version is already stored.
+ */
+export async function putRecordIfNewer(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  record: RecordWrite & { sourceVersion: number },
+): Promise<'created' | 'updated' | 'stale'> {
+  const outcome = await conditionalRecordPut(
+    table,
+    { accountId, connector, object },
+    record,
+    'attribute_not_exists(pk) OR attribute_not_exists(sourceVersion) OR sourceVersion < :version',
+    { ':version': record.sourceVersion },
+  );
+  return outcome ?? 'stale';
+}
+
+/**
+ * Many records of one data object, as conditional puts a few at a time (conditional writes cannot
+ * go in a BatchWriteItem). Outcomes are in the order of `records`.
+ */
+export async function putRecordsIfChanged(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  records: readonly RecordWrite[],
+  concurrency = 10,
+): Promise<RecordWriteOutcome[]> {
+  const outcomes: RecordWriteOutcome[] = new Array<RecordWriteOutcome>(records.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < records.length) {
+      const index = next++;
+      outcomes[index] = await putRecordIfChanged(table, accountId, connector, object, records[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
+  return outcomes;
+}
+
+export async function getRecord(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  id: string,
+): Promise<SyncedRecord | undefined> {
+  const { Item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: recordKey({ accountId, connector, object }, id), ConsistentRead: true }),
+  );
+  return Item ? SyncedRecord.parse(fromItem(Item)) : undefined;
+}
+
+export type RecordPage = { records: SyncedRecord[]; nextStartKey?: string };
+
+/**
+ * One page of a data object's records, in id order. `nextStartKey` (absent on the last page) goes
+ * back as `startKey`. It is only a record id: the partition is rebuilt from `accountId`, so a
+ * start key can never lead into another account. Deleted records are left out unless asked for
+ * (a page may then hold fewer than `limit` records and still not be the last).
+ */
+export async function listRecords(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  options: { limit?: number; startKey?: string; includeDeleted?: boolean } = {},
+): Promise<RecordPage> {
+  const place = { accountId, connector, object };
+  const page = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: options.includeDeleted ? undefined : 'attribute_not_exists(deletedAt)',
+      ExpressionAttributeValues: toItem({ ':pk': recordPartition(place) }),
+      Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
+      ExclusiveStartKey: options.startKey === undefined ? undefined : recordKey(place, options.startKey),
+      ConsistentRead: true,
+    }),
+  );
+  const lastId = page.LastEvaluatedKey ? fromItem(page.LastEvaluatedKey).sk : undefined;
+  return {
+    records: (page.Items ?? []).map((item) => SyncedRecord.parse(fromItem(item))),
+    ...(typeof lastId === 'string' ? { nextStartKey: lastId } : {}),
+  };
+}
+
+/** Every record of the account with this email address (any connector, any object), through gsi1. */
+export async function findRecordsByEmail(
+  table: Table,
+  accountId: string,
+  email: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<SyncedRecord[]> {
+  const items = await queryAll(table, {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :email',
+    FilterExpression: options.includeDeleted ? undefined : 'attribute_not_exists(deletedAt)',
+    ExpressionAttributeValues: toItem({ ':email': indexKey.emailLookup(checkAccountId(accountId), email).gsi1pk }),
+  });
+  return items.map((item) => SyncedRecord.parse(item));
+}
+
+/**
+ * Marks a record deleted on the platform. The item stays as a tombstone so an older event cannot
+ * bring it back; with `sourceVersion`, an older deletion does not overwrite newer data.
+ * False if there is no such record, or a newer version is stored.
+ */
+export async function markRecordDeleted(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  id: string,
+  deletion: { deletedAt: Date; sourceVersion?: number },
+): Promise<boolean> {
+  const versioned = deletion.sourceVersion !== undefined;
+  return writeIfCondition(() =>
+    table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: recordKey({ accountId, connector, object }, id),
+        UpdateExpression: versioned ? 'SET deletedAt = :at, sourceVersion = :version' : 'SET deletedAt = :at',
+        ConditionExpression: versioned
+          ? 'attribute_exists(pk) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version)'
+          : 'attribute_exists(pk)',
+        ExpressionAttributeValues: toItem({
+          ':at': deletion.deletedAt.toISOString(),
+          ...(versioned ? { ':version': deletion.sourceVersion } : {}),
+        }),
+      }),
+    ),
+  );
+}
+
+function recordKey(place: RecordPlace, id: string) {
+  return toItem(
+    key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), id),
+  );
+}
+
+/** The partition holding every record of one data object of one connection. */
+function recordPartition(place: RecordPlace): string {
+  return key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), '').pk;
+}
+
+/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
+async function conditionalRecordPut(
+  table: Table,
+  place: RecordPlace,
+  record: RecordWrite,
+  condition: string,
+  values: Record<string, unknown>,
+  names?: Record<string, string>,
+): Promise<'created' | 'updated' | undefined> {
+  const checked = RecordWrite.parse(record);
+  const stored: SyncedRecord = { ...place, ...checked, connector: checkConnector(place.connector) };
+  const emailIndex =
+    checked.email === undefined || checked.email.trim() === ''
+      ? {}
+      : indexKey.recordByEmail(place.accountId, checked.email, place.connector, place.object, checked.id);
+  try {
+    const { Attributes } = await table.client.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: { ...recordKey(place, checked.id), ...toItem({ ...emailIndex, ...stored }) },
+        ConditionExpression: condition,
+        ExpressionAttributeValues: toItem(values),
+        ExpressionAttributeNames: names,
+        // The old item tells created from updated without a read; it is dropped right away.
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return Attributes ? 'updated' : 'created';
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}

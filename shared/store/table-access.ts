@@ -1,0 +1,70 @@
+import {
+  ConditionalCheckFailedException,
+  QueryCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { AccountId, ConnectorName } from '../connectors';
+
+/** The one table and the client that reaches it. */
+export type Table = { client: DynamoDBClient; tableName: string };
+
+export type Item = Record<string, AttributeValue>;
+
+export function toItem(value: object): Item {
+  return marshall(value, { removeUndefinedValues: true });
+}
+
+export function fromItem(item: Item): Record<string, unknown> {
+  return unmarshall(item);
+}
+
+/** The one DynamoDB error the store turns into an answer; every other error propagates. */
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return (
+    error instanceof ConditionalCheckFailedException ||
+    (error instanceof Error && error.name === 'ConditionalCheckFailedException')
+  );
+}
+
+/** Runs a conditional write; true if it was written, false if its condition did not hold. */
+export async function writeIfCondition(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** All items of a query, following pages. For the small partitions of one account (connections, messages). */
+export async function queryAll(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await table.client.send(
+      new QueryCommand({ ...input, TableName: table.tableName, ExclusiveStartKey: startKey }),
+    );
+    for (const item of page.Items ?? []) items.push(fromItem(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/**
+ * Checks the ids that go into keys. An account id cannot contain `#`, so no value handed to a
+ * store method can reach into another account's keys.
+ */
+export function checkAccountId(accountId: string): string {
+  return AccountId.parse(accountId);
+}
+
+export function checkConnector(connector: string): ConnectorName {
+  return ConnectorName.parse(connector);
+}

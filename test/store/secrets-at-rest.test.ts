@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../shared/store/store';
+import { LocalDataKeySource } from '../../shared/vault/local-data-key-source';
+import { Vault } from '../../shared/vault/vault';
+import { startDynamo, type LocalDynamo } from '../support/dynamo';
+import { connection } from './fixtures';
+
+let dynamo: LocalDynamo;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+});
+afterAll(() => dynamo.stop());
+
+/** Every raw item of the table, binary attributes shown as base64 so nothing hides in them. */
+async function scanEverything(): Promise<string> {
+  const items: Record<string, AttributeValue>[] = [];
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return JSON.stringify(items, (_field, value: unknown) =>
+    value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value,
+  );
+}
+
+describe('credentials at rest', () => {
+  it('a scan of the table after storing credentials finds none of the secret strings', async () => {
+    const keySource = new LocalDataKeySource({ keyId: 'local-scan', key: randomBytes(32) });
+    const vault = new Vault({ keySource, cacheTtlSeconds: 0 });
+    const store = new Store({ client: dynamo.client, tableName: dynamo.tableName });
+    const secrets = {
+      payment: { apiKey: `sk_test_${randomBytes(24).toString('hex')}`, webhookSigningSecret: `whsec_${randomBytes(24).toString('base64url')}` },
+      billing: { apiKey: `test_${randomBytes(20).toString('hex')}`, webhookPassword: randomBytes(18).toString('base64url') },
+      data: { privateKey: `private-key-material-${randomBytes(64).toString('hex')}`, clientSecret: randomBytes(32).toString('hex') },
+    } as const;
+
+    for (const [connector, credentials] of Object.entries(secrets) as [keyof typeof secrets, Record<string, string>][]) {
+      const scope = { accountId: 'acct-scan', connector };
+      const stored = await connection('acct-scan', connector, {
+        maskedSecrets: Object.fromEntries(Object.entries(credentials).map(([field, value]) => [field, `••••${value.slice(-4)}`])),
+      }, await vault.seal(scope, credentials));
+      await store.putConnection(stored);
+    }
+
+    const table = await scanEverything();
+    expect(table).toContain('CONNECTION#payment'); // the scan did see the items
+    for (const value of Object.values(secrets).flatMap((credentials) => Object.values(credentials))) {
+      const shapes = [value, Buffer.from(value).toString('base64'), Buffer.from(value).toString('base64url'), Buffer.from(value).toString('hex')];
+      for (const shape of shapes) expect(table).not.toContain(shape);
+      // Nor any 12-character run of it (a partial leak would still be a leak).
+      expect(table).not.toContain(value.slice(-12));
+    }
+
+    // And what is stored does open back to the secrets, so the test is not passing on empty items.
+    for (const connector of Object.keys(secrets) as (keyof typeof secrets)[]) {
+      const read = (await store.getConnection('acct-scan', connector))!;
+      expect(await vault.open({ accountId: 'acct-scan', connector }, read.credentials)).toEqual(secrets[connector]);
+    }
+  });
+});

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordWrite } from '../../shared/store/items';
+import { Store } from '../../shared/store/store';
+import { localDynamoClient, startDynamo, watchCommands, type LocalDynamo } from '../support/dynamo';
+
+let dynamo: LocalDynamo;
+let store: Store;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+  store = new Store({ client: dynamo.client, tableName: dynamo.tableName });
+});
+afterAll(() => dynamo.stop());
+
+function customer(id: string, fields: Partial<RecordWrite> = {}): RecordWrite {
+  const body = { id, object: 'customer', name: `Customer ${id}` };
+  return { id, hash: `hash-of-${JSON.stringify(body)}`, body, ...fields };
+}
+
+/** A store on its own client, so its commands can be counted. */
+function watchedStore() {
+  const client = localDynamoClient(dynamo.endpoint);
+  return { store: new Store({ client, tableName: dynamo.tableName }), watched: watchCommands(client), client };
+}
+
+describe('putRecordIfChanged', () => {
+  it('writes a record once, skips it while the hash is the same, and rewrites it when the hash changes', async () => {
+    const { store: counted, watched, client } = watchedStore();
+    const record = customer('cus_1');
+    expect(await counted.putRecordIfChanged('acct-r1', 'payment', 'customers', record)).toBe('created');
+    expect(await counted.putRecordIfChanged('acct-r1', 'payment', 'customers', record)).toBe('unchanged');
+    expect(await counted.putRecordIfChanged('acct-r1', 'payment', 'customers', { ...record, body: { ignored: true } })).toBe(
+      'unchanged',
+    );
+    expect(watched.sent('PutItemCommand')).toBe(3);
+    expect(watched.succeeded('PutItemCommand')).toBe(1);
+    expect(watched.sent('GetItemCommand') + watched.sent('QueryCommand')).toBe(0);
+    expect((await store.getRecord('acct-r1', 'payment', 'customers', 'cus_1'))?.body).toEqual(record.body);
+
+    const changed = { ...record, hash: 'hash-2', body: { id: 'cus_1', name: 'Renamed' } };
+    expect(await counted.putRecordIfChanged('acct-r1', 'payment', 'customers', changed)).toBe('updated');
+    expect(watched.succeeded('PutItemCommand')).toBe(2);
+    expect(await store.getRecord('acct-r1', 'payment', 'customers', 'cus_1')).toEqual({
+      accountId: 'acct-r1',
+      connector: 'payment',
+      object: 'customers',
+      ...changed,
+    });
+    client.destroy();
+  });
+
+  it('keeps a newer stored version when the written record carries an older sourceVersion', async () => {
+    await store.putRecordIfNewer('acct-r2', 'billing', 'subscriptions', { ...customer('sub_1'), sourceVersion: 20 });
+    const older = { ...customer('sub_1'), hash: 'older', sourceVersion: 10 };
+    expect(await store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', older)).toBe('unchanged');
+    expect((await store.getRecord('acct-r2', 'billing', 'subscriptions', 'sub_1'))?.sourceVersion).toBe(20);
+    const newer = { ...customer('sub_1'), hash: 'newer', sourceVersion: 30 };
+    expect(await store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', newer)).toBe('updated');
+  });
+});
+
+describe('putRecordIfNewer', () => {
+  it('refuses an older or equal version and accepts a newer one', async () => {
+    const v5 = { ...customer('cus_n'), hash: 'h5', sourceVersion: 5 };
+    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', v5)).toBe('created');
+    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h4', sourceVersion: 4 })).toBe('stale');
+    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h5b' })).toBe('stale');
+    expect((await store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h5');
+    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h6', sourceVersion: 6 })).toBe('updated');
+    expect((await store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h6');
+  });
+
+  it('overwrites a record stored without a source version', async () => {
+    await store.putRecordIfChanged('acct-r3', 'payment', 'customers', customer('cus_plain'));
+    expect(
+      await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...customer('cus_plain'), hash: 'x', sourceVersion: 1 }),
+    ).toBe('updated');
+  });
+});
+
+describe('putRecordsIfChanged', () => {
+  it('writes many records with at most 10 requests in flight, then skips them all', async () => {
+    const { store: counted, watched, client } = watchedStore();
+    const records = Array.from({ length: 35 }, (_, i) => customer(`cus_${String(i).padStart(3, '0')}`));
+    const first = await counted.putRecordsIfChanged('acct-r4', 'payment', 'customers', records);
+    expect(first).toEqual(records.map(() => 'created'));
+    expect(watched.maxInFlight()).toBeLessThanOrEqual(10);
+    expect(watched.maxInFlight()).toBeGreaterThan(1);
+
+    watched.reset();
+    const changed = records.map((r, i) => (i === 7 ? { ...r, hash: 'changed' } : r));
+    const second = await counted.putRecordsIfChanged('acct-r4', 'payment', 'customers', changed);
+    expect(second.filter((o) => o === 'unchanged')).toHaveLength(34);
+    expect(second[7]).toBe('updated');
+    expect(watched.succeeded('PutItemCommand')).toBe(1);
+    client.destroy();
+  });
+});
+
+describe('listRecords', () => {
+  it('pages through a data object in id order without gaps or repeats', async () => {
+    const ids = Array.from({ length: 25 }, (_, i) => `inv_${String(i).padStart(2, '0')}`);
+    await store.putRecordsIfChanged('acct-r5', 'payment', 'invoices', [...ids].reverse().map((id) => customer(id)));
+    await store.putRecordsIfChanged('acct-r5', 'payment', 'customers', [customer('cus_other')]);
+
+    const pages: string[][] = [];
+    let startKey: string | undefined;
+    do {
+      const page = await store.listRecords('acct-r5', 'payment', 'invoices', { limit: 10, startKey });
+      pages.push(page.records.map((r) => r.id));
+      startKey = page.nextStartKey;
+    } while (startKey);
+    expect(pages.map((p) => p.length)).toEqual([10, 10, 5]);
+    expect(pages.flat()).toEqual(ids);
+  });
+
+  it("cannot be steered into another account's records by a start key", async () => {
+    await store.putRecordsIfChanged('acct-r6a', 'billing', 'customers', [customer('c_1'), customer('c_2')]);
+    await store.putRecordsIfChanged('acct-r6b', 'billing', 'customers', [customer('c_9')]);
+    const page = await store.listRecords('acct-r6b', 'billing', 'customers', { startKey: 'c_0' });
+    expect(page.records.map((r) => r.id)).toEqual(['c_9']);
+    expect(page.records.every((r) => r.accountId === 'acct-r6b')).toBe(true);
+    expect(await store.getRecord('acct-r6b', 'billing', 'customers', 'c_1')).toBeUndefined();
+  });
+});
+
+describe('findRecordsByEmail', () => {
+  it("finds an account's records by email, whatever the case, across connectors, and only that account's", async () => {
+    await store.putRecordIfChanged('acct-e1', 'payment', 'customers', customer('cus_e', { email: 'Ada@Example.com' }));
+    await store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_e', { email: 'ada@example.com' }));
+    await store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_other', { email: 'grace@example.com' }));
+    await store.putRecordIfChanged('acct-e2', 'payment', 'customers', customer('cus_e2', { email: 'ada@example.com' }));
+
+    const found = await store.findRecordsByEmail('acct-e1', ' ADA@example.COM ');
+    expect(found.map((r) => `${r.connector}/${r.id}`).sort()).toEqual(['billing/bc_e', 'payment/cus_e']);
+    expect((await store.findRecordsByEmail('acct-e2', 'ada@example.com')).map((r) => r.id)).toEqual(['cus_e2']);
+    expect(await store.findRecordsByEmail('acct-e3', 'ada@example.com')).toEqual([]);
+  });
+
+  it('stops finding a record by its old email once the email changes', async () => {
+    await store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'old@example.com' }));
+    await store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'new@example.com', hash: 'h2' }));
+    expect(await store.findRecordsByEmail('acct-e4', 'old@example.com')).toEqual([]);
+    expect((await store.findRecordsByEmail('acct-e4', 'new@example.com')).map((r) => r.id)).toEqual(['cus_m']);
+  });
+});
+
+describe('markRecordDeleted', () => {
+  it('leaves a tombstone that lists and email lookups skip, and that a changed sync write revives', async () => {
+    const record = customer('cus_d', { email: 'gone@example.com' });
+    await store.putRecordIfChanged('acct-d1', 'payment', 'customers', record);
+    expect(await store.markRecordDeleted('acct-d1', 'payment', 'customers', 'cus_d', { deletedAt: new Date('2025-05-01T00:00:00Z') })).toBe(
+      true,
+    );
+    expect((await store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBe('2025-05-01T00:00:00.000Z');
+    expect((await store.listRecords('acct-d1', 'payment', 'customers')).records).toEqual([]);
+    expect((await store.listRecords('acct-d1', 'payment', 'customers', { includeDeleted: true })).records).toHaveLength(1);
+    expect(await store.findRecordsByEmail('acct-d1', 'gone@example.com')).toEqual([]);
+    expect(await store.findRecordsByEmail('acct-d1', 'gone@example.com', { includeDeleted: true })).toHaveLength(1);
+
+    // The same content seen again by a sync (restored on the platform) is written again.
+    expect(await store.putRecordIfChanged('acct-d1', 'payment', 'customers', record)).toBe('updated');
+    expect((await store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBeUndefined();
+  });
+
+  it('ignores an older deletion, and a deletion of an unknown record or in another account', async () => {
+    await store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), sourceVersion: 9 });
+    const deletion = { deletedAt: new Date('2025-05-01T00:00:00Z') };
+    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 8 })).toBe(false);
+    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_missing', deletion)).toBe(false);
+    expect(await store.markRecordDeleted('acct-d3', 'billing', 'subscriptions', 'sub_d', deletion)).toBe(false);
+    expect((await store.getRecord('acct-d2', 'billing', 'subscriptions', 'sub_d'))?.deletedAt).toBeUndefined();
+    expect(await store.getRecord('acct-d3', 'billing', 'subscriptions', 'sub_d')).toBeUndefined();
+
+    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 10 })).toBe(true);
+    // An update older than the deletion cannot bring it back.
+    expect(
+      await store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), hash: 'late', sourceVersion: 9.5 }),
+    ).toBe('stale');
+  });
+});
