@@ -1,0 +1,72 @@
+import { DataPlatform } from './data-simulator';
+import { IdentityService } from './identity-simulator';
+import { MessagingPlatform } from './messaging-simulator';
+import { startSimulatorServer, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
+
+/**
+ * One sandbox server for the CRM vendor's three services: identity (`/services/oauth2/*`), the
+ * customer data platform (a360 exchange, query, ingestion) and the messaging platform
+ * (conversations). On the real platform the identity service and the messaging API share the
+ * instance host and the data tenant is reached from the same login, so one loopback server is
+ * faithful enough and gives the gateway one URL to configure: it is the login URL (the JWT `aud`),
+ * the `instance_url`, and (without a scheme, like the real exchange answers) the data tenant.
+ *
+ * Tests drive each service through its object: `identity`, `data`, `messaging`.
+ */
+
+export interface CrmSimulatorOptions {
+  port?: number;
+  host?: string;
+  /** Milliseconds since the epoch; shared by all three services. */
+  now?: () => number;
+  /** Access token lifetime, identity and data-platform tokens alike. Default 2 h. */
+  accessTokenLifetimeMs?: number;
+  /** Query rows per batch. Default 49,999 like the platform. */
+  queryBatchSize?: number;
+  sessionTokenLifetimeMs?: number;
+  /** Milliseconds per long-poll `timeout` second. Default 1000. */
+  pollSecondsToMs?: number;
+  /** An agent who joins every conversation and echoes texts (for `npm start`). */
+  echoAgent?: boolean;
+}
+
+export interface RunningCrmSimulator extends RunningSimulator {
+  identity: IdentityService;
+  data: DataPlatform;
+  messaging: MessagingPlatform;
+  /** Same as `url`: what the gateway configures as its login URL and instance URL. */
+  loginUrl: string;
+}
+
+/** The CRM's own error body for faults and unknown paths: `[{message, errorCode}]`. */
+function crmErrorBody(status: number, message: string): unknown {
+  const errorCode =
+    status === 401 ? 'INVALID_SESSION_ID'
+    : status === 403 ? 'FORBIDDEN'
+    : status === 404 ? 'NOT_FOUND'
+    : status === 429 ? 'REQUEST_LIMIT_EXCEEDED'
+    : status === 503 ? 'SERVER_UNAVAILABLE'
+    : status >= 500 ? 'UNKNOWN_EXCEPTION'
+    : 'BAD_REQUEST';
+  return [{ message, errorCode }];
+}
+
+export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Promise<RunningCrmSimulator> {
+  // The URL is known only once the server listens; the services read it lazily.
+  let baseUrl = '';
+  const identity = new IdentityService({ baseUrl: () => baseUrl, now: options.now, accessTokenLifetimeMs: options.accessTokenLifetimeMs });
+  const data = new DataPlatform({ identity, batchSize: options.queryBatchSize });
+  const messaging = new MessagingPlatform({
+    identity,
+    sessionTokenLifetimeMs: options.sessionTokenLifetimeMs,
+    pollSecondsToMs: options.pollSecondsToMs,
+    echoAgent: options.echoAgent,
+  });
+
+  const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> =>
+    (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
+
+  const server = await startSimulatorServer({ name: 'crm', route, errorBody: crmErrorBody, port: options.port, host: options.host });
+  baseUrl = server.url;
+  return { ...server, identity, data, messaging, loginUrl: server.url };
+}

@@ -1,0 +1,481 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import * as z from 'zod';
+import type { IdentityService } from './identity-simulator';
+import { bearerToken, invalidSession, platformError, randomId, readJson } from './identity-simulator';
+import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
+
+/**
+ * Sandbox stand-in for the CRM messaging platform's conversation API, as the spec gives it:
+ * - `POST /v58.0/conversations/` (identity access token) -> `{conversationId, token}`, the token
+ *   being a short-lived session JWT signed by the simulator;
+ * - `GET /v58.0/conversations/{id}/messages?ack=<seq>&timeout=<s>` (session token): the long-poll;
+ * - `POST /v58.0/conversations/{id}/messages` (session token): send. The spec shows only
+ *   "POST /messages/" and says its payload and path prefix are not shown: this path and the body
+ *   `{message: {text}}` or `{message: {media: {url, mimeType, name?}}}` are the sandbox's choice;
+ * - `DELETE /v58.0/conversations/{id}` (session token): the end user ends the chat (not in the
+ *   spec either);
+ * - `GET|PATCH /services/data/v58.0/sobjects/MessagingSession/{recordId}` (identity token): the
+ *   session record, for transcript capture into a custom field.
+ *
+ * Long-poll semantics follow the platform's older chat API (platforms.md):
+ * - `ack` absent: no long-poll is established; the answer is an immediate 204 ("no messages
+ *   received", the spec's "include ack=-1" remedy). `ack=-1` (or 0) means from the start;
+ *   `ack=n` means events with sequence > n;
+ * - 200 `{messages: [{type, message}], sequence}` as soon as such events exist, where `sequence`
+ *   is the last one delivered: pass it back as `ack`;
+ * - 204 when nothing arrived within `timeout` seconds (fractional allowed; `pollSecondsToMs`
+ *   scales seconds for tests);
+ * - 409 while another poll on the same conversation is open; a poll whose client disconnects
+ *   frees the slot at once;
+ * - 401 `INVALID_SESSION_ID` for an expired or invalid session token;
+ * - once the conversation has ended, polls still deliver the events not yet acknowledged
+ *   (ending with `ChatEnded`); after that every poll and send gets 403
+ *   `[{"message":"session ended","errorCode":"SESSION_ENDED"}]` (the CRM's usual error array,
+ *   like the 401).
+ * Events delivered to the gateway are the other side's: agent and system events. The end user's
+ * own sends are not echoed; they appear in the transcript.
+ */
+
+const DEFAULT_SESSION_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+const DEFAULT_POLL_TIMEOUT_SECONDS = 30;
+const MAX_POLL_TIMEOUT_SECONDS = 120;
+
+export type ConversationEventType = 'Text' | 'Media' | 'QueueUpdate' | 'AgentJoined' | 'Transfer' | 'ChatEnded';
+export type SenderRole = 'EndUser' | 'Agent' | 'System';
+export type SessionStatus = 'Waiting' | 'Active' | 'Ended';
+
+/** One event as a poll delivers it. */
+export interface ConversationEvent {
+  type: ConversationEventType;
+  message: Record<string, unknown>;
+}
+
+export interface PollAnswer {
+  messages: ConversationEvent[];
+  sequence: number;
+}
+
+export interface TranscriptEntry {
+  at: string;
+  role: SenderRole;
+  type: ConversationEventType;
+  message: Record<string, unknown>;
+}
+
+export interface MediaAttachment {
+  url: string;
+  mimeType: string;
+  name?: string;
+}
+
+/** The MessagingSession record: standard fields plus custom ones (pre-chat mappings, transcript). */
+export type MessagingSessionRecord = {
+  Id: string;
+  Status: SessionStatus;
+  ConversationId: string;
+  MessagingPlatformKey: string;
+  EndUserContactId: string | null;
+  AgentName: string | null;
+  StartTime: string;
+  AcceptTime: string | null;
+  EndTime: string | null;
+} & Record<string, string | null>;
+
+/** Raised when a session record changes, like the platform's record-triggered automation sees. */
+export interface RecordUpdateEvent {
+  object: 'MessagingSession';
+  recordId: string;
+  conversationId: string;
+  changedFields: Record<string, string | null>;
+  at: string;
+}
+
+const STANDARD_FIELDS = new Set(['Id', 'Status', 'ConversationId', 'MessagingPlatformKey', 'EndUserContactId', 'AgentName', 'StartTime', 'AcceptTime', 'EndTime']);
+
+const PrechatItem = z.object({
+  label: z.string(),
+  value: z.string(),
+  transcriptFields: z.array(z.string()).optional(),
+  displayToAgent: z.boolean().optional(),
+});
+export type PrechatItem = z.infer<typeof PrechatItem>;
+
+const StartConversationBody = z.object({
+  messagingPlatformKey: z.string().min(1),
+  contactId: z.string().min(1).optional(),
+  prechatDetails: z.array(PrechatItem).optional(),
+});
+
+const SendMessageBody = z.object({
+  message: z.union([
+    z.object({ text: z.string().min(1) }),
+    z.object({ media: z.object({ url: z.string().min(1), mimeType: z.string().min(1), name: z.string().optional() }) }),
+  ]),
+});
+
+const SessionRecordPatch = z.record(z.string(), z.string().nullable());
+
+interface Conversation {
+  id: string;
+  record: MessagingSessionRecord;
+  prechatDetails: PrechatItem[];
+  /** What the gateway's polls deliver; an event's sequence is its index + 1. */
+  inbox: ConversationEvent[];
+  /** Everything, both sides, in order. */
+  timeline: TranscriptEntry[];
+  tokenExpiresAt: number;
+  polling: boolean;
+  wake: (() => void) | undefined;
+}
+
+export interface MessagingPlatformOptions {
+  identity: IdentityService;
+  sessionTokenLifetimeMs?: number;
+  /** Milliseconds per `timeout` second; tests may shrink it. Default 1000. */
+  pollSecondsToMs?: number;
+  /** For `npm start`: an agent joins every conversation at once and echoes each text. */
+  echoAgent?: boolean;
+}
+
+type SessionCheck = { ok: true; conversation: Conversation } | { ok: false; response: SimulatorResponse };
+
+export class MessagingPlatform {
+  private readonly identity: IdentityService;
+  private readonly sessionTokenLifetimeMs: number;
+  private readonly pollSecondsToMs: number;
+  private readonly echoAgent: boolean;
+  /** Signs session tokens; generated per run, never stored. */
+  private readonly sessionKey = randomBytes(32);
+  private readonly channels = new Set<string>();
+  private readonly conversations = new Map<string, Conversation>();
+  private readonly updates: RecordUpdateEvent[] = [];
+  private readonly updateListeners: Array<(event: RecordUpdateEvent) => void> = [];
+
+  constructor(options: MessagingPlatformOptions) {
+    this.identity = options.identity;
+    this.sessionTokenLifetimeMs = options.sessionTokenLifetimeMs ?? DEFAULT_SESSION_TOKEN_LIFETIME_MS;
+    this.pollSecondsToMs = options.pollSecondsToMs ?? 1000;
+    this.echoAgent = options.echoAgent ?? false;
+  }
+
+  /** A messaging channel whose key conversations may start on. */
+  registerMessagingChannel(messagingPlatformKey: string): void {
+    this.channels.add(messagingPlatformKey);
+  }
+
+  // ---- Test control: the agent's side and the platform's own actions ----
+
+  agentJoins(conversationId: string, agentName = 'Agent'): void {
+    const conversation = this.openConversation(conversationId);
+    this.deliver(conversation, 'System', 'AgentJoined', { name: agentName });
+    this.updateRecord(conversation, { Status: 'Active', AgentName: agentName, AcceptTime: this.timestamp() });
+  }
+
+  agentSays(conversationId: string, text: string): void {
+    const conversation = this.openConversation(conversationId);
+    this.deliver(conversation, 'Agent', 'Text', { id: randomUUID(), text, sender: { role: 'Agent', name: conversation.record.AgentName ?? 'Agent' } });
+  }
+
+  agentSendsMedia(conversationId: string, media: MediaAttachment): void {
+    const conversation = this.openConversation(conversationId);
+    this.deliver(conversation, 'Agent', 'Media', { id: randomUUID(), media, sender: { role: 'Agent', name: conversation.record.AgentName ?? 'Agent' } });
+  }
+
+  queueUpdate(conversationId: string, position: number, estimatedWaitSeconds = 60): void {
+    this.deliver(this.openConversation(conversationId), 'System', 'QueueUpdate', { position, estimatedWaitSeconds });
+  }
+
+  transfer(conversationId: string, toAgentName: string): void {
+    const conversation = this.openConversation(conversationId);
+    this.deliver(conversation, 'System', 'Transfer', { from: conversation.record.AgentName, to: toAgentName });
+    this.updateRecord(conversation, { AgentName: toAgentName });
+  }
+
+  /** Ends the session: status 'Ended', a `ChatEnded` event for the gateway, a record update event. */
+  endConversation(conversationId: string, reason: 'Agent' | 'EndUser' | 'System' = 'Agent'): void {
+    const conversation = this.conversation(conversationId);
+    if (conversation.record.Status === 'Ended') return;
+    this.deliver(conversation, 'System', 'ChatEnded', { reason });
+    this.updateRecord(conversation, { Status: 'Ended', EndTime: this.timestamp() });
+  }
+
+  /** The session token stops working; polls and sends get 401, as when it expires. */
+  expireSessionToken(conversationId: string): void {
+    this.conversation(conversationId).tokenExpiresAt = this.identity.now();
+  }
+
+  /** Both sides' messages and the system events, oldest first. */
+  transcript(conversationId: string): TranscriptEntry[] {
+    return this.conversation(conversationId).timeline.map((entry) => ({ ...entry }));
+  }
+
+  messagingSession(conversationId: string): MessagingSessionRecord {
+    return { ...this.conversation(conversationId).record };
+  }
+
+  prechatDetails(conversationId: string): PrechatItem[] {
+    return [...this.conversation(conversationId).prechatDetails];
+  }
+
+  recordUpdates(): RecordUpdateEvent[] {
+    return [...this.updates];
+  }
+
+  onRecordUpdate(listener: (event: RecordUpdateEvent) => void): void {
+    this.updateListeners.push(listener);
+  }
+
+  conversationIds(): string[] {
+    return [...this.conversations.keys()];
+  }
+
+  /** Whether a long-poll is open on the conversation right now. */
+  isPolling(conversationId: string): boolean {
+    return this.conversation(conversationId).polling;
+  }
+
+  // ---- HTTP ----
+
+  route(request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> | SimulatorResponse | undefined {
+    const { method, path } = request;
+    if (/^\/v\d+\.\d+\/conversations\/?$/.test(path)) return method === 'POST' ? this.start(request) : undefined;
+    const messages = /^\/v\d+\.\d+\/conversations\/([^/]+)\/messages\/?$/.exec(path);
+    if (messages?.[1] && method === 'GET') return this.poll(request, messages[1], signal);
+    if (messages?.[1] && method === 'POST') return this.send(request, messages[1]);
+    const conversation = /^\/v\d+\.\d+\/conversations\/([^/]+)\/?$/.exec(path);
+    if (conversation?.[1] && method === 'DELETE') return this.endByEndUser(request, conversation[1]);
+    const record = /^\/services\/data\/v\d+\.\d+\/sobjects\/MessagingSession\/([^/]+)$/.exec(path);
+    if (record?.[1] && method === 'GET') return this.readRecord(request, record[1]);
+    if (record?.[1] && method === 'PATCH') return this.patchRecord(request, record[1]);
+    return undefined;
+  }
+
+  private async start(request: SimulatorRequest): Promise<SimulatorResponse> {
+    const auth = this.identity.authenticate(request, 'identity');
+    if (!auth.ok) return auth.response;
+    if (!this.identity.user(auth.grant.username)?.hasMessagingUserLicense) {
+      return platformError(403, 'INSUFFICIENT_ACCESS', 'the integration user has no Messaging User permission set license: assign it to start conversations');
+    }
+    const body = StartConversationBody.safeParse(readJson(request));
+    if (!body.success) return platformError(400, 'INVALID_INPUT', `invalid conversation start request: ${z.prettifyError(body.error)}`);
+    const { messagingPlatformKey, contactId, prechatDetails = [] } = body.data;
+    if (!this.channels.has(messagingPlatformKey)) {
+      return platformError(400, 'INVALID_INPUT', `messagingPlatformKey '${messagingPlatformKey}' does not match any messaging channel`);
+    }
+
+    const now = this.identity.now();
+    const id = randomUUID();
+    const record: MessagingSessionRecord = {
+      Id: `0Mw${randomId(15)}`,
+      Status: 'Waiting',
+      ConversationId: id,
+      MessagingPlatformKey: messagingPlatformKey,
+      EndUserContactId: contactId ?? null,
+      AgentName: null,
+      StartTime: new Date(now).toISOString(),
+      AcceptTime: null,
+      EndTime: null,
+    };
+    // Pre-chat values land in the session fields their mapping names (the spec's transcriptFields).
+    for (const item of prechatDetails) {
+      for (const field of item.transcriptFields ?? []) if (!STANDARD_FIELDS.has(field)) record[field] = item.value;
+    }
+    const conversation: Conversation = {
+      id,
+      record,
+      prechatDetails,
+      inbox: [],
+      timeline: [],
+      tokenExpiresAt: now + this.sessionTokenLifetimeMs,
+      polling: false,
+      wake: undefined,
+    };
+    this.conversations.set(id, conversation);
+    const waiting = [...this.conversations.values()].filter(
+      (c) => c.record.Status === 'Waiting' && c.record.MessagingPlatformKey === messagingPlatformKey,
+    ).length;
+    this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting, estimatedWaitSeconds: 60 * waiting });
+    if (this.echoAgent) this.agentJoins(id, 'Sandbox Agent');
+
+    const token = await new SignJWT({ scope: 'conversation' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(id)
+      .setJti(randomUUID())
+      .setIssuedAt(Math.floor(now / 1000))
+      .setExpirationTime(Math.floor(conversation.tokenExpiresAt / 1000))
+      .sign(this.sessionKey);
+    return { status: 201, body: { conversationId: id, token } };
+  }
+
+  private async poll(request: SimulatorRequest, conversationId: string, signal: AbortSignal): Promise<SimulatorResponse> {
+    const session = await this.checkSession(request, conversationId);
+    if (!session.ok) return session.response;
+    const conversation = session.conversation;
+
+    const ackParam = request.query.get('ack');
+    if (ackParam === null) {
+      if (conversation.record.Status === 'Ended') return sessionEnded();
+      return { status: 204, headers: { 'x-sandbox-note': 'no long-poll without ack; pass ack=-1' } };
+    }
+    if (!/^-?\d+$/.test(ackParam) || Number(ackParam) < -1) return platformError(400, 'INVALID_INPUT', 'ack must be -1 or a delivered sequence number');
+    const ack = Number(ackParam);
+    if (conversation.polling) return platformError(409, 'CONFLICT', 'a long-poll is already open on this conversation');
+
+    const immediate = pollAnswer(conversation, ack);
+    if (immediate) return immediate;
+    if (conversation.record.Status === 'Ended') return sessionEnded();
+
+    const requested = Number(request.query.get('timeout') ?? DEFAULT_POLL_TIMEOUT_SECONDS);
+    const seconds = Number.isFinite(requested) && requested >= 0 ? Math.min(requested, MAX_POLL_TIMEOUT_SECONDS) : DEFAULT_POLL_TIMEOUT_SECONDS;
+    conversation.polling = true;
+    try {
+      await waitForEvent(conversation, seconds * this.pollSecondsToMs, signal);
+    } finally {
+      conversation.polling = false;
+    }
+    return pollAnswer(conversation, ack) ?? { status: 204 };
+  }
+
+  private async send(request: SimulatorRequest, conversationId: string): Promise<SimulatorResponse> {
+    const session = await this.checkSession(request, conversationId);
+    if (!session.ok) return session.response;
+    const conversation = session.conversation;
+    if (conversation.record.Status === 'Ended') return sessionEnded();
+    const body = SendMessageBody.safeParse(readJson(request));
+    if (!body.success) return platformError(400, 'INVALID_INPUT', 'the body must be {"message": {"text": "..."}} or {"message": {"media": {"url", "mimeType"}}}');
+
+    const messageId = randomUUID();
+    const sender = { role: 'EndUser', name: conversation.record.EndUserContactId ?? 'End user' };
+    const message = body.data.message;
+    if ('text' in message) {
+      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'Text', message: { id: messageId, text: message.text, sender } });
+      if (this.echoAgent && conversation.record.Status === 'Active') this.agentSays(conversation.id, `You said: ${message.text}`);
+    } else {
+      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'Media', message: { id: messageId, media: message.media, sender } });
+    }
+    return { status: 202, body: { messageId } };
+  }
+
+  private async endByEndUser(request: SimulatorRequest, conversationId: string): Promise<SimulatorResponse> {
+    const session = await this.checkSession(request, conversationId);
+    if (!session.ok) return session.response;
+    this.endConversation(conversationId, 'EndUser');
+    return { status: 204 };
+  }
+
+  private readRecord(request: SimulatorRequest, recordId: string): SimulatorResponse {
+    const auth = this.identity.authenticate(request, 'identity');
+    if (!auth.ok) return auth.response;
+    const conversation = this.byRecordId(recordId);
+    if (!conversation) return platformError(404, 'NOT_FOUND', 'The requested resource does not exist');
+    return {
+      status: 200,
+      body: { attributes: { type: 'MessagingSession', url: request.path }, ...conversation.record },
+    };
+  }
+
+  private patchRecord(request: SimulatorRequest, recordId: string): SimulatorResponse {
+    const auth = this.identity.authenticate(request, 'identity');
+    if (!auth.ok) return auth.response;
+    const conversation = this.byRecordId(recordId);
+    if (!conversation) return platformError(404, 'NOT_FOUND', 'The requested resource does not exist');
+    const patch = SessionRecordPatch.safeParse(readJson(request));
+    if (!patch.success) return platformError(400, 'JSON_PARSER_ERROR', 'the body must be a JSON object of field values');
+    // Only custom fields (the transcript field, pre-chat mappings) are writable from outside.
+    const readOnly = Object.keys(patch.data).find((field) => !field.endsWith('__c'));
+    if (readOnly) return platformError(400, 'INVALID_FIELD_FOR_INSERT_UPDATE', `Unable to create/update fields: ${readOnly}`);
+    this.updateRecord(conversation, patch.data);
+    return { status: 204 };
+  }
+
+  // ---- Internals ----
+
+  private async checkSession(request: SimulatorRequest, conversationId: string): Promise<SessionCheck> {
+    const token = bearerToken(request);
+    if (!token) return { ok: false, response: invalidSession() };
+    let subject: string | undefined;
+    try {
+      const { payload } = await jwtVerify(token, this.sessionKey, { algorithms: ['HS256'], currentDate: new Date(this.identity.now()) });
+      subject = payload.sub;
+    } catch {
+      return { ok: false, response: invalidSession() };
+    }
+    const conversation = this.conversations.get(subject ?? '');
+    if (!conversation || conversation.tokenExpiresAt <= this.identity.now()) return { ok: false, response: invalidSession() };
+    if (conversation.id !== conversationId) {
+      return { ok: false, response: platformError(403, 'FORBIDDEN', 'the session token belongs to another conversation') };
+    }
+    return { ok: true, conversation };
+  }
+
+  private conversation(conversationId: string): Conversation {
+    const conversation = this.conversations.get(conversationId);
+    if (!conversation) throw new Error(`no conversation ${conversationId} in the messaging simulator`);
+    return conversation;
+  }
+
+  private openConversation(conversationId: string): Conversation {
+    const conversation = this.conversation(conversationId);
+    if (conversation.record.Status === 'Ended') throw new Error(`conversation ${conversationId} has ended`);
+    return conversation;
+  }
+
+  private byRecordId(recordId: string): Conversation | undefined {
+    return [...this.conversations.values()].find((c) => c.record.Id === recordId);
+  }
+
+  /** An event from the agent's or the platform's side: into the transcript and the gateway's inbox. */
+  private deliver(conversation: Conversation, role: SenderRole, type: ConversationEventType, message: Record<string, unknown>): void {
+    const at = this.timestamp();
+    const event: ConversationEvent = { type, message: { ...message, timestamp: at } };
+    conversation.timeline.push({ at, role, type, message: event.message });
+    conversation.inbox.push(event);
+    conversation.wake?.();
+  }
+
+  private updateRecord(conversation: Conversation, changedFields: Record<string, string | null>): void {
+    Object.assign(conversation.record, changedFields);
+    const event: RecordUpdateEvent = {
+      object: 'MessagingSession',
+      recordId: conversation.record.Id,
+      conversationId: conversation.id,
+      changedFields,
+      at: this.timestamp(),
+    };
+    this.updates.push(event);
+    for (const listener of this.updateListeners) listener(event);
+  }
+
+  private timestamp(): string {
+    return new Date(this.identity.now()).toISOString();
+  }
+}
+
+/** 200 with the events after `ack`, or undefined when there are none. */
+function pollAnswer(conversation: Conversation, ack: number): SimulatorResponse | undefined {
+  const pending = conversation.inbox.slice(Math.max(ack, 0));
+  if (pending.length === 0) return undefined;
+  const answer: PollAnswer = { messages: pending, sequence: conversation.inbox.length };
+  return { status: 200, body: answer };
+}
+
+function sessionEnded(): SimulatorResponse {
+  return platformError(403, 'SESSION_ENDED', 'session ended');
+}
+
+/** Resolves on the first of: a new event, the timeout, the client going away. */
+function waitForEvent(conversation: Conversation, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const finish = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      conversation.wake = undefined;
+      resolve();
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    conversation.wake = finish;
+    if (signal.aborted) finish();
+    else signal.addEventListener('abort', finish, { once: true });
+  });
+}
