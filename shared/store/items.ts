@@ -101,6 +101,10 @@ export const SyncedRecord = z.object({
   updatedAt: Timestamp.optional(),
   body: JsonObject,
   email: z.string().optional(),
+  /** For records that belong to a customer (subscriptions, invoices, payments): found through gsi1. */
+  customerId: z.string().optional(),
+  /** When the gateway last wrote this record (sync or webhook): how fresh a read is. */
+  syncedAt: Timestamp.optional(),
   /** Set when the platform deleted the record; the item stays so an older event cannot revive it. */
   deletedAt: Timestamp.optional(),
 });

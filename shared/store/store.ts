@@ -23,7 +23,8 @@ import * as webhookEvents from './webhook-events';
 
 export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
-export type { RecordPage, RecordWriteOutcome } from './synced-records';
+export type { RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
+import type { StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
@@ -129,6 +130,17 @@ export class Store {
   }
   findRecordsByEmail(accountId: string, email: string, options?: { includeDeleted?: boolean }): Promise<SyncedRecord[]> {
     return syncedRecords.findRecordsByEmail(this.#table, accountId, email, options);
+  }
+  findRecordsByCustomer(
+    accountId: string,
+    connector: ConnectorName,
+    customerId: string,
+    options?: { object?: string; includeDeleted?: boolean },
+  ): Promise<SyncedRecord[]> {
+    return syncedRecords.findRecordsByCustomer(this.#table, accountId, connector, customerId, options);
+  }
+  getStoredVersions(accountId: string, connector: ConnectorName, object: string, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
+    return syncedRecords.getStoredVersions(this.#table, accountId, connector, object, ids);
   }
   markRecordDeleted(
     accountId: string,

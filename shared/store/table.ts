@@ -53,6 +53,14 @@ export const indexKey = {
     gsi1sk: `${connector}#${object}#${platformId}`,
   }),
   emailLookup: (accountId: string, email: string) => ({ gsi1pk: `ACCOUNT#${accountId}#EMAIL#${normaliseEmail(email)}` }),
+  /** A customer's subscriptions, invoices and payments on one connector. */
+  recordByCustomer: (accountId: string, connector: string, customerId: string, object: string, platformId: string) => ({
+    gsi1pk: `ACCOUNT#${accountId}#CUSTOMER#${connector}#${customerId}`,
+    gsi1sk: `${object}#${platformId}`,
+  }),
+  customerLookup: (accountId: string, connector: string, customerId: string) => ({
+    gsi1pk: `ACCOUNT#${accountId}#CUSTOMER#${connector}#${customerId}`,
+  }),
   /** A live conversation, found by the poller shard that holds its long-poll. */
   conversationByShard: (shard: number, accountId: string, conversationId: string) => ({
     gsi1pk: `SHARD#${shard}`,

@@ -1,0 +1,17 @@
+import * as z from 'zod';
+
+/** Shared by both connectors' sync settings (the spec's Sync settings tables). */
+export const SyncFrequency = z.enum(['hourly', 'daily', 'weekly']).describe('Hourly, Daily or Weekly');
+export type SyncFrequency = z.infer<typeof SyncFrequency>;
+
+/** API Direct: scheduled syncs only. Webhooks: webhooks only. Both: webhooks at once, syncs reconcile. */
+export const SyncMethod = z.enum(['api', 'webhooks', 'both']).describe('API Direct, Webhooks or Both');
+export type SyncMethod = z.infer<typeof SyncMethod>;
+
+/** A list of data objects: at least one, each once. */
+export function dataObjectList<const T extends readonly [string, ...string[]]>(objects: T) {
+  return z
+    .array(z.enum(objects))
+    .min(1, 'Choose at least one data object.')
+    .refine((list) => new Set(list).size === list.length, 'Each data object once.');
+}

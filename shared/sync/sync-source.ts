@@ -1,0 +1,58 @@
+import type { PlatformClient } from '../http/platform-client';
+
+/** JSON as stored: what a normalised record's fields may hold. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * One platform record in the gateway's words (the same shape for both platforms where they
+ * overlap: see shared/sync/normalised.ts), plus what the store indexes it by.
+ */
+export interface NormalisedRecord {
+  /** The platform's id. */
+  id: string;
+  /** Customers: their email, so playbooks can find them by it. */
+  email?: string;
+  /** Subscriptions, invoices, payments: the customer they belong to. */
+  customerId?: string;
+  /** The platform's own version order, when it has one (billing `resource_version`, event time). */
+  sourceVersion?: number;
+  /** The platform's last-updated time, ISO 8601, when it has one. */
+  updatedAt?: string;
+  fields: JsonObject;
+}
+
+/**
+ * Which records a run asks for: everything (the first sync, or a reconcile), or what changed at
+ * or after `since` (epoch seconds). The engine already moved `since` back by the overlap.
+ */
+export type SyncWindow = { mode: 'full' } | { mode: 'incremental'; since: number };
+
+/** Where paging stands inside a run: connector-defined, JSON, saved in the checkpoint after every page. */
+export type PageCursor = JsonObject;
+
+export interface SyncPage {
+  records: NormalisedRecord[];
+  /** Records the platform reports deleted (billing `deleted: true`, payment `*.deleted` events). */
+  deletedIds: string[];
+  /** Absent on the last page. */
+  next?: PageCursor;
+}
+
+/** One data object of one connection, as the sync engine pages through it. */
+export interface SyncSource {
+  /** Fetches the page `cursor` points at (the first page when undefined). */
+  fetchPage(window: SyncWindow, cursor: PageCursor | undefined): Promise<SyncPage>;
+  /**
+   * Whether a record the platform lists still belongs in the store under the connection's
+   * settings (e.g. the subscription status filter). Records that leave it are removed.
+   */
+  keeps?(record: NormalisedRecord): boolean;
+}
+
+/** What a connector's sync module gives the engine. */
+export interface ConnectorSync<Settings> {
+  /** Every data object the connector can sync, in the spec's words. */
+  objects: readonly string[];
+  source(object: string, client: PlatformClient, settings: Settings): SyncSource;
+}
