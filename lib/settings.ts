@@ -1,0 +1,50 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import * as z from 'zod';
+import { GatewayEnvironment } from '../shared/config';
+
+/** The platform addresses the functions use when nothing else is said: the same defaults as shared/config.ts. */
+const platformDefaults = GatewayEnvironment.parse({});
+
+/** CloudWatch Logs accepts only these retention periods (in days). */
+const retentionPeriods = new Set(Object.values(RetentionDays).filter((days) => typeof days === 'number'));
+
+/** `-c key=value` on the command line arrives as a string; an empty string means "not set". */
+const unsetWhenEmpty = (value: unknown) => (value === '' || value === null ? undefined : value);
+
+/**
+ * The deployment's settings, read from CDK context (cdk.json or `-c key=value`).
+ * Each key is documented in the README; the defaults below match cdk.json.
+ */
+export const GatewaySettings = z.object({
+  /** Email address subscribed to the alarm topic. Unset: no subscription. */
+  alarmEmail: z.preprocess(unsetWhenEmpty, z.email().optional()),
+  /** How long every log group keeps its logs. */
+  logRetentionDays: z.coerce
+    .number()
+    .refine((days) => retentionPeriods.has(days), 'logRetentionDays must be a CloudWatch Logs retention period (1, 3, 5, 7, 14, 30, 60, 90, ...)')
+    .default(30),
+  /** The gateway's public address when it has a custom domain. Unset: the HTTP API's own address. */
+  baseUrl: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https$/ }).optional()),
+  paymentApiBaseUrl: z.url({ protocol: /^https$/ }).default(platformDefaults.PAYMENT_API_BASE_URL),
+  billingBaseUrlTemplate: z
+    .string()
+    .refine((template) => template.startsWith('https://') && template.includes('{site}'), 'billingBaseUrlTemplate must be an https address containing {site}')
+    .default(platformDefaults.BILLING_BASE_URL_TEMPLATE),
+  dataLoginUrl: z.url({ protocol: /^https$/ }).default(platformDefaults.DATA_LOGIN_URL),
+  dataSandboxLoginUrl: z.url({ protocol: /^https$/ }).default(platformDefaults.DATA_SANDBOX_LOGIN_URL),
+  /** Default-stage throttling of the HTTP API: steady requests per second, and burst. Bounds cost under a flood. */
+  apiThrottleRate: z.coerce.number().positive().default(200),
+  apiThrottleBurst: z.coerce.number().int().positive().default(400),
+});
+export type GatewaySettings = z.infer<typeof GatewaySettings>;
+
+/** Reads every setting from the construct tree's context; a bad value stops the synth with the key's name. */
+export function readGatewaySettings(scope: Construct): GatewaySettings {
+  const raw = Object.fromEntries(Object.keys(GatewaySettings.shape).map((key) => [key, scope.node.tryGetContext(key)]));
+  const parsed = GatewaySettings.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`Invalid CDK context for the integration gateway:\n${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,83 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { GatewayFunction } from './gateway-function';
+import { nagArnOf } from './nag-findings';
+import { WorkQueue } from './work-queue';
+
+/** The sync frequencies a connection can choose, and how often each fires. */
+export const syncFrequencies = {
+  hourly: Duration.hours(1),
+  daily: Duration.days(1),
+  weekly: Duration.days(7),
+} as const;
+export type SyncFrequency = keyof typeof syncFrequencies;
+
+/** How EventBridge Scheduler retries a target that failed, before it gives the event to the DLQ. */
+export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) } as const;
+
+export interface SyncProps {
+  readonly logRetention: RetentionDays;
+  /** Where EventBridge Scheduler puts an invocation it could not deliver. */
+  readonly scheduleDeadLetterQueue: sqs.IQueue;
+}
+
+/**
+ * Scheduled syncs: each schedule fires the dispatcher with its frequency; the dispatcher enqueues one job per due
+ * connection and data object; a sync job pages through the platform with a checkpoint after every page.
+ */
+export class Sync extends Construct {
+  readonly work: WorkQueue;
+  readonly dispatcher: GatewayFunction;
+  readonly job: GatewayFunction;
+
+  constructor(scope: Construct, id: string, props: SyncProps) {
+    super(scope, id);
+    const jobTimeout = Duration.minutes(5);
+
+    this.dispatcher = new GatewayFunction(this, 'Dispatcher', {
+      handler: 'sync-dispatcher',
+      purpose: 'enqueues one sync job per due connection and data object',
+      timeout: Duration.minutes(1),
+      logRetention: props.logRetention,
+    });
+    this.work = new WorkQueue(this, 'SyncJobs', { consumerTimeout: jobTimeout });
+    this.job = new GatewayFunction(this, 'Job', {
+      handler: 'sync-job',
+      purpose: 'syncs one data object of one connection, page by page, from its checkpoint',
+      timeout: jobTimeout,
+      logRetention: props.logRetention,
+    });
+    // One job per invocation: a job can run for minutes, and its failure must not retry another job.
+    this.job.addEventSource(new SqsEventSource(this.work.queue, { batchSize: 1, reportBatchItemFailures: true }));
+
+    const scheduleRole = new iam.Role(this, 'ScheduleRole', {
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+      description: 'Lets EventBridge Scheduler start the sync dispatcher',
+    });
+    Validations.of(scheduleRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagArnOf(this.dispatcher)}:*]`,
+      reason: 'Invoke any version or alias of the sync dispatcher (ARN:*), as the Scheduler Lambda target grants it; one function only.',
+    });
+
+    for (const [frequency, every] of Object.entries(syncFrequencies)) {
+      new scheduler.Schedule(this, `${frequency.charAt(0).toUpperCase()}${frequency.slice(1)}Schedule`, {
+        description: `Starts the ${frequency} syncs`,
+        schedule: scheduler.ScheduleExpression.rate(every),
+        target: new targets.LambdaInvoke(this.dispatcher, {
+          role: scheduleRole,
+          input: scheduler.ScheduleTargetInput.fromObject({ frequency }),
+          deadLetterQueue: props.scheduleDeadLetterQueue,
+          ...scheduleRetry,
+        }),
+      });
+    }
+  }
+}

@@ -1,0 +1,508 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayApp } from '../../lib/app';
+import { handlerNames, type HandlerName } from '../../lib/gateway-function';
+import { GatewayEnvironment } from '../../shared/config';
+import { tableDefinition } from '../../shared/store/table';
+
+// The CloudFormation shapes these tests read. Values that CDK leaves as intrinsics ({Ref}, {Fn::GetAtt}) stay unknown.
+interface Resource<P> {
+  Type: string;
+  Properties: P;
+  DeletionPolicy?: string;
+}
+interface GetAtt {
+  'Fn::GetAtt': [string, string];
+}
+interface Ref {
+  Ref: string;
+}
+interface LambdaProperties {
+  Description: string;
+  Runtime: string;
+  Architectures: string[];
+  Timeout: number;
+  Role: GetAtt;
+  TracingConfig?: { Mode: string };
+  LoggingConfig?: { LogGroup: Ref };
+  Environment: { Variables: Record<string, unknown> };
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+interface PolicyProperties {
+  Roles: Ref[];
+  PolicyDocument: { Statement: Statement[] };
+}
+interface QueueProperties {
+  SqsManagedSseEnabled?: boolean;
+  KmsMasterKeyId?: unknown;
+  RedrivePolicy?: { deadLetterTargetArn: GetAtt; maxReceiveCount: number };
+  VisibilityTimeout?: number;
+  MessageRetentionPeriod?: number;
+}
+
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+
+let template: Template;
+let resources: Record<string, Resource<Record<string, unknown>>>;
+
+beforeAll(() => {
+  const { stack } = createGatewayApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources;
+});
+
+function resource<P = Record<string, unknown>>(logicalId: string): Resource<P> {
+  const found = resources[logicalId];
+  expect(found, logicalId).toBeDefined();
+  return found as unknown as Resource<P>;
+}
+function resourcesOf<P>(type: string): Array<[string, Resource<P>]> {
+  return Object.entries(resources).filter(([, r]) => r.Type === type) as Array<[string, Resource<P>]>;
+}
+const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+
+/** Logical id of the Lambda function running functions/<handler>.ts (found by its description). */
+function functionOf(handler: HandlerName): [string, Resource<LambdaProperties>] {
+  const found = resourcesOf<LambdaProperties>('AWS::Lambda::Function').filter(([, r]) =>
+    r.Properties.Description.startsWith(`functions/${handler}.ts:`),
+  );
+  expect(found, `one function for ${handler}`).toHaveLength(1);
+  return found[0]!;
+}
+let handlersByRole: Map<string, HandlerName> | undefined;
+function handlerOfRole(roleId: string): HandlerName | undefined {
+  handlersByRole ??= new Map(handlerNames.map((h) => [functionOf(h)[1].Properties.Role['Fn::GetAtt'][0], h]));
+  return handlersByRole.get(roleId);
+}
+/** Every IAM statement, with the handlers whose roles it is attached to. */
+function statements(): Array<{ statement: Statement; handlers: Array<HandlerName | undefined> }> {
+  return resourcesOf<PolicyProperties>('AWS::IAM::Policy').flatMap(([, policy]) =>
+    policy.Properties.PolicyDocument.Statement.map((statement) => ({
+      statement,
+      handlers: policy.Properties.Roles.map((role) => handlerOfRole(role.Ref)),
+    })),
+  );
+}
+const references = (value: unknown, logicalId: string) => JSON.stringify(value).includes(`"${logicalId}"`);
+
+describe('HTTP API', () => {
+  const routes = () =>
+    resourcesOf<{ RouteKey: string; AuthorizationType?: string; AuthorizerId?: Ref; Target: unknown }>('AWS::ApiGatewayV2::Route').map(
+      ([, r]) => r.Properties,
+    );
+
+  it('has exactly the spec addresses plus /api/v1, with those methods', () => {
+    expect(routes().map((r) => r.RouteKey).sort()).toEqual(
+      [
+        'GET /auth/crmmessaging/callback',
+        'GET /auth/crmdata/callback',
+        'POST /webhooks/payments',
+        'POST /webhooks/billing',
+        'ANY /api/v1/{proxy+}',
+        'GET /api/v1/openapi.json',
+      ].sort(),
+    );
+  });
+
+  it('protects ANY /api/v1/{proxy+} with a JWT authorizer backed by the Cognito user pool; nothing else has one', () => {
+    const [authorizerId, authorizer] = resourcesOf<{
+      AuthorizerType: string;
+      JwtConfiguration: { Issuer: unknown; Audience: unknown[] };
+    }>('AWS::ApiGatewayV2::Authorizer')[0]!;
+    expect(authorizer.Properties.AuthorizerType).toBe('JWT');
+    const [poolId] = resourcesOf('AWS::Cognito::UserPool')[0]!;
+    const [clientId] = resourcesOf('AWS::Cognito::UserPoolClient')[0]!;
+    expect(JSON.stringify(authorizer.Properties.JwtConfiguration.Issuer)).toContain('cognito-idp');
+    expect(references(authorizer.Properties.JwtConfiguration.Issuer, poolId)).toBe(true);
+    expect(references(authorizer.Properties.JwtConfiguration.Audience, clientId)).toBe(true);
+
+    for (const route of routes()) {
+      if (route.RouteKey === 'ANY /api/v1/{proxy+}') {
+        expect(route.AuthorizationType).toBe('JWT');
+        expect(route.AuthorizerId).toEqual({ Ref: authorizerId });
+      } else {
+        expect([undefined, 'NONE'], route.RouteKey).toContain(route.AuthorizationType);
+        expect(route.AuthorizerId, route.RouteKey).toBeUndefined();
+      }
+    }
+  });
+
+  it('sends each route to its function with payload format 2.0', () => {
+    const integrations = Object.fromEntries(
+      resourcesOf<{ IntegrationUri: GetAtt; PayloadFormatVersion: string }>('AWS::ApiGatewayV2::Integration').map(([id, r]) => [id, r.Properties]),
+    );
+    const expected: Record<string, HandlerName> = {
+      'GET /auth/crmmessaging/callback': 'oauth-callback',
+      'GET /auth/crmdata/callback': 'oauth-callback',
+      'POST /webhooks/payments': 'webhook-payments',
+      'POST /webhooks/billing': 'webhook-billing',
+      'ANY /api/v1/{proxy+}': 'api',
+      'GET /api/v1/openapi.json': 'api',
+    };
+    for (const route of routes()) {
+      const integrationId = Object.keys(integrations).find((id) => references(route.Target, id));
+      const integration = integrations[integrationId!]!;
+      expect(integration.PayloadFormatVersion).toBe('2.0');
+      expect(integration.IntegrationUri['Fn::GetAtt'][0], route.RouteKey).toBe(functionOf(expected[route.RouteKey]!)[0]);
+    }
+  });
+
+  it('logs access as JSON on the throttled $default stage and outputs the API URL', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+    });
+    const stage = resourcesOf<{ AccessLogSettings: { DestinationArn: GetAtt; Format: string } }>('AWS::ApiGatewayV2::Stage')[0]![1];
+    const format = JSON.parse(stage.Properties.AccessLogSettings.Format) as Record<string, string>;
+    expect(format.requestId).toBe('$context.requestId');
+    expect(format.routeKey).toBe('$context.routeKey');
+    // The raw path and query string (OAuth codes) are never logged.
+    expect(Object.values(format)).not.toContain('$context.path');
+    expect(resource(stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0]).Type).toBe('AWS::Logs::LogGroup');
+    const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
+    expect(references(template.toJSON().Outputs.ApiUrl.Value, apiId)).toBe(true);
+  });
+});
+
+describe('queues', () => {
+  const queues = () => resourcesOf<QueueProperties>('AWS::SQS::Queue');
+  /** A DLQ is a queue some redrive policy or scheduler target points at. */
+  function deadLetterQueueIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const [, q] of queues()) if (q.Properties.RedrivePolicy) ids.add(q.Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]);
+    for (const [, s] of resourcesOf<{ Target: { DeadLetterConfig?: { Arn: GetAtt } } }>('AWS::Scheduler::Schedule')) {
+      if (s.Properties.Target.DeadLetterConfig) ids.add(s.Properties.Target.DeadLetterConfig.Arn['Fn::GetAtt'][0]);
+    }
+    return ids;
+  }
+
+  it('every work queue has a DLQ after 5 receives; every queue is encrypted and TLS-only', () => {
+    const dlqs = deadLetterQueueIds();
+    expect(queues().length - dlqs.size).toBe(3);
+    for (const [id, q] of queues()) {
+      expect(q.Properties.SqsManagedSseEnabled === true || q.Properties.KmsMasterKeyId !== undefined, `${id} SSE`).toBe(true);
+      if (dlqs.has(id)) {
+        expect(q.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+      } else {
+        expect(q.Properties.RedrivePolicy?.maxReceiveCount, `${id} redrive`).toBe(5);
+      }
+      const policies = resourcesOf<{ Queues: Ref[]; PolicyDocument: { Statement: Statement[] } }>('AWS::SQS::QueuePolicy').filter(([, p]) =>
+        p.Properties.Queues.some((queue) => queue.Ref === id),
+      );
+      const denyInsecure = policies.flatMap(([, p]) => p.Properties.PolicyDocument.Statement).find(
+        (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+      );
+      expect(denyInsecure, `${id} enforces TLS`).toBeDefined();
+    }
+  });
+
+  it('event source mappings report batch item failures, with the batch sizes of each worker', () => {
+    const mappings = resourcesOf<{
+      FunctionName: Ref;
+      EventSourceArn: GetAtt;
+      BatchSize: number;
+      MaximumBatchingWindowInSeconds?: number;
+      FunctionResponseTypes?: string[];
+    }>('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const mappingOf = (handler: HandlerName) => mappings.find((m) => m.FunctionName.Ref === functionOf(handler)[0]);
+
+    expect(mappings).toHaveLength(3);
+    expect(mappingOf('ingest')).toMatchObject({ BatchSize: 50, MaximumBatchingWindowInSeconds: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(mappingOf('webhook-event')).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(mappingOf('sync-job')).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(functionOf('sync-job')[1].Properties.Timeout).toBe(300);
+
+    // AWS: visibility timeout >= 6x the consumer's timeout (+ batching window).
+    for (const mapping of mappings) {
+      const queue = resource<QueueProperties>(mapping.EventSourceArn['Fn::GetAtt'][0]);
+      const consumer = resource<LambdaProperties>(mapping.FunctionName.Ref);
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * consumer.Properties.Timeout + (mapping.MaximumBatchingWindowInSeconds ?? 0));
+    }
+  });
+
+  it('webhook receivers may only send to the webhook queue', () => {
+    const [, consumer] = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').find(
+      ([, m]) => m.Properties.FunctionName.Ref === functionOf('webhook-event')[0],
+    )!;
+    const webhookQueueId = consumer.Properties.EventSourceArn['Fn::GetAtt'][0];
+    for (const handler of ['webhook-payments', 'webhook-billing'] as const) {
+      const sqsStatements = statements().filter(({ statement, handlers }) => handlers.includes(handler) && actionsOf(statement).some((a) => a.startsWith('sqs:')));
+      expect(sqsStatements.length).toBeGreaterThan(0);
+      for (const { statement } of sqsStatements) {
+        expect(actionsOf(statement).every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a))).toBe(true);
+        expect(references(statement.Resource, webhookQueueId)).toBe(true);
+      }
+      expect(Object.keys(functionOf(handler)[1].Properties.Environment.Variables)).not.toContain('SYNC_QUEUE_URL');
+    }
+  });
+});
+
+describe('schedules', () => {
+  const schedules = () =>
+    resourcesOf<{ ScheduleExpression: string; Target: { Arn: unknown; Input: string; RetryPolicy?: object; DeadLetterConfig?: object } }>(
+      'AWS::Scheduler::Schedule',
+    ).map(([, s]) => s.Properties);
+
+  it('fires the sync dispatcher hourly, daily and weekly with the frequency as input', () => {
+    const [dispatcherId] = functionOf('sync-dispatcher');
+    const syncs = schedules().filter((s) => references(s.Target.Arn, dispatcherId));
+    expect(syncs.map((s) => [s.ScheduleExpression, JSON.parse(s.Target.Input)]).sort()).toEqual(
+      [
+        ['rate(1 day)', { frequency: 'daily' }],
+        ['rate(1 hour)', { frequency: 'hourly' }],
+        ['rate(7 days)', { frequency: 'weekly' }],
+      ].sort(),
+    );
+    for (const s of syncs) {
+      expect(s.Target.RetryPolicy).toMatchObject({ MaximumRetryAttempts: 3 });
+      expect(s.Target.DeadLetterConfig).toBeDefined();
+    }
+  });
+
+  it('restarts the poller fleet every 15 minutes', () => {
+    const [fleetId] = resourcesOf<{ StateMachineName: string }>('AWS::StepFunctions::StateMachine').find(([, m]) =>
+      m.Properties.StateMachineName.endsWith('-poller-fleet'),
+    )!;
+    const restart = schedules().filter((s) => references(s.Target.Arn, fleetId));
+    expect(restart).toHaveLength(1);
+    expect(restart[0]!.ScheduleExpression).toBe('rate(15 minutes)');
+    expect(restart[0]!.Target.DeadLetterConfig).toBeDefined();
+  });
+});
+
+describe('storage', () => {
+  it('has one on-demand table with PITR, TTL expiresAt, gsi1, encrypted with a rotating customer-managed key', () => {
+    const tables = resourcesOf<{
+      BillingMode: string;
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: boolean };
+      SSESpecification: { SSEEnabled: boolean; SSEType: string; KMSMasterKeyId: GetAtt };
+      TimeToLiveSpecification: { AttributeName: string; Enabled: boolean };
+      KeySchema: Array<{ AttributeName: string; KeyType: string }>;
+      GlobalSecondaryIndexes: Array<{ IndexName: string; KeySchema: Array<{ AttributeName: string; KeyType: string }>; Projection: { ProjectionType: string } }>;
+    }>('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(1);
+    const table = tables[0]![1];
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(true);
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(table.Properties.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'gsi1',
+        KeySchema: [
+          { AttributeName: tableDefinition.indexes[0].partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableDefinition.indexes[0].sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ]);
+    expect(table.Properties.SSESpecification).toMatchObject({ SSEEnabled: true, SSEType: 'KMS' });
+    const key = resource(table.Properties.SSESpecification.KMSMasterKeyId['Fn::GetAtt'][0]);
+    expect(key.Type).toBe('AWS::KMS::Key');
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+  });
+
+  it('wraps credentials under a separate rotating key', () => {
+    const credentialsKey = functionOf('api')[1].Properties.Environment.Variables.CREDENTIALS_KEY_ID as GetAtt;
+    const key = resource(credentialsKey['Fn::GetAtt'][0]);
+    expect(key.Type).toBe('AWS::KMS::Key');
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+    const table = resourcesOf<{ SSESpecification: { KMSMasterKeyId: GetAtt } }>('AWS::DynamoDB::Table')[0]![1];
+    expect(table.Properties.SSESpecification.KMSMasterKeyId['Fn::GetAtt'][0]).not.toBe(credentialsKey['Fn::GetAtt'][0]);
+  });
+
+  it('keeps the gateway secret under a customer-managed key', () => {
+    const secret = resourcesOf<{ KmsKeyId: GetAtt; GenerateSecretString: object }>('AWS::SecretsManager::Secret');
+    expect(secret).toHaveLength(1);
+    expect(resource(secret[0]![1].Properties.KmsKeyId['Fn::GetAtt'][0]).Type).toBe('AWS::KMS::Key');
+    expect(secret[0]![1].Properties.GenerateSecretString).toMatchObject({ GenerateStringKey: 'rootKey', PasswordLength: 64 });
+  });
+
+  it('has the event bus integration-gateway with a 30-day archive', () => {
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: 'integration-gateway' });
+    template.hasResourceProperties('AWS::Events::Archive', { RetentionDays: 30 });
+  });
+});
+
+describe('state machines', () => {
+  /** The definition as JSON, with every CloudFormation intrinsic replaced by "X". */
+  function definitionOf(definition: unknown): { StartAt: string; States: Record<string, Record<string, unknown>> } {
+    const parts = (definition as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    return JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'X')).join(''));
+  }
+  const machines = () =>
+    resourcesOf<{
+      StateMachineName: string;
+      StateMachineType: string;
+      LoggingConfiguration: { Level: string; IncludeExecutionData: boolean; Destinations: unknown[] };
+      TracingConfiguration: { Enabled: boolean };
+      DefinitionString: unknown;
+    }>('AWS::StepFunctions::StateMachine').map(([, m]) => m.Properties);
+
+  it('both are STANDARD, log ALL events without execution data, and are traced', () => {
+    expect(machines()).toHaveLength(2);
+    for (const machine of machines()) {
+      expect(machine.StateMachineType).toBe('STANDARD');
+      expect(machine.LoggingConfiguration.Level).toBe('ALL');
+      expect(machine.LoggingConfiguration.IncludeExecutionData).toBe(false);
+      expect(machine.LoggingConfiguration.Destinations).toHaveLength(1);
+      expect(machine.TracingConfiguration.Enabled).toBe(true);
+    }
+  });
+
+  it('the lifecycle waits on a task token between Start and Transcript, and marks failures', () => {
+    const lifecycle = definitionOf(machines().find((m) => m.StateMachineName.endsWith('-conversation'))!.DefinitionString);
+    expect(lifecycle.StartAt).toBe('Start');
+    const { Start, Active, Ended, Transcript } = lifecycle.States;
+    expect(Start).toMatchObject({ Next: 'Active', Parameters: { Payload: { step: 'start', 'input.$': '$' } } });
+    expect(Active).toMatchObject({
+      Resource: 'arn:X:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSeconds: 24 * 3600,
+      Next: 'Ended',
+      Parameters: { Payload: { step: 'await-end', 'taskToken.$': '$$.Task.Token' } },
+    });
+    expect(Ended).toMatchObject({ Type: 'Pass', Next: 'Transcript' });
+    expect(Transcript).toMatchObject({ Parameters: { Payload: { step: 'transcript' } } });
+    expect(lifecycle.States[Transcript!.Next as string]!.Type).toBe('Succeed');
+    for (const step of [Start, Active, Transcript]) {
+      const catches = step!.Catch as Array<{ ErrorEquals: string[]; Next: string }>;
+      expect(catches.find((c) => c.ErrorEquals.includes('States.ALL'))?.Next).toBe('Mark failed');
+    }
+    expect(lifecycle.States['Mark failed']).toMatchObject({ Parameters: { Payload: { step: 'mark-failed' } } });
+    expect(lifecycle.States[lifecycle.States['Mark failed']!.Next as string]!.Type).toBe('Fail');
+  });
+
+  it('the fleet plans, stops when idle, maps pollers over shards and loops back to Plan', () => {
+    const fleet = definitionOf(machines().find((m) => m.StateMachineName.endsWith('-poller-fleet'))!.DefinitionString);
+    const choice = fleet.States[fleet.States.Plan!.Next as string]!;
+    const choices = choice.Choices as Array<{ Variable: string; NumericEquals?: number; Next: string }>;
+    const idle = choices.find((c) => c.Variable === '$.plan.active' && c.NumericEquals === 0)!;
+    expect(fleet.States[idle.Next]!.Type).toBe('Succeed');
+    const map = fleet.States[choice.Default as string]!;
+    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.plan.shards', MaxConcurrency: 50 });
+    expect(fleet.States[map.Next as string]!.Next).toBe('Plan');
+    expect(functionOf('poller')[1].Properties.Timeout).toBe(900);
+  });
+});
+
+describe('alarms', () => {
+  it('alarms on every dead-letter queue and on sync-job errors, to an encrypted TLS-only topic', () => {
+    const queues = resourcesOf<QueueProperties>('AWS::SQS::Queue');
+    const dlqIds = new Set(queues.flatMap(([, q]) => (q.Properties.RedrivePolicy ? [q.Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0]] : [])));
+    for (const [, s] of resourcesOf<{ Target: { DeadLetterConfig?: { Arn: GetAtt } } }>('AWS::Scheduler::Schedule')) {
+      if (s.Properties.Target.DeadLetterConfig) dlqIds.add(s.Properties.Target.DeadLetterConfig.Arn['Fn::GetAtt'][0]);
+    }
+    const alarms = resourcesOf<{
+      MetricName: string;
+      Threshold: number;
+      ComparisonOperator: string;
+      Dimensions: Array<{ Name: string; Value: GetAtt | Ref }>;
+      AlarmActions: Ref[];
+    }>('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const [topicId, topic] = resourcesOf<{ KmsMasterKeyId: unknown }>('AWS::SNS::Topic')[0]!;
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    // No alarmEmail in cdk.json: nobody is subscribed.
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+
+    const dlqAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlqIds.size).toBe(4);
+    expect(dlqAlarms).toHaveLength(dlqIds.size);
+    const alarmedQueues = dlqAlarms.map((a) => (a.Dimensions.find((d) => d.Name === 'QueueName')!.Value as GetAtt)['Fn::GetAtt'][0]);
+    expect(new Set(alarmedQueues)).toEqual(dlqIds);
+    for (const alarm of dlqAlarms) {
+      expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      expect(alarm.AlarmActions).toEqual([{ Ref: topicId }]);
+    }
+
+    const syncErrors = alarms.filter((a) => a.MetricName === 'Errors');
+    expect(syncErrors).toHaveLength(1);
+    expect(syncErrors[0]!.Dimensions).toEqual([{ Name: 'FunctionName', Value: { Ref: functionOf('sync-job')[0] } }]);
+
+    const topicPolicy = resourcesOf<{ PolicyDocument: { Statement: Statement[] } }>('AWS::SNS::TopicPolicy')[0]![1];
+    expect(topicPolicy.Properties.PolicyDocument.Statement.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport'))).toBe(true);
+  });
+});
+
+describe('functions', () => {
+  it('one function per handler file, each Node.js 24 on arm64, traced, with its own log group and no managed policy', () => {
+    const functions = resourcesOf<LambdaProperties>('AWS::Lambda::Function');
+    expect(functions).toHaveLength(handlerNames.length);
+    for (const handler of handlerNames) {
+      expect(existsSync(new URL(`../../functions/${handler}.ts`, import.meta.url)), handler).toBe(true);
+      const [, fn] = functionOf(handler);
+      expect(fn.Properties.Runtime).toBe('nodejs24.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.TracingConfig?.Mode).toBe('Active');
+      expect(resource(fn.Properties.LoggingConfig!.LogGroup.Ref).Properties.RetentionInDays).toBe(30);
+      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', GATEWAY_MODE: 'aws' });
+      const role = resource(fn.Properties.Role['Fn::GetAtt'][0]);
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  it('sets only variables that shared/config.ts knows', () => {
+    const known = new Set(Object.keys(GatewayEnvironment.shape));
+    known.add('NODE_OPTIONS');
+    for (const [, fn] of resourcesOf<LambdaProperties>('AWS::Lambda::Function')) {
+      for (const name of Object.keys(fn.Properties.Environment.Variables)) expect(known, `${fn.Properties.Description}: ${name}`).toContain(name);
+    }
+  });
+
+  it('gives BASE_URL (the API address) only to the functions behind the API that build redirect and webhook addresses', () => {
+    const withBaseUrl = handlerNames.filter((h) => 'BASE_URL' in functionOf(h)[1].Properties.Environment.Variables);
+    expect(withBaseUrl.sort()).toEqual(['api', 'oauth-callback']);
+    const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
+    expect(functionOf('api')[1].Properties.Environment.Variables.BASE_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
+  });
+});
+
+describe('credentials key permissions', () => {
+  const credentialsKeyId = () => (functionOf('api')[1].Properties.Environment.Variables.CREDENTIALS_KEY_ID as GetAtt)['Fn::GetAtt'][0];
+  const onCredentialsKey = () => statements().filter(({ statement }) => references(statement.Resource, credentialsKeyId()));
+
+  it('binds every grant to the {account, connector} encryption context', () => {
+    expect(onCredentialsKey().length).toBeGreaterThan(0);
+    for (const { statement } of onCredentialsKey()) {
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector'] },
+        Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
+      });
+      expect(asList(statement.Resource)).toHaveLength(1);
+    }
+  });
+
+  it('lets only the functions that open credentials decrypt, and only api and oauth-callback generate data keys', () => {
+    const allowedTo = (action: string) =>
+      [...new Set(onCredentialsKey().filter(({ statement }) => actionsOf(statement).includes(action)).flatMap(({ handlers }) => handlers))].sort();
+    expect(allowedTo('kms:Decrypt')).toEqual(
+      ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing', 'webhook-event', 'sync-job', 'ingest', 'conversation-task', 'poller'].sort(),
+    );
+    expect(allowedTo('kms:GenerateDataKey')).toEqual(['api', 'oauth-callback']);
+    // No other statement reaches the key: no KMS action on "*" and no wildcard KMS action on this key.
+    for (const { statement } of statements()) {
+      if (actionsOf(statement).some((a) => a.startsWith('kms:'))) expect(asList(statement.Resource)).not.toContain('*');
+    }
+    for (const { statement } of onCredentialsKey()) expect(actionsOf(statement).every((a) => !a.includes('*'))).toBe(true);
+  });
+
+  it('gives CREDENTIALS_KEY_ID exactly to the functions that may decrypt', () => {
+    for (const handler of handlerNames) {
+      const hasVariable = 'CREDENTIALS_KEY_ID' in functionOf(handler)[1].Properties.Environment.Variables;
+      const canDecrypt = onCredentialsKey().some(({ handlers }) => handlers.includes(handler));
+      expect(hasVariable, handler).toBe(canDecrypt);
+    }
+  });
+});
