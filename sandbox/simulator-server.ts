@@ -27,6 +27,8 @@ export interface SimulatorOptions {
   route: (request: SimulatorRequest, signal: AbortSignal) => SimulatorResponse | undefined | Promise<SimulatorResponse | undefined>;
   /** The platform's error body for a status, so injected faults look like the real thing. */
   errorBody: (status: number, message: string) => unknown;
+  /** More figures for `/__sandbox/stats`, e.g. the 429s a simulator's rate limit served. */
+  stats?: () => Record<string, unknown>;
   port?: number;
   host?: string;
 }
@@ -132,7 +134,7 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
       if (path === `${CONTROL_PREFIX}/stats` && method === 'GET') {
         return send(res, {
           status: 200,
-          body: { requests: Object.fromEntries(requests), faultsServed: Object.fromEntries(faults.served) },
+          body: { requests: Object.fromEntries(requests), faultsServed: Object.fromEntries(faults.served), ...options.stats?.() },
         });
       }
       send(res, { status: 404, body: { message: 'unknown sandbox control path' } });
