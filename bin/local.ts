@@ -1,6 +1,6 @@
 /**
  * `npm start`: the gateway on this machine, with the sandbox platforms, on http://localhost:3000.
- *   PORT             the gateway's port (3000)
+ *   PORT             the gateway's port (3000); the sandbox simulators take the next three
  *   LOCAL_DATA_DIR   where the table and the vault's key file live (.local)
  *   PAYMENT_API_BASE_URL, BILLING_BASE_URL_TEMPLATE, DATA_LOGIN_URL ...  real platform addresses;
  *                    a platform whose address is set is not simulated
@@ -12,7 +12,7 @@ import { startSandbox } from '../local/sandbox';
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   const dataDir = process.env.LOCAL_DATA_DIR ?? '.local';
-  const sandbox = await startSandbox(process.env, dataDir);
+  const sandbox = await startSandbox(process.env, dataDir, port);
   let runtime;
   try {
     runtime = await startLocalRuntime({ dataDir, port, env: { ...process.env, ...sandbox.env } });
