@@ -79,6 +79,13 @@ export class GatewayApi extends Construct {
       'The public OpenAPI description of /api/v1: it holds no account data, and clients read it before they can sign in.',
     );
 
+    this.unauthorizedRoute(
+      '/api/v1/playbook/{proxy+}',
+      apigw.HttpMethod.GET,
+      apiHandler,
+      'Playbook reads authenticate with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
+    );
+
     this.httpApi.addRoutes({
       path: '/api/v1/{proxy+}',
       methods: [apigw.HttpMethod.ANY],

@@ -14,5 +14,7 @@ export const localHttpRoutes: LocalRoute[] = [
   { method: 'POST', path: '/webhooks/billing', handler: webhookBilling, authorized: false },
   { method: 'POST', path: '/webhooks/payments', handler: webhookPayments, authorized: false },
   { method: 'GET', path: '/api/v1/openapi.json', handler: asHttp(api), authorized: false },
+  // Playbook reads authenticate with an account API key, checked by the function itself.
+  { method: 'GET', path: '/api/v1/playbook/*', handler: asHttp(api), authorized: false },
   { method: 'ANY', path: '/api/v1/*', handler: asHttp(api), authorized: true },
 ];

@@ -8,6 +8,8 @@ export interface Caller {
   accountId?: string;
   /** Operators (support) can switch accounts' Integrations on and act on any account. */
   operator: boolean;
+  /** A playbook calling with an account's API key (the `/api/v1/playbook` routes). */
+  playbook?: boolean;
 }
 
 export const OPERATOR_GROUP = 'operator';

@@ -46,7 +46,7 @@ export function openApiDocument(routes: Route[]): JsonSchema {
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
-      security: route.public ? [] : [{ signIn: [] }],
+      security: route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }],
       parameters: Object.entries(shape).map(([name, schema]) => ({
         name,
         in: 'path',
@@ -85,6 +85,7 @@ export function openApiDocument(routes: Route[]): JsonSchema {
       schemas: components,
       securitySchemes: {
         signIn: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Dashboard sign-in token (Cognito in AWS; local sign-in under npm start)' },
+        playbookKey: { type: 'http', scheme: 'bearer', description: "An account's playbook API key (igk_...), for /api/v1/playbook routes" },
       },
     },
   };

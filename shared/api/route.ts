@@ -10,7 +10,7 @@ export interface RouteContext<P, B> {
   request: HttpRequest;
   params: P;
   body: B;
-  /** Present on every route except public ones. */
+  /** Present on every route except public ones; a playbook caller's `accountId` comes from its key. */
   caller: Caller;
   gateway: Gateway;
   log: Logger;
@@ -26,7 +26,11 @@ export interface Route<P extends z.ZodType = z.ZodType, B extends z.ZodType | un
   path: string;
   operationId: string;
   summary: string;
-  public?: boolean;
+  /**
+   * Who may call: `signed-in` dashboard users (the default, behind the JWT authorizer), `playbook`
+   * callers with an account API key (`/api/v1/playbook/...`), or anyone (`public`).
+   */
+  access?: 'public' | 'signed-in' | 'playbook';
   params: P;
   body?: B;
   /** What the OpenAPI document shows for the body when `body` is looser than the real forms. */

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { gateway as defaultGateway, type Gateway } from '../gateway';
 import { log as rootLogger } from '../log/logger';
+import { playbookCaller } from '../api-keys/playbook-caller';
 import { callerOf, type Caller } from './caller';
 import { json, parseJsonBody, responseForError, type HttpRequest, type HttpResponse } from './http';
 import { fieldErrors, problems } from './problem';
@@ -39,15 +40,18 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
       const params = match.route.params.safeParse(rawParams);
       if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));
 
-      const caller: Caller = match.route.public ? { subject: 'anonymous', operator: false } : callerOf(request);
+      const gateway = gatewayOf();
+      const access = match.route.access ?? 'signed-in';
+      const caller: Caller =
+        access === 'public' ? { subject: 'anonymous', operator: false } : access === 'playbook' ? await playbookCaller(request, gateway) : callerOf(request);
       const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
-      const accountId = (params.data as { accountId?: string }).accountId;
+      const accountId = (params.data as { accountId?: string }).accountId ?? caller.accountId;
       const result = await match.route.handle({
         request,
         params: params.data,
         body,
         caller,
-        gateway: gatewayOf(),
+        gateway,
         log: log.with({ subject: caller.subject, ...(accountId ? { accountId } : {}) }),
       });
       if (isHttpResponse(result)) return result;

@@ -10,6 +10,10 @@ export const SyncJob = z
     /** Which schedule asked for it, or `manual` for a sync started from the dashboard. */
     trigger: z.enum(['hourly', 'daily', 'weekly', 'manual']),
     requestedAt: z.iso.datetime(),
+    /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
+    runId: z.string().min(1).max(64).optional(),
+    /** A manual "sync everything again" from the dashboard. */
+    full: z.boolean().optional(),
   })
   .meta({ id: 'SyncJob' });
 export type SyncJob = z.infer<typeof SyncJob>;

@@ -1,7 +1,7 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { Connection, ConnectionHealth } from './items';
-import { key } from './table';
+import { indexKey, key } from './table';
 import {
   checkAccountId,
   checkConnector,
@@ -40,7 +40,12 @@ export async function putConnection(table: Table, connection: Connection): Promi
     table.client.send(
       new PutItemCommand({
         TableName: table.tableName,
-        Item: toItem({ ...key.connection(checked.accountId, checked.connector), ...checked, version: nextVersion }),
+        Item: toItem({
+          ...key.connection(checked.accountId, checked.connector),
+          ...scheduleIndex(checked),
+          ...checked,
+          version: nextVersion,
+        }),
         ConditionExpression: isNew ? 'attribute_not_exists(pk)' : 'version = :read',
         ExpressionAttributeValues: isNew ? undefined : toItem({ ':read': checked.version }),
       }),
@@ -52,6 +57,29 @@ export async function putConnection(table: Table, connection: Connection): Promi
     );
   }
   return nextVersion;
+}
+
+/**
+ * A connection whose sync settings ask for scheduled API syncs is indexed under its frequency, so
+ * the hourly, daily and weekly dispatchers find exactly the connections due without a scan.
+ */
+function scheduleIndex(connection: Connection): Record<string, string> {
+  const { frequency, method } = connection.syncSettings as { frequency?: unknown; method?: unknown };
+  if (typeof frequency !== 'string' || method === 'webhooks') return {};
+  return indexKey.connectionBySchedule(frequency, connection.accountId, connection.connector);
+}
+
+/**
+ * Every connection scheduled at `frequency`, across accounts: the one read that is not confined to
+ * an account, made by the sync dispatcher only. Paged through gsi1.
+ */
+export async function listScheduledConnections(table: Table, frequency: string): Promise<Connection[]> {
+  const items = await queryAll(table, {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :schedule',
+    ExpressionAttributeValues: toItem({ ':schedule': indexKey.scheduleLookup(frequency).gsi1pk }),
+  });
+  return items.map((item) => Connection.parse(item));
 }
 
 /** Removes a connection; true if there was one. Its synced records and checkpoints are left to the caller. */

@@ -1,6 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
+import type { ApiKeyRecord } from '../api-keys/api-key';
 import * as accounts from './accounts';
+import * as apiKeys from './api-keys';
 import * as connections from './connections';
 import * as conversations from './conversations';
 import type {
@@ -53,7 +55,25 @@ export class Store {
     return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
   }
 
+  // Playbook API keys (hashes only)
+  putApiKey(record: ApiKeyRecord): Promise<void> {
+    return apiKeys.putApiKey(this.#table, record);
+  }
+  getApiKey(accountId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+    return apiKeys.getApiKey(this.#table, accountId, keyId);
+  }
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return apiKeys.listApiKeys(this.#table, accountId);
+  }
+  deleteApiKey(accountId: string, keyId: string): Promise<boolean> {
+    return apiKeys.deleteApiKey(this.#table, accountId, keyId);
+  }
+
   // Connections
+  /** Across accounts, for the sync dispatcher only. */
+  listScheduledConnections(frequency: string): Promise<Connection[]> {
+    return connections.listScheduledConnections(this.#table, frequency);
+  }
   getConnection(accountId: string, connector: ConnectorName): Promise<Connection | undefined> {
     return connections.getConnection(this.#table, accountId, connector);
   }
@@ -87,6 +107,9 @@ export class Store {
   }
   finishSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
     return syncCheckpoints.finishSyncRun(this.#table, checkpoint);
+  }
+  pauseSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
+    return syncCheckpoints.pauseSyncRun(this.#table, checkpoint);
   }
   listSyncCheckpoints(accountId: string): Promise<SyncCheckpoint[]> {
     return syncCheckpoints.listSyncCheckpoints(this.#table, accountId);

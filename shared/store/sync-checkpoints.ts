@@ -104,6 +104,14 @@ export async function finishSyncRun(table: Table, checkpoint: SyncCheckpoint): P
   return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined, cursor: undefined });
 }
 
+/**
+ * Stops a run that failed, keeping its cursor and counts: the claim is released so the retry (a
+ * new run) resumes from the last saved page at once instead of waiting for the lease to lapse.
+ */
+export async function pauseSyncRun(table: Table, checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
+  return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined });
+}
+
 export async function listSyncCheckpoints(table: Table, accountId: string): Promise<SyncCheckpoint[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

@@ -43,6 +43,8 @@ export const key = {
     sk: `MESSAGE#${String(sequence).padStart(12, '0')}`,
   }),
   oauthState: (state: string) => ({ pk: `OAUTH#${state}`, sk: 'OAUTH' }),
+  /** A playbook API key's hash (never the key). */
+  apiKey: (accountId: string, keyId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `APIKEY#${keyId}` }),
 } as const;
 
 /** Keys of the secondary index `gsi1`, for the items that are found through it. */
@@ -67,6 +69,12 @@ export const indexKey = {
     gsi1sk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,
   }),
   shardLookup: (shard: number) => ({ gsi1pk: `SHARD#${shard}` }),
+  /** A connection with scheduled API syncs, found by its frequency (hourly, daily, weekly). */
+  connectionBySchedule: (frequency: string, accountId: string, connector: string) => ({
+    gsi1pk: `SCHEDULE#${frequency}`,
+    gsi1sk: `ACCOUNT#${accountId}#CONNECTION#${connector}`,
+  }),
+  scheduleLookup: (frequency: string) => ({ gsi1pk: `SCHEDULE#${frequency}` }),
 } as const;
 
 function normaliseEmail(email: string): string {

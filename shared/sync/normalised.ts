@@ -64,6 +64,7 @@ export type NormalisedInvoice = z.infer<typeof NormalisedInvoice>;
 
 /** Billing transactions, payment-platform charges and payment intents. */
 export const PaymentOutcome = z.enum(['succeeded', 'failed', 'pending', 'refunded', 'other']);
+export type PaymentOutcome = z.infer<typeof PaymentOutcome>;
 export const NormalisedPayment = z
   .object({
     id: z.string(),

@@ -32,6 +32,10 @@ export type SyncWindow = { mode: 'full' } | { mode: 'incremental'; since: number
 export type PageCursor = JsonObject;
 
 export interface SyncPage {
+  /**
+   * Oldest change first where the platform orders by change (an events page, newest-first, is
+   * reversed): when one id appears twice with the same version, the later one wins.
+   */
   records: NormalisedRecord[];
   /** Records the platform reports deleted (billing `deleted: true`, payment `*.deleted` events). */
   deletedIds: string[];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../shared/api/openapi';
-import { apiRoutes } from '../../shared/api/routes';
+import { apiRoutes } from '../../shared/api/routes/index';
 
 describe('OpenAPI document', () => {
   const document = openApiDocument(apiRoutes) as {
@@ -14,7 +14,7 @@ describe('OpenAPI document', () => {
     for (const route of apiRoutes) {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
-      expect(operation?.security).toEqual(route.public ? [] : [{ signIn: [] }]);
+      expect(operation?.security).toEqual(route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }]);
     }
   });
 

@@ -98,7 +98,7 @@ describe('HTTP API', () => {
       ([, r]) => r.Properties,
     );
 
-  it('has exactly the spec addresses plus /api/v1, with those methods', () => {
+  it('has exactly the spec addresses plus /api/v1 (and its playbook prefix), with those methods', () => {
     expect(routes().map((r) => r.RouteKey).sort()).toEqual(
       [
         'GET /auth/crmmessaging/callback',
@@ -107,6 +107,7 @@ describe('HTTP API', () => {
         'POST /webhooks/billing',
         'ANY /api/v1/{proxy+}',
         'GET /api/v1/openapi.json',
+        'GET /api/v1/playbook/{proxy+}',
       ].sort(),
     );
   });
@@ -145,6 +146,7 @@ describe('HTTP API', () => {
       'POST /webhooks/billing': 'webhook-billing',
       'ANY /api/v1/{proxy+}': 'api',
       'GET /api/v1/openapi.json': 'api',
+      'GET /api/v1/playbook/{proxy+}': 'api',
     };
     for (const route of routes()) {
       const integrationId = Object.keys(integrations).find((id) => references(route.Target, id));

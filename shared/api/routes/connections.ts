@@ -1,0 +1,65 @@
+import * as z from 'zod';
+import { BillingConnectionInput } from '../../billing/config';
+import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
+import { ConnectionView } from '../../connections/connection-view';
+import { PaymentConnectionInput } from '../../payment/config';
+import { assertAccountAccess } from '../caller';
+import { json } from '../http';
+import { route } from '../route';
+import { AccountParams, ConnectionParams } from './params';
+
+export const connectionRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts/{accountId}/connections',
+    operationId: 'listConnections',
+    summary: "List the account's connections (secrets masked)",
+    params: AccountParams,
+    response: { status: 200, description: 'Connections', schema: z.object({ connections: z.array(ConnectionView) }) },
+    async handle({ params, caller, gateway }) {
+      assertAccountAccess(caller, params.accountId);
+      const connections = await gateway.store.listConnections(params.accountId);
+      return { connections: connections.map((connection) => viewOf(connection)) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/v1/accounts/{accountId}/connections/{connector}',
+    operationId: 'connectAccount',
+    summary: 'Connect Account: store a connector’s configuration; secrets go to the vault',
+    params: ConnectionParams,
+    // Each connector has its own form; the connector's schema validates it in connectAccount.
+    body: z.record(z.string(), z.unknown()),
+    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput]),
+    response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
+    async handle({ params, body, caller, gateway, log }) {
+      assertAccountAccess(caller, params.accountId);
+      return connectAccount(gateway, log, params.accountId, params.connector, body);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts/{accountId}/connections/{connector}',
+    operationId: 'getConnection',
+    summary: 'Read a connection (secrets masked)',
+    params: ConnectionParams,
+    response: { status: 200, description: 'The connection', schema: ConnectionView },
+    async handle({ params, caller, gateway }) {
+      assertAccountAccess(caller, params.accountId);
+      return getConnectionView(gateway, params.accountId, params.connector);
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/accounts/{accountId}/connections/{connector}',
+    operationId: 'disconnect',
+    summary: 'Disconnect: delete the credentials and stop the syncs',
+    params: ConnectionParams,
+    response: { status: 204, description: 'Disconnected' },
+    async handle({ params, caller, gateway, log }) {
+      assertAccountAccess(caller, params.accountId);
+      await disconnectAccount(gateway, log, params.accountId, params.connector);
+      return json(204, undefined);
+    },
+  }),
+];

@@ -1,0 +1,175 @@
+import * as z from 'zod';
+import type { PlatformClient, QueryValue } from '../http/platform-client';
+import { PlatformError } from '../http/platform-error';
+import type { ConnectorSync, NormalisedRecord, PageCursor, SyncPage, SyncSource, SyncWindow } from '../sync/sync-source';
+import { BillingListEnvelope, BillingRowIdentity, billingRowKey, readBillingRecord } from './objects';
+import { BILLING_OBJECTS, type BillingObject, type BillingSyncSettings } from './settings';
+
+/**
+ * How the billing connector pages through its platform for the sync engine.
+ *
+ * FULL: `GET /api/v2/<list>?limit=100&include_deleted=true` in the platform's default order
+ * (created_at ascending: a key that does not change, so a record edited mid-sync stays on its page),
+ * following `next_offset` until it is absent. A record edited after its page was read is caught by
+ * the next incremental run, whose window starts before this run did.
+ *
+ * INCREMENTAL: `updated_at[after]=<since>&sort_by[asc]=updated_at&include_deleted=true`. A record
+ * edited mid-sync moves to the end of this order, so it is read again, never skipped.
+ *
+ * Records without `updated_at` are returned by full runs only (the engine reconciles periodically).
+ * Rows marked `deleted: true` are reported in `deletedIds`. Payments are transactions of type payment:
+ * the platform has no payments list.
+ */
+
+export const BILLING_PAGE_SIZE = 100;
+
+const LIST_PATHS: Record<BillingObject, string> = {
+  customers: '/api/v2/customers',
+  subscriptions: '/api/v2/subscriptions',
+  invoices: '/api/v2/invoices',
+  payments: '/api/v2/transactions',
+};
+
+/** Filters that are part of what an object is, whatever the window. */
+const FIXED_FILTERS: Partial<Record<BillingObject, Record<string, string>>> = {
+  payments: { 'type[is]': 'payment' },
+};
+
+/** The platform statuses each Subscription status filter setting keeps; `all` keeps everything. */
+export const SUBSCRIPTION_STATUS_FILTERS: Record<Exclude<BillingSyncSettings['subscriptionStatus'], 'all'>, readonly string[]> = {
+  active: ['active'],
+  cancelled: ['cancelled'],
+};
+
+/**
+ * Where a run stands, saved by the engine after every page. It carries the listing the offset
+ * belongs to (full, or incremental from `since`), so a resumed run, in a new process, asks for
+ * exactly the same list and continues after the last row it read.
+ */
+export const BillingPageCursor = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('full'), offset: z.string().min(1) }),
+  z.object({ mode: z.literal('incremental'), since: z.number().int(), offset: z.string().min(1) }),
+]);
+export type BillingPageCursor = z.infer<typeof BillingPageCursor>;
+
+type Listing = { mode: 'full' } | { mode: 'incremental'; since: number };
+
+/** 2001-09-09: the first 10-digit second. The platform takes timestamps as 10-digit Unix seconds. */
+const EARLIEST_SECONDS = 1_000_000_000;
+const LATEST_SECONDS = 9_999_999_999;
+
+/** `since` as the platform takes it; a millisecond value is a caller's bug worth a loud error. */
+export function billingSince(since: number): number {
+  if (!Number.isFinite(since) || since < 0) throw new RangeError('an incremental window needs since >= 0 (epoch seconds)');
+  if (since > LATEST_SECONDS) throw new RangeError('an incremental window takes epoch seconds, not milliseconds');
+  return Math.max(EARLIEST_SECONDS, Math.floor(since));
+}
+
+/** The query of one list page. Pure. */
+export function billingListQuery(
+  object: BillingObject,
+  listing: Listing,
+  settings: Pick<BillingSyncSettings, 'subscriptionStatus'>,
+  offset: string | undefined,
+): Record<string, QueryValue> {
+  const query: Record<string, QueryValue> = { limit: BILLING_PAGE_SIZE, ...FIXED_FILTERS[object] };
+  if (listing.mode === 'full') {
+    // The status filter saves reading what would be dropped. Incremental runs send none, so a
+    // subscription that left the filter (active → cancelled) is still seen and removed by `keeps`.
+    if (object === 'subscriptions' && settings.subscriptionStatus !== 'all') {
+      query['status[in]'] = JSON.stringify(SUBSCRIPTION_STATUS_FILTERS[settings.subscriptionStatus]);
+    }
+  } else {
+    query['updated_at[after]'] = billingSince(listing.since);
+    query['sort_by[asc]'] = 'updated_at';
+  }
+  query.include_deleted = true;
+  if (offset !== undefined) query.offset = offset;
+  return query;
+}
+
+/** Whether a subscription belongs in the store under the Subscription status filter. */
+export function keepsSubscription(record: NormalisedRecord, subscriptionStatus: BillingSyncSettings['subscriptionStatus']): boolean {
+  if (subscriptionStatus === 'all') return true;
+  const status = record.fields.status;
+  return typeof status === 'string' && SUBSCRIPTION_STATUS_FILTERS[subscriptionStatus].includes(status);
+}
+
+/** The cursor a page came from, checked against the run's window. */
+function resumedListing(cursor: PageCursor, window: SyncWindow): BillingPageCursor {
+  const parsed = BillingPageCursor.safeParse(cursor);
+  if (!parsed.success) throw new TypeError('billing sync: the saved cursor is not a billing page cursor');
+  if (parsed.data.mode !== window.mode) {
+    throw new TypeError(`billing sync: the saved cursor belongs to a ${parsed.data.mode} run, not a ${window.mode} one`);
+  }
+  return parsed.data;
+}
+
+function listingOf(window: SyncWindow): Listing {
+  return window.mode === 'full' ? { mode: 'full' } : { mode: 'incremental', since: billingSince(window.since) };
+}
+
+function isBillingObject(object: string): object is BillingObject {
+  return (BILLING_OBJECTS as readonly string[]).includes(object);
+}
+
+export function billingSource(object: BillingObject, client: PlatformClient, settings: BillingSyncSettings): SyncSource {
+  const path = LIST_PATHS[object];
+  const rowKey = billingRowKey(object);
+
+  function unusablePage(status: number, attempts: number, reason: string): PlatformError {
+    return new PlatformError({ platform: 'billing', kind: 'invalid_response', status, attempts, method: 'GET', path, retryable: false, reason });
+  }
+
+  async function fetchPage(window: SyncWindow, cursor: PageCursor | undefined): Promise<SyncPage> {
+    const resumed = cursor === undefined ? undefined : resumedListing(cursor, window);
+    // A resumed run keeps the listing it started with: its offset points into that list.
+    const listing: Listing = resumed ?? listingOf(window);
+    const response = await client.request({
+      method: 'GET',
+      path,
+      query: billingListQuery(object, listing, settings, resumed?.offset),
+      schema: BillingListEnvelope,
+    });
+
+    const records: NormalisedRecord[] = [];
+    const deletedIds: string[] = [];
+    response.body.list.forEach((row, index) => {
+      const raw = row[rowKey];
+      const identity = BillingRowIdentity.safeParse(raw);
+      if (!identity.success) {
+        throw unusablePage(response.status, response.attempts, `list row ${index} has no ${rowKey} with an id`);
+      }
+      if (identity.data.deleted === true) {
+        deletedIds.push(identity.data.id);
+        return;
+      }
+      const reading = readBillingRecord(object, raw);
+      if (!reading.ok) {
+        throw unusablePage(response.status, response.attempts, `list row ${index} (${rowKey} ${identity.data.id}) does not have the expected shape (${reading.problem})`);
+      }
+      records.push(reading.record);
+    });
+
+    const nextOffset = response.body.next_offset;
+    if (nextOffset === undefined) return { records, deletedIds };
+    if (nextOffset === resumed?.offset) {
+      // The same offset again would page forever.
+      throw unusablePage(response.status, response.attempts, 'the platform returned the offset it was given: paging would not advance');
+    }
+    const next: BillingPageCursor = listing.mode === 'full' ? { mode: 'full', offset: nextOffset } : { ...listing, offset: nextOffset };
+    return { records, deletedIds, next };
+  }
+
+  return object === 'subscriptions'
+    ? { fetchPage, keeps: (record) => keepsSubscription(record, settings.subscriptionStatus) }
+    : { fetchPage };
+}
+
+export const billingSync: ConnectorSync<BillingSyncSettings> = {
+  objects: BILLING_OBJECTS,
+  source(object, client, settings) {
+    if (!isBillingObject(object)) throw new TypeError(`billing sync: unknown data object '${object}'`);
+    return billingSource(object, client, settings);
+  },
+};

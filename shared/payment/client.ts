@@ -1,0 +1,82 @@
+import * as z from 'zod';
+import type { GatewayEnvironment } from '../config';
+import { createPlatformClient, type PlatformCall, type PlatformClient } from '../http/platform-client';
+import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
+import type { RetryPolicy } from '../http/retry-policy';
+
+/**
+ * The payment platform's HTTP client for one connection: its API address, HTTP Basic with the
+ * secret (or restricted) key as username and an empty password (the spec's Authentication part),
+ * and the connection's shared rate budget.
+ */
+
+/** The non-secret config Connect Account stored (shared/payment/config.ts), as far as the client reads it. */
+export const PaymentConnectionConfig = z.looseObject({
+  /** Derived from the key's prefix when the connection was made. */
+  mode: z.enum(['live', 'test']).optional(),
+  keyType: z.enum(['secret', 'restricted']).optional(),
+  /** An operator's override of the platform's documented limit (plans and endpoints differ). */
+  requestsPerSecond: z.number().positive().optional(),
+});
+export type PaymentConnectionConfig = z.infer<typeof PaymentConnectionConfig>;
+
+/** The platform's documented limits: about 100 requests/s with live keys, 25/s with test keys. */
+const REQUESTS_PER_SECOND = { live: 100, test: 25 } as const;
+
+/**
+ * How fast this connection may call the platform. Burst is one second's worth, as the platform's
+ * own limiter allows. An unknown mode counts as test: the lower limit is the safe guess.
+ */
+export function paymentRateLimits(config: Record<string, unknown>): RateLimits {
+  const parsed = PaymentConnectionConfig.safeParse(config);
+  const settings = parsed.success ? parsed.data : {};
+  const ratePerSecond = settings.requestsPerSecond ?? REQUESTS_PER_SECOND[settings.mode ?? 'test'];
+  return { ratePerSecond, burst: Math.max(1, Math.round(ratePerSecond)) };
+}
+
+/** `live` or `test` from a key's prefix (`sk_live_...`, `rk_test_...`); undefined for anything else. */
+export function modeOfKey(key: string): 'live' | 'test' | undefined {
+  const mode = /^(?:sk|rk)_(live|test)_/.exec(key)?.[1];
+  return mode === 'live' || mode === 'test' ? mode : undefined;
+}
+
+export interface PaymentClientOptions {
+  env: Pick<GatewayEnvironment, 'PAYMENT_API_BASE_URL' | 'ALLOW_INSECURE_PLATFORM_URLS'>;
+  /** The account the connection belongs to: it names the shared rate budget. */
+  accountId: string;
+  config: Record<string, unknown>;
+  /** From the vault: `secretKey` (and `webhookSigningSecret`, unused here). */
+  credentials: Record<string, string>;
+  /** Default: the process's shared budget for this account's payment connection. */
+  rateBudget?: RateBudget;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  onCall?: (call: PlatformCall) => void;
+  /** Per-attempt timeout; default the platform client's. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+}
+
+export function paymentClient(options: PaymentClientOptions): PlatformClient {
+  const secretKey = options.credentials.secretKey;
+  // The message names the field, never its value.
+  if (!secretKey) throw new TypeError('payment connection has no secretKey in its credentials');
+  return createPlatformClient({
+    baseUrl: options.env.PAYMENT_API_BASE_URL,
+    platform: 'payment',
+    auth: { kind: 'basic', username: secretKey, password: '' },
+    rateBudget:
+      options.rateBudget ??
+      rateBudgetFor(
+        connectionRateKey(options.accountId, 'payment'),
+        // The key's prefix says the mode too; the stored config wins when it has one.
+        paymentRateLimits({ ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) }),
+      ),
+    allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
+  });
+}

@@ -1,0 +1,49 @@
+import type { ConnectorPlatform } from '../connections/connector-platform';
+import type { ConnectorName } from '../connectors';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import type { SyncJob } from '../queues/messages';
+import type { Connection } from '../store/items';
+import type { SyncFrequency } from './sync-settings';
+
+/** The jobs one connection's settings ask for: one per selected data object. Pure. */
+export function jobsFor(
+  connection: Connection,
+  platform: ConnectorPlatform,
+  trigger: SyncJob['trigger'],
+  requestedAt: string,
+  options: { full?: boolean; objects?: readonly string[] } = {},
+): SyncJob[] {
+  const settings = platform.settings.safeParse(connection.syncSettings);
+  if (!settings.success) return [];
+  const selected = options.objects ? settings.data.dataObjects.filter((o) => options.objects!.includes(o)) : settings.data.dataObjects;
+  return selected.map((object) => ({
+    accountId: connection.accountId,
+    connector: connection.connector,
+    object,
+    trigger,
+    requestedAt,
+    ...(options.full ? { full: true } : {}),
+  }));
+}
+
+/**
+ * A schedule fired: enqueue one sync job per due connection and data object. Connections are found
+ * through the schedule index (only those whose settings choose this frequency and an API sync).
+ */
+export async function dispatchDueSyncs(
+  gateway: Gateway,
+  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  frequency: SyncFrequency,
+  log: Logger,
+): Promise<number> {
+  const requestedAt = new Date(gateway.now()).toISOString();
+  const connections = await gateway.store.listScheduledConnections(frequency);
+  const jobs = connections.flatMap((connection) => {
+    const platform = platforms[connection.connector];
+    return platform ? jobsFor(connection, platform, frequency, requestedAt) : [];
+  });
+  await gateway.queues.syncJobs.send(jobs);
+  log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });
+  return jobs.length;
+}

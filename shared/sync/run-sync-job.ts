@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import type { ConnectionProblem, ConnectorPlatform } from '../connections/connector-platform';
+import type { ConnectorName } from '../connectors';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import type { SyncJob } from '../queues/messages';
+import type { SyncCheckpoint, SyncCounts } from '../store/items';
+import { SyncRunLostError } from '../store/store';
+import { cursorAfter, modeForNewRun, nextWatermark, planPage, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
+
+export type SyncRunResult =
+  | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
+  | { outcome: 'continued'; pages: number; runId: string }
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'failed'; problem: ConnectionProblem; retry: boolean };
+
+export interface SyncRunOptions {
+  /** When the invocation must hand over to a continuation job (epoch ms): the Lambda's time budget. */
+  deadline?: number;
+  /** Pages per invocation before handing over; bounds one invocation's work. */
+  maxPages?: number;
+  /** How long a claim holds between checkpoint writes; a killed run's claim lapses after it. */
+  leaseSeconds?: number;
+  /** Called after each saved page (benchmarks use it to stop a run as a kill would). */
+  afterPage?: (pages: number) => void | Promise<void>;
+}
+
+/** A source error that says "the incremental window cannot be served: sync everything" (payment events past 30 days). */
+function asksForFullSync(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { fallBackToFullSync?: unknown }).fallBackToFullSync === true;
+}
+
+const seconds = (iso: string | undefined, fallback: number) => (iso ? Math.floor(Date.parse(iso) / 1000) : fallback);
+
+/**
+ * Runs one sync job: one data object of one connection, page by page from its checkpoint.
+ * Every page is written (only what changed) and then checkpointed, so a run stopped anywhere
+ * resumes at the last saved page. A failure keeps the cursor, records the reason on the checkpoint
+ * and the connection's health, and says whether a retry can help.
+ */
+export async function runSyncJob(
+  gateway: Gateway,
+  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  job: SyncJob,
+  log: Logger,
+  options: SyncRunOptions = {},
+): Promise<SyncRunResult> {
+  const { accountId, connector, object } = job;
+  const { store } = gateway;
+  const skipped = (reason: string): SyncRunResult => {
+    log.info('sync job skipped', { reason });
+    return { outcome: 'skipped', reason };
+  };
+
+  const connection = await store.getConnection(accountId, connector);
+  if (!connection) return skipped('the connection was disconnected');
+  const platform = platforms[connector];
+  if (!platform) return skipped(`the ${connector} connector has no scheduled sync`);
+  const settings = platform.settings.parse(connection.syncSettings);
+  if (!settings.dataObjects.includes(object)) return skipped(`${object} is not among the connection's data objects`);
+  if (settings.method === 'webhooks' && job.trigger !== 'manual') return skipped('the sync method is Webhooks only');
+
+  const now = () => new Date(gateway.now());
+  const leaseSeconds = options.leaseSeconds ?? 120;
+  const runId = job.runId ?? randomUUID();
+  const previous = await store.getSyncCheckpoint(accountId, connector, object);
+  const mode = job.full ? 'full' : modeForNewRun(previous, Math.floor(gateway.now() / 1000));
+  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(accountId, connector, object, { runId, now: now(), leaseSeconds, mode });
+  if (!checkpoint) return skipped('another run of this sync is in progress');
+
+  const client = platform.client({
+    accountId,
+    env: gateway.env,
+    config: connection.config,
+    credentials: await gateway.vault.open({ accountId, connector }, connection.credentials),
+  });
+  const source = platform.sync.source(object, client, settings);
+  const keeps = source.keeps?.bind(source) ?? (() => true);
+  let point: RunCursor = startingPoint(checkpoint);
+  let seen = point.sweepable ? new Set<string>() : undefined;
+  const counts: SyncCounts = { ...checkpoint.counts };
+  const runStartedAt = seconds(checkpoint.lastRunStartedAt, Math.floor(gateway.now() / 1000));
+  let pages = 0;
+  log = log.with({ runId, mode: point.window.mode, resumed: !point.sweepable });
+
+  try {
+    for (;;) {
+      let page;
+      try {
+        page = await source.fetchPage(point.window, point.page);
+      } catch (error) {
+        if (!asksForFullSync(error) || point.window.mode !== 'incremental') throw error;
+        log.warn('incremental window out of the platform’s reach; syncing everything instead');
+        point = { window: { mode: 'full' }, sweepable: true };
+        seen = new Set();
+        continue;
+      }
+      const stored = await store.getStoredVersions(accountId, connector, object, [...page.records.map((r) => r.id), ...page.deletedIds]);
+      const plan = planPage(page, stored, keeps, now().toISOString());
+      const outcomes = await store.putRecordsIfChanged(accountId, connector, object, plan.writes);
+      for (const outcome of outcomes) counts[outcome] += 1;
+      counts.unchanged += plan.unchanged;
+      for (const id of plan.removals) {
+        if (await store.markRecordDeleted(accountId, connector, object, id, { deletedAt: now() })) counts.deleted += 1;
+      }
+      for (const record of page.records) if (keeps(record)) seen?.add(record.id);
+      point = cursorAfter(point, page.next);
+      pages += 1;
+      if (!page.next) break;
+
+      checkpoint = await store.putSyncCheckpoint({ ...checkpoint, mode: point.window.mode, cursor: point, counts }, { now: now(), leaseSeconds });
+      await options.afterPage?.(pages);
+      if (pages >= (options.maxPages ?? Infinity) || gateway.now() >= (options.deadline ?? Infinity)) {
+        await gateway.queues.syncJobs.send([{ ...job, runId, requestedAt: now().toISOString() }]);
+        log.info('sync job continues in a new invocation', { pages, counts });
+        return { outcome: 'continued', pages, runId };
+      }
+    }
+
+    if (point.window.mode === 'full' && seen) counts.deleted += await sweepDeleted(gateway, job, seen, now());
+    const finishedAt = now().toISOString();
+    checkpoint = await store.finishSyncRun({
+      ...checkpoint,
+      mode: point.window.mode,
+      counts,
+      watermark: nextWatermark(watermarkOf(checkpoint), point.window, runStartedAt),
+      lastRunFinishedAt: finishedAt,
+      lastSucceededAt: finishedAt,
+      lastError: undefined,
+    });
+    if (connection.health.state !== 'healthy') {
+      await store.updateConnectionHealth(accountId, connector, { state: 'healthy', checkedAt: finishedAt });
+    }
+    log.info('sync job finished', { pages, counts });
+    return { outcome: 'finished', mode: point.window.mode, pages, counts };
+  } catch (error) {
+    if (error instanceof SyncRunLostError) return skipped('another run took this sync over');
+    const problem = platform.problem(error);
+    const at = now().toISOString();
+    await store
+      .pauseSyncRun({ ...checkpoint, mode: point.window.mode, cursor: point, counts, lastError: { message: problem.reason, at } })
+      .catch((pauseError: unknown) => log.warn('could not record the failure on the checkpoint', { error: pauseError }));
+    await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
+    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, error });
+    return { outcome: 'failed', problem, retry: problem.health === 'degraded' };
+  }
+}
+
+/**
+ * After a complete full sync (not a resumed one, whose list of seen ids is partial): records still
+ * stored but no longer listed were deleted on the platform (or left the settings' filter).
+ */
+async function sweepDeleted(gateway: Gateway, job: SyncJob, seen: ReadonlySet<string>, now: Date): Promise<number> {
+  let deleted = 0;
+  let startKey: string | undefined;
+  do {
+    const page = await gateway.store.listRecords(job.accountId, job.connector, job.object, { limit: 500, ...(startKey ? { startKey } : {}) });
+    for (const record of page.records) {
+      if (!seen.has(record.id) && (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, record.id, { deletedAt: now }))) deleted += 1;
+    }
+    startKey = page.nextStartKey;
+  } while (startKey);
+  return deleted;
+}
