@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { createRouter } from '../shared/api/router';
-import { apiRoutes } from '../shared/api/routes';
+import { apiRoutes } from '../shared/api/routes/index';
 
 const dispatch = createRouter(apiRoutes);
 
