@@ -1,16 +1,19 @@
 import * as z from 'zod';
+import { connectorPlatforms } from '../shared/connections/platforms';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { log } from '../shared/log/logger';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
+import { SyncFrequency } from '../shared/sync/sync-settings';
+
+provideAwsServices({ queues: sqsQueues });
 
 /** What each EventBridge Scheduler schedule sends (see lib/sync.ts). */
-const ScheduleEvent = z.object({ frequency: z.enum(['hourly', 'daily', 'weekly']) });
+const ScheduleEvent = z.object({ frequency: SyncFrequency });
 
-/**
- * Fired by the hourly, daily and weekly schedules. Choosing the connections that are due and
- * enqueueing their sync jobs arrives with the billing and payment connectors' issue; until then
- * the dispatcher validates the schedule event and reports that it enqueued nothing.
- */
+/** Fired by the hourly, daily and weekly schedules: one sync job per due connection and data object. */
 export const handler = async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
   const { frequency } = ScheduleEvent.parse(event);
-  log.info('sync schedule fired', { frequency, enqueued: 0 });
-  return { frequency, enqueued: 0 };
+  const enqueued = await dispatchDueSyncs(gateway(), connectorPlatforms, frequency, log.with({ frequency }));
+  return { frequency, enqueued };
 };

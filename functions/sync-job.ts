@@ -1,12 +1,27 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { connectorPlatforms } from '../shared/connections/platforms';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { runSyncJob } from '../shared/sync/run-sync-job';
+
+// A run that reaches its time budget hands over to a continuation job on the sync queue.
+provideAwsServices({ queues: sqsQueues });
+
+/** Leaves this much of the invocation for saving the checkpoint and enqueueing the continuation. */
+const HAND_OVER_MARGIN_MS = 30_000;
 
 /**
- * Syncing platform data: deployed and wired now, built with its connector's issue. Until then every message is
- * reported as failed, so it is retried and then kept in the dead-letter queue (alarmed), never dropped.
+ * One sync job per message (batch size 1). A transient failure (rate limits, an outage) is
+ * reported as a batch failure so SQS retries it later from the saved checkpoint; a failure only
+ * the user can fix (a revoked key) is recorded on the connection's health and not retried.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  processBatch(event, SyncJob, async () => {
-    throw new Error('Syncing platform data is not available in this version of the gateway');
+export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
+  processBatch(event, SyncJob, async (job, log) => {
+    const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;
+    const result = await runSyncJob(gateway(), connectorPlatforms, job, log.with({ accountId: job.accountId, connector: job.connector, object: job.object }), {
+      ...(deadline ? { deadline } : {}),
+    });
+    if (result.outcome === 'failed' && result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
   });

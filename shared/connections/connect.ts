@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
 import { maskSecret } from './connector-definition';
 import { connectorDefinitions } from './connectors';
+import { connectorPlatforms } from './platforms';
 import type { ConnectionView } from './connection-view';
 
 function definitionFor(connector: ConnectorName) {
@@ -19,6 +20,11 @@ function definitionFor(connector: ConnectorName) {
     });
   }
   return definition;
+}
+
+function defaultSyncSettings(connector: ConnectorName): Record<string, unknown> {
+  const platform = connectorPlatforms[connector];
+  return platform ? (platform.settings.parse({}) as unknown as Record<string, unknown>) : {};
 }
 
 /** Integrations are switched on per account by the operator; until then nothing can connect. */
@@ -68,7 +74,8 @@ export async function connectAccount(
     config: parts.config,
     credentials: sealed,
     maskedSecrets: Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])),
-    syncSettings: existing?.syncSettings ?? {},
+    // New connections start with the connector's default settings, so their scheduled syncs run.
+    syncSettings: existing?.syncSettings ?? defaultSyncSettings(connector),
     health: { state: 'unknown' },
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,

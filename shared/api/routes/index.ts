@@ -5,6 +5,7 @@ import { route, type Route } from '../route';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './api-keys';
 import { connectionRoutes } from './connections';
+import { syncRoutes } from './syncs';
 
 /** The gateway's own API, `/api/v1`. Each entry is validated, handled and documented from its route file. */
 export const apiRoutes: Route[] = [
@@ -20,5 +21,6 @@ export const apiRoutes: Route[] = [
   }),
   ...accountRoutes,
   ...connectionRoutes,
+  ...syncRoutes,
   ...apiKeyRoutes,
 ];

@@ -1,0 +1,39 @@
+import type { ConnectorName } from '../connectors';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import { fieldErrors, problems } from '../api/problem';
+import { VersionConflictError } from '../store/store';
+import { viewOf } from './connect';
+import type { ConnectionView } from './connection-view';
+import type { ConnectorPlatform } from './connector-platform';
+
+/**
+ * Saves a connection's sync settings, validated by its connector's schema. The new frequency and
+ * method take effect at the next schedule (the schedule index is written with the connection).
+ */
+export async function saveSyncSettings(
+  gateway: Gateway,
+  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  accountId: string,
+  connector: ConnectorName,
+  body: unknown,
+  log: Logger,
+): Promise<ConnectionView> {
+  const platform = platforms[connector];
+  if (!platform) throw problems.notFound(`The ${connector} connector has no sync settings yet.`);
+  const parsed = platform.settings.safeParse(body);
+  if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
+  const connection = await gateway.store.getConnection(accountId, connector);
+  if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
+  const updated = { ...connection, syncSettings: parsed.data as unknown as Record<string, unknown>, updatedAt: new Date(gateway.now()).toISOString() };
+  try {
+    updated.version = await gateway.store.putConnection(updated);
+  } catch (error) {
+    if (error instanceof VersionConflictError) {
+      throw problems.conflict('The connection changed while the settings were being saved.', 'Reload the connection and save the settings again.');
+    }
+    throw error;
+  }
+  log.info('sync settings saved', { connector, frequency: parsed.data.frequency, method: parsed.data.method, objects: parsed.data.dataObjects.length });
+  return viewOf(updated);
+}

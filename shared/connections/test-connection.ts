@@ -1,0 +1,51 @@
+import * as z from 'zod';
+import type { ConnectorName } from '../connectors';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import { problems } from '../api/problem';
+import type { ConnectorPlatform } from './connector-platform';
+import { ConnectionHealth } from './connection-view';
+
+export const TestConnectionResult = z
+  .object({
+    ok: z.boolean(),
+    health: ConnectionHealth,
+    platformMessage: z.string().optional().describe('What the platform itself said, when it refused'),
+  })
+  .meta({ id: 'TestConnectionResult' });
+export type TestConnectionResult = z.infer<typeof TestConnectionResult>;
+
+/**
+ * Test Connection: one cheap authenticated read through the connection's own client (the same
+ * rate budget as its syncs). The outcome becomes the connection's health: healthy, degraded
+ * (transient: rate limits, outages) or needs reconnect (the key, site or permissions are wrong).
+ */
+export async function testConnection(
+  gateway: Gateway,
+  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  accountId: string,
+  connector: ConnectorName,
+  log: Logger,
+): Promise<TestConnectionResult> {
+  const connection = await gateway.store.getConnection(accountId, connector);
+  if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
+  const platform = platforms[connector];
+  if (!platform) throw problems.notFound(`The ${connector} connector cannot be tested yet.`);
+  const checkedAt = new Date(gateway.now()).toISOString();
+  let result: TestConnectionResult;
+  try {
+    const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
+    await platform.testConnection(platform.client({ accountId, env: gateway.env, config: connection.config, credentials }));
+    result = { ok: true, health: { state: 'healthy', checkedAt } };
+  } catch (error) {
+    const problem = platform.problem(error);
+    result = {
+      ok: false,
+      health: { state: problem.health, checkedAt, reason: problem.reason, remedy: problem.remedy },
+      ...(problem.platformMessage ? { platformMessage: problem.platformMessage } : {}),
+    };
+  }
+  await gateway.store.updateConnectionHealth(accountId, connector, result.health);
+  log.info('connection tested', { connector, ok: result.ok, health: result.health.state });
+  return result;
+}
