@@ -46,7 +46,10 @@ export class Sync extends Construct {
       timeout: Duration.minutes(1),
       logRetention: props.logRetention,
     });
-    this.work = new WorkQueue(this, 'SyncJobs', { consumerTimeout: jobTimeout });
+    // FIFO grouped by connection: one sync job of a connection runs at a time, so every caller of a
+    // platform account shares one rate budget (a parallel job would bring its own and overshoot the
+    // platform's limit). Different connections still sync in parallel.
+    this.work = new WorkQueue(this, 'SyncJobs', { consumerTimeout: jobTimeout, fifo: true });
     this.job = new GatewayFunction(this, 'Job', {
       handler: 'sync-job',
       purpose: 'syncs one data object of one connection, page by page, from its checkpoint',

@@ -6,8 +6,9 @@ import { Construct } from 'constructs';
 export const maxReceiveCount = 5;
 
 /** SSE, TLS only, and fourteen days (the SQS maximum) to look at and replay what failed. */
-export function createDeadLetterQueue(scope: Construct, id: string): sqs.Queue {
+export function createDeadLetterQueue(scope: Construct, id: string, fifo = false): sqs.Queue {
   return new sqs.Queue(scope, id, {
+    ...(fifo ? { fifo: true } : {}),
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: Duration.days(14),
@@ -32,6 +33,11 @@ export interface WorkQueueProps {
   readonly consumerTimeout: Duration;
   /** The consumer's batching window, if it has one. */
   readonly maxBatchingWindow?: Duration;
+  /**
+   * FIFO: messages of one group (the sender's MessageGroupId) are handed out one at a time, in order.
+   * @default false
+   */
+  readonly fifo?: boolean;
 }
 
 /** A queue of work for one Lambda consumer, with its dead-letter queue. */
@@ -41,8 +47,10 @@ export class WorkQueue extends Construct {
 
   constructor(scope: Construct, id: string, props: WorkQueueProps) {
     super(scope, id);
-    this.deadLetterQueue = createDeadLetterQueue(this, 'DeadLetterQueue');
+    this.deadLetterQueue = createDeadLetterQueue(this, 'DeadLetterQueue', props.fifo);
     this.queue = new sqs.Queue(this, 'Queue', {
+      // Content-based deduplication drops an identical job sent twice within five minutes.
+      ...(props.fifo ? { fifo: true, contentBasedDeduplication: true } : {}),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: visibilityTimeoutFor(props.consumerTimeout, props.maxBatchingWindow),

@@ -1,7 +1,7 @@
 import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { GatewayEnvironment } from '../config';
 import type { Gateway } from '../gateway';
-import type { JobQueue } from './messages';
+import type { JobQueue, SyncJob } from './messages';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
 const SQS_BATCH = 10;
@@ -9,9 +9,13 @@ const MAX_ATTEMPTS = 3;
 
 /** A JobQueue over SQS. Entries SQS refuses in a batch are resent; persistent failures throw. */
 export class SqsJobQueue<T> implements JobQueue<T> {
+  /**
+   * @param groupOf for a FIFO queue: the message group (messages of one group are consumed one at a time).
+   */
   constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,
+    private readonly groupOf?: (message: T) => string,
   ) {}
 
   async send(messages: T[]): Promise<void> {
@@ -19,6 +23,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
       let pending = messages.slice(start, start + SQS_BATCH).map((message, index) => ({
         Id: String(index),
         MessageBody: JSON.stringify(message),
+        ...(this.groupOf ? { MessageGroupId: this.groupOf(message) } : {}),
       }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
@@ -35,10 +40,11 @@ export class SqsJobQueue<T> implements JobQueue<T> {
 /** The gateway's three queues over SQS, for `provideAwsServices({ queues: sqsQueues })`. */
 export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
   const client = new SQSClient({});
-  const queue = <T>(url: string | undefined, name: string): JobQueue<T> =>
-    url ? new SqsJobQueue<T>(client, url) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
+  const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
+    url ? new SqsJobQueue<T>(client, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
   return {
-    syncJobs: queue(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync'),
+    // FIFO, one group per connection: its jobs run one at a time and share one rate budget.
+    syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', (job) => `${job.accountId}#${job.connector}`),
     webhookEvents: queue(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events'),
     ingestion: queue(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion'),
   };

@@ -230,6 +230,18 @@ describe('queues', () => {
     }
   });
 
+  it('the sync queue (and its DLQ) is FIFO with content-based deduplication: one job per connection at a time', () => {
+    const mappings = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const syncQueueId = mappings.find((m) => m.FunctionName.Ref === functionOf('sync-job')[0])!.EventSourceArn['Fn::GetAtt'][0];
+    const syncQueue = resource<QueueProperties & { FifoQueue?: boolean; ContentBasedDeduplication?: boolean }>(syncQueueId);
+    expect(syncQueue.Properties).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: true });
+    const dlq = resource<{ FifoQueue?: boolean }>(syncQueue.Properties.RedrivePolicy!.deadLetterTargetArn['Fn::GetAtt'][0]);
+    expect(dlq.Properties.FifoQueue).toBe(true);
+    for (const other of mappings.filter((m) => m.FunctionName.Ref !== functionOf('sync-job')[0])) {
+      expect(resource<{ FifoQueue?: boolean }>(other.EventSourceArn['Fn::GetAtt'][0]).Properties.FifoQueue).toBeUndefined();
+    }
+  });
+
   it('webhook receivers may only send to the webhook queue', () => {
     const [, consumer] = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').find(
       ([, m]) => m.Properties.FunctionName.Ref === functionOf('webhook-event')[0],
