@@ -33,6 +33,8 @@ export const GatewayEnvironment = z.object({
   BILLING_BASE_URL_TEMPLATE: z.string().default('https://{site}.chargebee.com'),
   DATA_LOGIN_URL: z.url().default('https://login.salesforce.com'),
   DATA_SANDBOX_LOGIN_URL: z.url().default('https://test.salesforce.com'),
+  /** Per-attempt timeout of every platform call; a hung platform never hangs a sync. */
+  PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Allows http:// platform addresses (loopback simulators only). Never set in AWS. */
   ALLOW_INSECURE_PLATFORM_URLS: z
     .enum(['true', 'false'])

@@ -1,0 +1,15 @@
+import type { ConnectorPlatform } from '../connections/connector-platform';
+import { billingClient } from './client';
+import { billingProblem } from './errors';
+import { BillingSyncSettings } from './settings';
+import { billingSync } from './sync';
+import { testBillingConnection } from './test-connection';
+
+/** The billing connector's platform side, as the gateway's Test Connection and sync engine use it. */
+export const billingPlatform: ConnectorPlatform<BillingSyncSettings> = {
+  settings: BillingSyncSettings,
+  client: ({ accountId, env, config, credentials }) => billingClient({ accountId, env, config, credentials }),
+  testConnection: testBillingConnection,
+  sync: billingSync,
+  problem: (error) => billingProblem(error),
+};
