@@ -43,16 +43,27 @@ export function openApiDocument(routes: Route[]): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const shape = route.params instanceof z.ZodObject ? (route.params.shape as Record<string, z.ZodType>) : {};
+    const queryShape = route.query instanceof z.ZodObject ? (route.query.shape as Record<string, z.ZodType>) : {};
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
       security: route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }],
-      parameters: Object.entries(shape).map(([name, schema]) => ({
-        name,
-        in: 'path',
-        required: true,
-        schema: toSchema(schema, 'input'),
-      })),
+      parameters: [
+        ...Object.entries(shape).map(([name, schema]) => ({
+          name,
+          in: 'path',
+          required: true,
+          schema: toSchema(schema, 'input'),
+        })),
+        ...Object.entries(queryShape).map(([name, schema]) => ({
+          name,
+          in: 'query',
+          // Optional and defaulted parameters accept absence.
+          required: !schema.safeParse(undefined).success,
+          ...(schema.description ? { description: schema.description } : {}),
+          schema: toSchema(schema, 'input'),
+        })),
+      ],
       responses: {
         [String(route.response.status)]: {
           description: route.response.description,

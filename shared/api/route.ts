@@ -6,10 +6,12 @@ import type { HttpRequest, HttpResponse } from './http';
 
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
-export interface RouteContext<P, B> {
+export interface RouteContext<P, B, Q = undefined> {
   request: HttpRequest;
   params: P;
   body: B;
+  /** The query string, validated by the route's `query` schema (undefined when the route has none). */
+  query: Q;
   /** Present on every route except public ones; a playbook caller's `accountId` comes from its key. */
   caller: Caller;
   gateway: Gateway;
@@ -20,7 +22,12 @@ export interface RouteContext<P, B> {
  * One API operation. The same object drives validation, the handler and the OpenAPI document,
  * so the published contract cannot drift from what the code accepts.
  */
-export interface Route<P extends z.ZodType = z.ZodType, B extends z.ZodType | undefined = z.ZodType | undefined, R extends z.ZodType | undefined = z.ZodType | undefined> {
+export interface Route<
+  P extends z.ZodType = z.ZodType,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  R extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   method: Method;
   /** OpenAPI-style template: `/api/v1/accounts/{accountId}`. */
   path: string;
@@ -32,14 +39,20 @@ export interface Route<P extends z.ZodType = z.ZodType, B extends z.ZodType | un
    */
   access?: 'public' | 'signed-in' | 'playbook';
   params: P;
+  /** Query string parameters: validated after the caller is known (400 problem), published as `in: query`. */
+  query?: Q;
   body?: B;
   /** What the OpenAPI document shows for the body when `body` is looser than the real forms. */
   documentedBody?: z.ZodType;
   response: { status: number; description: string; schema?: R };
-  handle(context: RouteContext<z.infer<P>, B extends z.ZodType ? z.infer<B> : undefined>): Promise<(R extends z.ZodType ? z.infer<R> : undefined) | HttpResponse>;
+  handle(
+    context: RouteContext<z.infer<P>, B extends z.ZodType ? z.infer<B> : undefined, Q extends z.ZodType ? z.infer<Q> : undefined>,
+  ): Promise<(R extends z.ZodType ? z.infer<R> : undefined) | HttpResponse>;
 }
 
 /** Keeps each route's types precise while collecting routes of different shapes in one list. */
-export function route<P extends z.ZodType, B extends z.ZodType | undefined, R extends z.ZodType | undefined>(definition: Route<P, B, R>): Route {
+export function route<P extends z.ZodType, B extends z.ZodType | undefined, R extends z.ZodType | undefined, Q extends z.ZodType | undefined = undefined>(
+  definition: Route<P, B, R, Q>,
+): Route {
   return definition as unknown as Route;
 }

@@ -44,11 +44,13 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
       const access = match.route.access ?? 'signed-in';
       const caller: Caller =
         access === 'public' ? { subject: 'anonymous', operator: false } : access === 'playbook' ? await playbookCaller(request, gateway) : callerOf(request);
+      const query = match.route.query ? parseQuery(request, match.route.query) : undefined;
       const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
       const accountId = (params.data as { accountId?: string }).accountId ?? caller.accountId;
       const result = await match.route.handle({
         request,
         params: params.data,
+        query,
         body,
         caller,
         gateway,
@@ -63,6 +65,13 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
       return response;
     }
   };
+}
+
+/** Validates the query string; failures name the parameter (never the value sent). */
+function parseQuery(request: HttpRequest, schema: z.ZodType): unknown {
+  const parsed = schema.safeParse(request.query);
+  if (parsed.success) return parsed.data;
+  throw problems.invalidParameter(fieldErrors(parsed.error).map((error) => (error.path === '(body)' ? { ...error, path: '(query)' } : error)));
 }
 
 function isHttpResponse(value: unknown): value is HttpResponse {

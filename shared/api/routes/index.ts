@@ -5,6 +5,7 @@ import { route, type Route } from '../route';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './api-keys';
 import { connectionRoutes } from './connections';
+import { playbookRoutes } from './playbook';
 import { syncRoutes } from './syncs';
 
 /** The gateway's own API, `/api/v1`. Each entry is validated, handled and documented from its route file. */
@@ -23,4 +24,5 @@ export const apiRoutes: Route[] = [
   ...connectionRoutes,
   ...syncRoutes,
   ...apiKeyRoutes,
+  ...playbookRoutes,
 ];

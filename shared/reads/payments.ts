@@ -1,0 +1,44 @@
+import type { NormalisedInvoice, NormalisedPayment } from '../sync/normalised';
+import { newestFirst, timeOf, type PlaybookConnector, type ReadRecord } from './read-record';
+
+/** Payment history, failed payments and invoices, as playbooks read them. Pure. */
+
+type Payment = ReadRecord<NormalisedPayment>;
+type Invoice = ReadRecord<NormalisedInvoice>;
+
+/**
+ * Which synced object holds a connector's payments. The billing platform has one (`payments`).
+ * On the payment platform a charge and its payment intent are the same payment seen twice, so
+ * only one of them is read: charges (every attempt, including legacy charges without an intent)
+ * whenever they are synced or present, payment intents otherwise.
+ */
+export function paymentObjectOf(connector: PlaybookConnector, objectsPresent: ReadonlySet<string>): 'payments' | 'charges' | 'payment_intents' {
+  if (connector === 'billing') return 'payments';
+  return objectsPresent.has('charges') || !objectsPresent.has('payment_intents') ? 'charges' : 'payment_intents';
+}
+
+/** The payment objects a connector may hold, before `paymentObjectOf` picks one. */
+export function paymentObjectCandidates(connector: PlaybookConnector): readonly string[] {
+  return connector === 'billing' ? ['payments'] : ['charges', 'payment_intents'];
+}
+
+/** Newest first (by when the payment happened), at most `limit`. */
+export function paymentHistory(payments: readonly Payment[], limit: number): Payment[] {
+  return newestFirst(payments, (payment) => payment.body.at ?? payment.body.updatedAt).slice(0, limit);
+}
+
+/**
+ * Payments that failed, optionally only those at or after `since`. A payment without a time
+ * cannot be placed after `since`, so it is left out when `since` is given.
+ */
+export function isFailedPayment(payment: NormalisedPayment, since?: Date): boolean {
+  if (payment.outcome !== 'failed') return false;
+  if (since === undefined) return true;
+  const at = timeOf(payment.at ?? payment.updatedAt);
+  return at !== undefined && at >= since.getTime();
+}
+
+/** Newest first (by issue date), at most `limit`. */
+export function invoicesNewestFirst(invoices: readonly Invoice[], limit: number): Invoice[] {
+  return newestFirst(invoices, (invoice) => invoice.body.issuedAt ?? invoice.body.updatedAt).slice(0, limit);
+}
