@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
+import { startBillingSimulator, type BillingSimulator, type BillingSite } from '../../sandbox/billing-simulator';
+import { connectorPlatforms } from '../../shared/connections/platforms';
+import { forgetRateBudgets } from '../../shared/http/rate-budget';
+import { log } from '../../shared/log/logger';
+import type { SyncJob } from '../../shared/queues/messages';
+import { runSyncJob, type SyncRunOptions } from '../../shared/sync/run-sync-job';
+import { watchCommands } from '../support/dynamo';
+import { generatedKey } from '../support/local-runtime';
+
+/**
+ * The sync engine end to end: the billing connector's real client and sources over HTTP against
+ * the billing simulator, the store on dynalite, the vault with a throwaway key.
+ */
+describe('sync engine', () => {
+  let sim: BillingSimulator;
+  let local: LocalGateway;
+  let clockOffset = 0;
+  let accountNumber = 0;
+
+  beforeAll(async () => {
+    sim = await startBillingSimulator({ seed: 3 });
+    sim.setRateLimit(undefined);
+    local = await startLocalGateway({
+      env: { BILLING_BASE_URL_TEMPLATE: `${sim.url}/sites/{site}`, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '500' },
+      now: () => Date.now() + clockOffset,
+    });
+  });
+  afterAll(async () => {
+    await local.stop();
+    await sim.stop();
+  });
+  beforeEach(() => {
+    sim.faults.clear();
+    forgetRateBudgets();
+  });
+
+  /** A fresh account connected to a fresh site with `customers` seeded. */
+  async function connected(customers: number, settings: Record<string, unknown> = {}) {
+    const accountId = `acct-${++accountNumber}`;
+    const siteName = `site-${accountNumber}`;
+    const site = sim.addSite(siteName);
+    const apiKey = generatedKey('test_');
+    sim.addApiKey(siteName, apiKey, { type: 'read-only' });
+    site.seedCustomers(customers);
+    const at = new Date().toISOString();
+    await local.gateway.store.putConnection({
+      accountId,
+      connector: 'billing',
+      config: { siteName, environment: 'test', requestsPerMinute: 3500 },
+      credentials: await local.gateway.vault.seal({ accountId, connector: 'billing' }, { apiKey }),
+      maskedSecrets: {},
+      syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method: 'api', subscriptionStatus: 'all', ...settings },
+      health: { state: 'unknown' },
+      createdAt: at,
+      updatedAt: at,
+      version: 0,
+    });
+    const job: SyncJob = { accountId, connector: 'billing', object: 'customers', trigger: 'daily', requestedAt: at };
+    const run = (options?: SyncRunOptions, overrides: Partial<SyncJob> = {}) => runSyncJob(local.gateway, connectorPlatforms, { ...job, ...overrides }, log, options);
+    const requests = () => sim.requests.get(`GET /sites/${siteName}/api/v2/customers`) ?? 0;
+    const storedIds = async () => {
+      const ids: string[] = [];
+      let startKey: string | undefined;
+      do {
+        const page = await local.gateway.store.listRecords(accountId, 'billing', 'customers', { limit: 1000, ...(startKey ? { startKey } : {}) });
+        ids.push(...page.records.map((r) => r.id));
+        startKey = page.nextStartKey;
+      } while (startKey);
+      return ids;
+    };
+    const platformIds = () => [...site.data.customers.values()].filter((c) => !c.deleted).map((c) => c.id);
+    return { accountId, site, run, requests, storedIds, platformIds };
+  }
+
+  it('a full sync stores every record with pages of 100; an incremental sync with nothing changed makes one call and no record write', async () => {
+    const c = await connected(250);
+    const full = await c.run();
+    expect(full).toMatchObject({ outcome: 'finished', mode: 'full', pages: 3, counts: { created: 250, updated: 0 } });
+    expect(c.requests()).toBe(3);
+    expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
+
+    const writes = watchCommands(local.dynamo.client);
+    const incremental = await c.run();
+    expect(incremental).toMatchObject({ outcome: 'finished', mode: 'incremental', pages: 1, counts: { created: 0, updated: 0 } });
+    expect(c.requests()).toBe(4);
+    // Only the checkpoint's own bookkeeping (claim and finish) is written; no record.
+    expect(writes.succeeded('PutItemCommand')).toBe(2);
+    expect(writes.succeeded('UpdateItemCommand')).toBe(0);
+  });
+
+  it('loses no change made during a full sync to a page already passed', async () => {
+    const c = await connected(300);
+    const first = [...c.site.data.customers.values()].sort((a, b) => a.created_at - b.created_at)[0]!;
+    const remove = sim.onRequest((request) => {
+      if (request.path.endsWith('/customers') && request.query.get('offset')) {
+        c.site.update('customers', first.id, { email: 'changed-mid-sync@example.com' });
+        remove();
+      }
+    });
+    await c.run();
+    expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', first.id))?.email).not.toBe('changed-mid-sync@example.com');
+    const incremental = await c.run();
+    expect(incremental).toMatchObject({ outcome: 'finished', mode: 'incremental' });
+    expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', first.id))?.email).toBe('changed-mid-sync@example.com');
+  });
+
+  it('a run killed mid-sync is resumed by the next one from its last saved page, nothing lost or written twice', async () => {
+    const c = await connected(450);
+    let killed = false;
+    void c.run({
+      leaseSeconds: 30,
+      afterPage: (pages) => {
+        if (pages === 2) {
+          killed = true;
+          return new Promise<void>(() => {}); // stops dead: no cleanup, the claim still held
+        }
+      },
+    });
+    while (!killed) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/in progress/) });
+    clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
+    const resumed = await c.run({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', pages: 3 });
+    if (resumed.outcome !== 'finished') throw new Error('unreachable');
+    expect(resumed.counts.created).toBe(450);
+    expect(c.requests()).toBe(5); // every page fetched exactly once: the killed run stopped right after saving its 2nd
+    expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
+  });
+
+  it('a platform that stays down fails the job with its reason, keeps the cursor, and the retry resumes from it', async () => {
+    const c = await connected(250);
+    sim.faults.inject({ fault: { kind: 'status', status: 503 }, times: 100, pathPrefix: `/sites/site-${accountNumber}/api/v2/customers`, method: 'GET' });
+    let pagesBeforeOutage = 0;
+    const failed = await c.run({
+      afterPage: (pages) => {
+        pagesBeforeOutage = pages;
+      },
+    });
+    expect(failed).toMatchObject({ outcome: 'failed', retry: true, problem: { health: 'degraded' } });
+    expect(pagesBeforeOutage).toBe(0);
+    const checkpoint = await local.gateway.store.getSyncCheckpoint(c.accountId, 'billing', 'customers');
+    expect(checkpoint?.lastError?.message).toBeTruthy();
+    expect(checkpoint?.runId).toBeUndefined();
+    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health.state).toBe('degraded');
+
+    sim.faults.clear();
+    expect(await c.run()).toMatchObject({ outcome: 'finished', counts: { created: 250 } });
+    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health.state).toBe('healthy');
+  });
+
+  it('HTML or truncated JSON from the platform fails the job with the reason and leaves stored data untouched', async () => {
+    const c = await connected(150);
+    await c.run();
+    const before = await c.storedIds();
+    sim.faults.inject({ fault: { kind: 'html' }, times: 10 });
+    const failed = await c.run();
+    expect(failed).toMatchObject({ outcome: 'failed', retry: true });
+    if (failed.outcome === 'failed') expect(failed.problem.reason).toMatch(/./);
+    expect((await c.storedIds()).sort()).toEqual(before.sort());
+  });
+
+  it('a revoked key marks the connection for reconnection and is not retried', async () => {
+    const c = await connected(10);
+    const stored = await local.gateway.store.getConnection(c.accountId, 'billing');
+    sim.removeApiKey(stored!.config.siteName as string, (await local.gateway.vault.open({ accountId: c.accountId, connector: 'billing' }, stored!.credentials)).apiKey!);
+    const failed = await c.run();
+    expect(failed).toMatchObject({ outcome: 'failed', retry: false, problem: { health: 'needs_reconnect' } });
+    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health).toMatchObject({ state: 'needs_reconnect', remedy: expect.stringMatching(/key/i) });
+  });
+
+  it('deletions on the platform are detected; a disconnected connection stops syncing', async () => {
+    const c = await connected(20);
+    await c.run();
+    const victim = c.platformIds()[5]!;
+    c.site.delete('customers', victim);
+    const incremental = await c.run();
+    expect(incremental).toMatchObject({ outcome: 'finished', counts: { deleted: 1 } });
+    expect(await c.storedIds()).not.toContain(victim);
+
+    await local.gateway.store.deleteConnection(c.accountId, 'billing');
+    expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/disconnected/) });
+  });
+
+  it('honours the settings: objects not selected and Webhooks-only connections are not synced by schedule', async () => {
+    const c = await connected(5, { dataObjects: ['subscriptions'] });
+    expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/not among/) });
+    const w = await connected(5, { method: 'webhooks' });
+    expect(await w.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/Webhooks only/) });
+    expect(w.requests()).toBe(0);
+  });
+});
