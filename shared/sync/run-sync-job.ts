@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { SyncCheckpoint, SyncCounts } from '../store/items';
 import { SyncRunLostError } from '../store/store';
+import { FullSyncNeeded } from './sync-source';
 import { cursorAfter, modeForNewRun, nextWatermark, planPage, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 
 export type SyncRunResult =
@@ -25,10 +26,6 @@ export interface SyncRunOptions {
   afterPage?: (pages: number) => void | Promise<void>;
 }
 
-/** A source error that says "the incremental window cannot be served: sync everything" (payment events past 30 days). */
-function asksForFullSync(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { fallBackToFullSync?: unknown }).fallBackToFullSync === true;
-}
 
 const seconds = (iso: string | undefined, fallback: number) => (iso ? Math.floor(Date.parse(iso) / 1000) : fallback);
 
@@ -89,7 +86,7 @@ export async function runSyncJob(
       try {
         page = await source.fetchPage(point.window, point.page);
       } catch (error) {
-        if (!asksForFullSync(error) || point.window.mode !== 'incremental') throw error;
+        if (!(error instanceof FullSyncNeeded) || point.window.mode !== 'incremental') throw error;
         log.warn('incremental window out of the platform’s reach; syncing everything instead');
         point = { window: { mode: 'full' }, sweepable: true };
         seen = new Set();

@@ -60,3 +60,11 @@ export interface ConnectorSync<Settings> {
   objects: readonly string[];
   source(object: string, client: PlatformClient, settings: Settings): SyncSource;
 }
+
+/**
+ * Thrown by a source whose incremental window it cannot serve (the payment platform's events reach
+ * back 30 days only): the engine syncs everything instead, in the same run.
+ */
+export class FullSyncNeeded extends Error {
+  override readonly name: string = 'FullSyncNeeded';
+}
