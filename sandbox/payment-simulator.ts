@@ -353,6 +353,20 @@ function createdMatches(created: number, bounds: ListParams['created']): boolean
   );
 }
 
+/**
+ * Whether a list request expands each record's customer. Only `data.customer` is supported, on the
+ * lists whose records carry a customer; anything else is refused as the platform refuses it.
+ */
+function expandsCustomer(object: PaymentObjectName, params: ListParams): boolean {
+  const paths = params.arrays.get('expand') ?? [];
+  for (const path of paths) {
+    if (path !== 'data.customer' || object === 'customers') {
+      throw new ParamError(`This property cannot be expanded (${path}).`, 'expand', 'parameter_invalid');
+    }
+  }
+  return paths.length > 0;
+}
+
 /** The record-specific filters of a list request, as one predicate. */
 function filterFor(object: PaymentObjectName, params: ListParams): (record: ListedRecord) => boolean {
   const checks: Array<(record: ListedRecord) => boolean> = [(record) => createdMatches(record.created, params.created)];
@@ -527,7 +541,16 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
       return collection.keyOf('created', record);
     };
     const page = pageOf(collection, params, recordFilter, cursor);
-    return { status: 200, body: { object: 'list', data: page.records, has_more: page.hasMore, url: `/v1/${object}` } };
+    const data = expandsCustomer(object, params) ? page.records.map((record) => withCustomerExpanded(dataset, record)) : page.records;
+    return { status: 200, body: { object: 'list', data, has_more: page.hasMore, url: `/v1/${object}` } };
+  }
+
+  /** `expand[]=data.customer`: the customer id replaced by the customer (`{id, object, deleted: true}` once deleted). */
+  function withCustomerExpanded(dataset: PaymentDataset, record: ListedRecord): ListedRecord {
+    const id = fieldOf(record, 'customer');
+    if (typeof id !== 'string') return record;
+    const customer = dataset.customers.get(id) ?? (dataset.deletedCustomers.has(id) ? { id, object: 'customer', deleted: true } : id);
+    return { ...record, customer } as ListedRecord;
   }
 
   function listEvents(dataset: PaymentDataset, query: URLSearchParams): SimulatorResponse {

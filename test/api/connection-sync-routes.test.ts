@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
+import { handler as syncDispatcher } from '../../functions/sync-dispatcher';
+import { forgetRateBudgets } from '../../shared/http/rate-budget';
+import type { ConnectionView } from '../../shared/connections/connection-view';
+import type { SyncStatus } from '../../shared/sync/sync-status';
+import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+
+/**
+ * Test Connection, sync settings, manual and scheduled syncs through the API, end to end: the
+ * local gateway, its in-process sync queue and the billing simulator over HTTP.
+ */
+describe('connection and sync routes', () => {
+  let sim: BillingSimulator;
+  let gateway: TestGateway;
+  let token: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    sim = await startBillingSimulator({ seed: 5 });
+    sim.setRateLimit(undefined);
+    sim.addSite('acme-test').seedCustomers(120);
+    apiKey = generatedKey('test_');
+    sim.addApiKey('acme-test', apiKey, { type: 'read-only' });
+    sim.addSite('other-test');
+    gateway = await startTestGateway({ BILLING_BASE_URL_TEMPLATE: `${sim.url}/sites/{site}`, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '500' });
+    await gateway.enableAccount('acme');
+    token = await gateway.userToken('acme');
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await sim.stop();
+  });
+
+  const connect = (siteName: string, key: string) =>
+    gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', { token, body: { siteName, apiKey: key, environment: 'test' } });
+  const test = async () => (await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/test', { token })).json();
+  const connection = async () => (await (await gateway.call('GET', '/api/v1/accounts/acme/connections/billing', { token })).json()) as ConnectionView;
+  const syncs = async () => ((await (await gateway.call('GET', '/api/v1/accounts/acme/connections/billing/syncs', { token })).json()) as { syncs: SyncStatus[] }).syncs;
+
+  it('Test Connection: healthy with a good key; each failure with the spec’s remedy and the health it sets', async () => {
+    expect((await connect('acme-test', apiKey)).status).toBe(200);
+    expect(await test()).toMatchObject({ ok: true, health: { state: 'healthy' } });
+
+    await connect('acme-test', generatedKey('test_'));
+    const badKey = await test();
+    expect(badKey).toMatchObject({ ok: false, health: { state: 'needs_reconnect', remedy: expect.stringMatching(/verify the API key, or recreate it/i) } });
+
+    await connect('nowhere-test', apiKey);
+    expect(await test()).toMatchObject({ ok: false, health: { state: 'needs_reconnect', remedy: expect.stringMatching(/subdomain/i) } });
+
+    const publishable = generatedKey('test_');
+    sim.addApiKey('acme-test', publishable, { type: 'publishable' });
+    await connect('acme-test', publishable);
+    expect(await test()).toMatchObject({ ok: false, health: { state: 'needs_reconnect', remedy: expect.stringMatching(/read-only key \(preferred\) or a full-access key/i) } });
+
+    await connect('acme-test', apiKey);
+    // The client's attempts, all rate limited.
+    sim.faults.inject({ fault: { kind: 'status', status: 429 }, times: 4 });
+    expect(await test()).toMatchObject({ ok: false, health: { state: 'degraded', remedy: expect.stringMatching(/reduce the sync frequency/i) } });
+    sim.faults.clear();
+    forgetRateBudgets(); // the storm slowed this connection's shared budget; later tests start afresh
+    const shown = await connection();
+    expect(shown.health.state).toBe('degraded');
+    expect(JSON.stringify(shown)).not.toContain(apiKey);
+  });
+
+  it('sync settings: defaults on connect, validated changes, bad values refused with nothing changed', async () => {
+    await connect('acme-test', apiKey);
+    const view = await connection();
+    expect(view.syncSettings).toEqual({ dataObjects: ['customers', 'subscriptions', 'invoices', 'payments'], frequency: 'daily', method: 'api', subscriptionStatus: 'all' });
+
+    const bad = [
+      { dataObjects: ['customers', 'faxes'] },
+      { frequency: 'every-minute' },
+      { method: 'carrier-pigeon' },
+      { subscriptionStatus: 'paused' },
+      { dataObjects: [] },
+      { pageSize: 500 },
+    ];
+    for (const body of bad) {
+      const response = await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing/sync-settings', { token, body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+    const unchanged = await connection();
+    expect(unchanged.syncSettings).toEqual(view.syncSettings);
+
+    const saved = await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing/sync-settings', {
+      token,
+      body: { dataObjects: ['customers'], frequency: 'hourly', method: 'both', subscriptionStatus: 'active' },
+    });
+    expect(saved.status).toBe(200);
+    expect(((await saved.json()) as ConnectionView).syncSettings).toMatchObject({ dataObjects: ['customers'], frequency: 'hourly', method: 'both' });
+  });
+
+  it('the hourly schedule enqueues the connection’s jobs; the sync runs and its status is readable', async () => {
+    const result = await syncDispatcher({ frequency: 'hourly' });
+    expect(result.enqueued).toBe(1);
+    expect(await syncDispatcher({ frequency: 'daily' })).toMatchObject({ enqueued: 0 });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect(await syncs()).toEqual([expect.objectContaining({ object: 'customers', state: 'idle', mode: 'full', counts: expect.objectContaining({ created: 120 }) })]);
+  });
+
+  it('manual sync: unknown objects refused; a full resync of chosen objects enqueued and run', async () => {
+    const refused = await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/syncs', { token, body: { objects: ['faxes'] } });
+    expect(refused.status).toBe(400);
+    const started = await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/syncs', { token, body: { objects: ['customers'], full: true } });
+    expect(started.status).toBe(202);
+    expect(await started.json()).toEqual({ enqueued: 1 });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect((await syncs())[0]).toMatchObject({ mode: 'full', counts: { created: 0, unchanged: 120 } });
+  });
+
+  it('disconnect stops the schedule', async () => {
+    expect((await gateway.call('DELETE', '/api/v1/accounts/acme/connections/billing', { token })).status).toBe(204);
+    expect(await syncDispatcher({ frequency: 'hourly' })).toMatchObject({ enqueued: 0 });
+  });
+});
