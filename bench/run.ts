@@ -4,9 +4,11 @@
  */
 import { benchBundles } from './bundles';
 import { saveFigures, type Figures } from './results-file';
+import { benchSync } from './sync';
 
 const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>> = {
   bundle: benchBundles,
+  sync: benchSync,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

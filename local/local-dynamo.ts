@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
@@ -14,8 +15,9 @@ export interface LocalDynamo {
  * A real DynamoDB-API server (dynalite) on a loopback port the OS picks, with the gateway's table.
  * `path` keeps the data on disk across restarts (`npm start`); without it the data is in memory (tests).
  */
-export async function startLocalDynamo(options: { tableName?: string; path?: string } = {}): Promise<LocalDynamo> {
+export async function startLocalDynamo(options: { tableName?: string; path?: string; childProcess?: boolean } = {}): Promise<LocalDynamo> {
   const tableName = options.tableName ?? 'integration-gateway';
+  if (options.childProcess) return startInChildProcess(tableName);
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -32,6 +34,31 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
     async stop() {
       client.destroy();
       await new Promise<void>((resolve, reject) => server.close((error?: Error | null) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+/**
+ * dynalite in its own process: benchmarks use it so the database does not share the gateway's CPU
+ * (in AWS it runs elsewhere too). In memory only.
+ */
+async function startInChildProcess(tableName: string): Promise<LocalDynamo> {
+  const script = "const s=require('dynalite')({createTableMs:0,deleteTableMs:0,updateTableMs:0});s.listen(0,'127.0.0.1',()=>process.stdout.write(s.address().port+'\\n'))";
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (data: Buffer) => resolve(data.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`dynalite exited with ${code}`)));
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = localDynamoClient(endpoint);
+  await createTable(client, tableName);
+  return {
+    endpoint,
+    client,
+    tableName,
+    async stop() {
+      client.destroy();
+      child.kill();
     },
   };
 }

@@ -18,6 +18,8 @@ export interface LocalGatewayOptions {
   dataDir?: string;
   /** Environment values (platform addresses...) on top of the defaults. */
   env?: Record<string, string | undefined>;
+  /** Run dynalite in its own process (benchmarks: the database does not share the gateway's CPU). */
+  dynamoInChildProcess?: boolean;
   /** Queue retry delay; tests shorten it. */
   retryDelayMs?: number;
   now?: () => number;
@@ -54,7 +56,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
   } else {
     const keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
-    dynamo = await startLocalDynamo();
+    dynamo = await startLocalDynamo({ childProcess: options.dynamoInChildProcess ?? false });
     vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = randomBytes(32);
   }

@@ -40,6 +40,11 @@ export const GatewayEnvironment = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * How far (seconds) a payment webhook's signed timestamp may lie from now: older deliveries are
+   * refused as possible replays. 300 is the platform libraries' default.
+   */
+  WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 export type GatewayEnvironment = z.infer<typeof GatewayEnvironment>;

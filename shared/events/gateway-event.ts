@@ -21,4 +21,9 @@ export type GatewayEvent = z.infer<typeof GatewayEvent>;
 
 export interface EventPublisher {
   publish(events: GatewayEvent[]): Promise<void>;
+  /**
+   * The latest events kept in memory, oldest first: the local bus's recent-events feed. Absent on
+   * EventBridge, where rules and the archive serve that purpose.
+   */
+  recent?(accountId?: string): GatewayEvent[];
 }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import type { PlaybookEventType } from '../events/playbook-events';
 import { isoFromUnixSeconds } from '../sync/normalised';
 import type { NormalisedRecord } from '../sync/sync-source';
-import { PaymentEventEnvelope } from '../webhooks/event-envelope';
+import { PaymentEventEnvelope, isTrimmed } from '../webhooks/event-envelope';
 import type { PublishPlan, RecordChange, RecordReference, WebhookEffects } from '../webhooks/effects';
 import { readPaymentRecord } from './objects';
 import type { PaymentObject } from './settings';
@@ -105,8 +105,9 @@ export function paymentEventEffects(payload: unknown): WebhookEffects {
   }
   if (!id) return { kind: 'ignored', reason: `event type ${event.type} carries no record id` };
 
-  const reading = readPaymentRecord(object, snapshot, event.created);
-  const record = reading.ok ? reading.record : undefined;
+  // A copy cut to its id by the receiver, or one the gateway cannot read, is fetched instead.
+  const reading = isTrimmed(snapshot) ? undefined : readPaymentRecord(object, snapshot, event.created);
+  const record = reading?.ok ? reading.record : undefined;
   const change: RecordChange = {
     object,
     id,

@@ -114,12 +114,30 @@ export type SyncedRecord = z.infer<typeof SyncedRecord>;
 export const RecordWrite = SyncedRecord.omit({ accountId: true, connector: true, object: true, deletedAt: true });
 export type RecordWrite = z.infer<typeof RecordWrite>;
 
+/**
+ * Where the event worker stands with one platform event: `pending` while it is being applied (or
+ * after an attempt failed), then `applied`, or `ignored` (an unknown event type, the sync method is
+ * API Direct, the connection is gone). A redelivered event finding `applied` or `ignored` is skipped.
+ */
+export const WebhookEventState = z.enum(['pending', 'applied', 'ignored']);
+export type WebhookEventState = z.infer<typeof WebhookEventState>;
+
 export const WebhookEventMark = z.object({
   accountId: AccountId,
   connector: ConnectorName,
   eventId: z.string().min(1),
   /** TTL: kept past the platform's retry horizon (3 days), then DynamoDB deletes it. */
   expiresAt: EpochSeconds,
+  /** Absent on a bare dedupe mark (`markWebhookEventOnce`). */
+  state: WebhookEventState.optional(),
+  eventType: z.string().optional(),
+  /** While `pending`: until when (epoch seconds) the worker that claimed it may still be applying it; 0 once released. */
+  claimedUntil: EpochSeconds.optional(),
+  /** How many times a worker claimed it. */
+  attempts: z.number().int().nonnegative().optional(),
+  /** Why it was ignored, or what the last failed attempt said (no secrets: redacted). */
+  note: z.string().optional(),
+  finishedAt: Timestamp.optional(),
 });
 export type WebhookEventMark = z.infer<typeof WebhookEventMark>;
 

@@ -16,6 +16,7 @@ import type {
   RecordWrite,
   SyncCheckpoint,
   SyncedRecord,
+  WebhookEventMark,
 } from './items';
 import * as pendingAuthorizations from './pending-authorizations';
 import * as syncCheckpoints from './sync-checkpoints';
@@ -26,6 +27,7 @@ import * as webhookEvents from './webhook-events';
 export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
 export type { RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
+export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
 import type { StoredVersion } from './synced-records';
 
 /**
@@ -129,8 +131,9 @@ export class Store {
     connector: ConnectorName,
     object: string,
     records: readonly RecordWrite[],
+    options?: { concurrency?: number; knownNew?: ReadonlySet<string> },
   ): Promise<syncedRecords.RecordWriteOutcome[]> {
-    return syncedRecords.putRecordsIfChanged(this.#table, accountId, connector, object, records);
+    return syncedRecords.putRecordsIfChanged(this.#table, accountId, connector, object, records, options);
   }
   putRecordIfNewer(
     accountId: string,
@@ -181,6 +184,22 @@ export class Store {
   }
   forgetWebhookEvent(accountId: string, connector: ConnectorName, eventId: string): Promise<void> {
     return webhookEvents.forgetWebhookEvent(this.#table, accountId, connector, eventId);
+  }
+  /** The event worker's exactly-once claim: see shared/store/webhook-events.ts. */
+  claimWebhookEvent(claim: webhookEvents.ClaimRequest): Promise<webhookEvents.WebhookEventClaim> {
+    return webhookEvents.claimWebhookEvent(this.#table, claim);
+  }
+  finishWebhookEvent(
+    event: { accountId: string; connector: ConnectorName; eventId: string },
+    outcome: { state: 'applied' | 'ignored'; note?: string; at: Date },
+  ): Promise<void> {
+    return webhookEvents.finishWebhookEvent(this.#table, event, outcome);
+  }
+  releaseWebhookEvent(event: { accountId: string; connector: ConnectorName; eventId: string }, note: string): Promise<void> {
+    return webhookEvents.releaseWebhookEvent(this.#table, event, note);
+  }
+  getWebhookEventMark(accountId: string, connector: ConnectorName, eventId: string): Promise<WebhookEventMark | undefined> {
+    return webhookEvents.getWebhookEventMark(this.#table, accountId, connector, eventId);
   }
 
   // Conversations and messages

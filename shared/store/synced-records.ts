@@ -82,18 +82,31 @@ export async function putRecordsIfChanged(
   connector: ConnectorName,
   object: string,
   records: readonly RecordWrite[],
-  concurrency = 10,
+  options: { concurrency?: number; knownNew?: ReadonlySet<string> } = {},
 ): Promise<RecordWriteOutcome[]> {
   const outcomes: RecordWriteOutcome[] = new Array<RecordWriteOutcome>(records.length);
+  const concurrency = options.concurrency ?? 10;
   let next = 0;
   const worker = async () => {
     while (next < records.length) {
       const index = next++;
-      outcomes[index] = await putRecordIfChanged(table, accountId, connector, object, records[index]!);
+      const record = records[index]!;
+      outcomes[index] = options.knownNew?.has(record.id)
+        ? await putNewRecord(table, accountId, connector, object, record)
+        : await putRecordIfChanged(table, accountId, connector, object, record);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
   return outcomes;
+}
+
+/**
+ * A record the caller just saw absent: the plain "must not exist" condition (cheaper to evaluate);
+ * if it appeared meanwhile (a webhook), the full comparison decides.
+ */
+async function putNewRecord(table: Table, accountId: string, connector: ConnectorName, object: string, record: RecordWrite): Promise<RecordWriteOutcome> {
+  const outcome = await conditionalRecordPut(table, { accountId, connector, object }, record, 'attribute_not_exists(pk)', undefined);
+  return outcome ?? putRecordIfChanged(table, accountId, connector, object, record);
 }
 
 export async function getRecord(
@@ -268,7 +281,7 @@ async function conditionalRecordPut(
   place: RecordPlace,
   record: RecordWrite,
   condition: string,
-  values: Record<string, unknown>,
+  values: Record<string, unknown> | undefined,
   names?: Record<string, string>,
 ): Promise<'created' | 'updated' | undefined> {
   const checked = RecordWrite.parse(record);
@@ -286,7 +299,7 @@ async function conditionalRecordPut(
         TableName: table.tableName,
         Item: { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) },
         ConditionExpression: condition,
-        ExpressionAttributeValues: toItem(values),
+        ExpressionAttributeValues: values ? toItem(values) : undefined,
         ExpressionAttributeNames: names,
         // The old item tells created from updated without a read; it is dropped right away.
         ReturnValues: 'ALL_OLD',

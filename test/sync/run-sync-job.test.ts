@@ -126,8 +126,26 @@ describe('sync engine', () => {
     expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', pages: 3 });
     if (resumed.outcome !== 'finished') throw new Error('unreachable');
     expect(resumed.counts.created).toBe(450);
-    expect(c.requests()).toBe(5); // every page fetched exactly once: the killed run stopped right after saving its 2nd
+    // Every page fetched once, plus the page the killed run had fetched ahead (it was never written).
+    expect(c.requests()).toBe(5 + 1);
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
+  });
+
+  it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
+    const c = await connected(350);
+    const sent: SyncJob[] = [];
+    const original = local.gateway.queues.syncJobs.send.bind(local.gateway.queues.syncJobs);
+    local.gateway.queues.syncJobs.send = async (jobs) => void sent.push(...jobs);
+    try {
+      const first = await c.run({ maxPages: 2 });
+      expect(first).toMatchObject({ outcome: 'continued', pages: 2 });
+      expect(sent).toEqual([expect.objectContaining({ accountId: c.accountId, object: 'customers', runId: (first as { runId: string }).runId })]);
+      const rest = await c.run({}, { runId: sent[0]!.runId! });
+      expect(rest).toMatchObject({ outcome: 'finished', pages: 2, counts: { created: 350 } });
+      expect(c.requests()).toBe(4); // no page fetched ahead past the budget
+    } finally {
+      local.gateway.queues.syncJobs.send = original;
+    }
   });
 
   it('a platform that stays down fails the job with its reason, keeps the cursor, and the retry resumes from it', async () => {

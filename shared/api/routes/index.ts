@@ -7,6 +7,7 @@ import { apiKeyRoutes } from './api-keys';
 import { connectionRoutes } from './connections';
 import { playbookRoutes } from './playbook';
 import { syncRoutes } from './syncs';
+import { webhookRoutes } from './webhooks';
 
 /** The gateway's own API, `/api/v1`. Each entry is validated, handled and documented from its route file. */
 export const apiRoutes: Route[] = [
@@ -25,4 +26,5 @@ export const apiRoutes: Route[] = [
   ...syncRoutes,
   ...apiKeyRoutes,
   ...playbookRoutes,
+  ...webhookRoutes,
 ];

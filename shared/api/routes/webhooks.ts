@@ -1,0 +1,85 @@
+import * as z from 'zod';
+import { GatewayEvent } from '../../events/gateway-event';
+import { PlaybookEventType } from '../../events/playbook-events';
+import { gatewayBaseUrl, webhookAddress, webhookEndpoint, WebhookEndpoint } from '../../webhooks/addresses';
+import { BillingWebhookCredentials, createBillingWebhookCredentials } from '../../webhooks/billing-credentials';
+import { assertAccountAccess } from '../caller';
+import { ProblemError } from '../problem';
+import { route } from '../route';
+import { AccountParams } from './params';
+
+const EventsQuery = z
+  .object({
+    type: PlaybookEventType.optional().describe('Only events of this type'),
+    limit: z.coerce.number().int().min(1).max(500).default(50).describe('At most this many, newest first'),
+  });
+
+export const webhookRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts/{accountId}/webhooks',
+    operationId: 'listWebhookEndpoints',
+    summary: 'The webhook addresses to enter on each platform, and whether deliveries can be verified (no secrets)',
+    params: AccountParams,
+    response: { status: 200, description: 'One endpoint per platform', schema: z.object({ webhooks: z.array(WebhookEndpoint) }) },
+    async handle({ params, caller, gateway, request }) {
+      assertAccountAccess(caller, params.accountId);
+      const baseUrl = gatewayBaseUrl(gateway.env, request);
+      const [payment, billing] = await Promise.all([
+        gateway.store.getConnection(params.accountId, 'payment'),
+        gateway.store.getConnection(params.accountId, 'billing'),
+      ]);
+      return {
+        webhooks: [webhookEndpoint(baseUrl, params.accountId, 'payment', payment), webhookEndpoint(baseUrl, params.accountId, 'billing', billing)],
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/accounts/{accountId}/connections/billing/webhook-credentials',
+    operationId: 'createBillingWebhookCredentials',
+    summary: 'Make Basic credentials for the billing webhooks; the password is shown this once',
+    params: AccountParams,
+    response: { status: 201, description: 'The address and credentials to enter on the billing platform', schema: BillingWebhookCredentials },
+    async handle({ params, caller, gateway, log, request }) {
+      assertAccountAccess(caller, params.accountId);
+      const url = webhookAddress(gatewayBaseUrl(gateway.env, request), 'billing', params.accountId);
+      return createBillingWebhookCredentials(gateway, log, params.accountId, url);
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts/{accountId}/events',
+    operationId: 'listRecentEvents',
+    summary: 'Recent normalised events published for the account’s playbooks (local runtime)',
+    params: AccountParams,
+    query: EventsQuery,
+    response: { status: 200, description: 'Newest first', schema: z.object({ events: z.array(GatewayEvent) }) },
+    async handle({ params, query, caller, gateway }) {
+      assertAccountAccess(caller, params.accountId);
+      if (!gateway.events.recent) throw feedIsEventBridge();
+      const events = gateway.events
+        .recent(params.accountId)
+        .filter((event) => !query.type || event.type === query.type)
+        .reverse()
+        .slice(0, query.limit);
+      return { events };
+    },
+  }),
+];
+
+/**
+ * In AWS the events live on EventBridge: a rule delivers them (filtered by type, account...) and
+ * the bus's archive replays them; a second copy in the table would cost a write per event for a
+ * feed nobody needs there.
+ */
+function feedIsEventBridge(): ProblemError {
+  return new ProblemError({
+    type: 'urn:integration-gateway:problem:events-on-eventbridge',
+    title: 'Read the events from EventBridge',
+    status: 501,
+    detail: 'The recent-events feed is served by the local runtime. Deployed, the gateway publishes these events on its EventBridge bus.',
+    remedy:
+      'Add an EventBridge rule on the bus "integration-gateway" (source integration-gateway.payment or integration-gateway.billing, detail-type the event type, detail.accountId your account) to deliver them; replay past ones from the bus archive.',
+  });
+}

@@ -1,0 +1,275 @@
+import { billingClient } from '../billing/client';
+import { BillingSyncSettings } from '../billing/settings';
+import { billingEventEffects } from '../billing/webhook';
+import type { EventCustomer } from '../events/playbook-events';
+import { playbookEvent } from '../events/playbook-events';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import { redactText } from '../log/redaction';
+import { paymentClient } from '../payment/client';
+import { PaymentSyncSettings } from '../payment/settings';
+import { paymentEventEffects } from '../payment/webhook';
+import type { WebhookEventMessage } from '../queues/messages';
+import type { Connection, RecordWrite } from '../store/items';
+import { recordHash } from '../sync/record-hash';
+import type { SyncMethod } from '../sync/sync-settings';
+import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
+import { writeDecision, type PublishPlan, type RecordChange, type RecordReference, type WebhookEffects } from './effects';
+import { billingRecordFetcher, paymentRecordFetcher, type RecordFetcher } from './platform-records';
+import type { WebhookConnector } from './problems';
+
+/**
+ * The event worker: applies one verified platform event, exactly once.
+ *
+ * 1. Claim: the event's mark goes `pending` (a conditional write; TTL past the platforms' 3-day
+ *    retry horizon). A redelivery finding it `applied` or `ignored` is skipped; finding it pending
+ *    under another worker's live claim, it is retried later. A retry after a failed attempt
+ *    re-applies: every record write is idempotent.
+ * 2. Decide: the connection's sync method (API Direct → acknowledged, not applied) and what the
+ *    event means (the connector's pure `effects`; unknown types are recorded `ignored`).
+ * 3. Apply each record the event carries, in the data objects the settings select: an older copy
+ *    never overwrites a newer one (`writeDecision`, and the store's conditional write); a record
+ *    the event refers to but does not carry, and which is not stored yet, is fetched from the
+ *    platform; so is one whose order cannot be told.
+ * 4. Publish the normalised event (its id is derived from the platform's, so a re-publish after a
+ *    crash carries the same id for consumers to dedupe on), then mark the event `applied`.
+ */
+
+/** The platforms retry for up to 3 days; the marks outlive that by a day. */
+export const EVENT_MARK_SECONDS = 4 * 86_400;
+/** A claim outlives the worker's 60-second timeout, so a live attempt is never overlapped. */
+export const CLAIM_LEASE_SECONDS = 90;
+
+interface ConnectorWebhooks {
+  effects(payload: Record<string, unknown>): WebhookEffects;
+  settings(syncSettings: unknown): { method: SyncMethod; dataObjects: readonly string[] };
+  /** A time (epoch ms) in the unit of this platform's record versions. */
+  versionAt(epochMs: number): number;
+  fetcher(gateway: Gateway, accountId: string, connection: Connection): RecordFetcher;
+}
+
+/** Opens the credentials only when a record must be fetched: most events need no platform call. */
+async function credentialsOf(gateway: Gateway, connection: Connection) {
+  return gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
+}
+
+export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
+  payment: {
+    effects: paymentEventEffects,
+    settings: (settings) => PaymentSyncSettings.parse(settings),
+    versionAt: (epochMs) => Math.floor(epochMs / 1000),
+    fetcher: (gateway, accountId, connection) => async (object, id) => {
+      const client = paymentClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
+      return paymentRecordFetcher(client, () => Math.floor(gateway.now() / 1000))(object, id);
+    },
+  },
+  billing: {
+    effects: billingEventEffects,
+    settings: (settings) => BillingSyncSettings.parse(settings),
+    versionAt: (epochMs) => epochMs,
+    fetcher: (gateway, accountId, connection) => async (object, id) => {
+      const client = billingClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
+      return billingRecordFetcher(client)(object, id);
+    },
+  },
+};
+
+export type ApplyResult =
+  | { outcome: 'applied'; written: number; stale: number; fetched: number; published: number }
+  | { outcome: 'ignored'; reason: string }
+  | { outcome: 'duplicate' };
+
+export interface ApplyOptions {
+  /** Connections read in this invocation (a batch often holds several events of one account). */
+  connections?: Map<string, Promise<Connection | undefined>>;
+}
+
+export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventMessage, log: Logger, options: ApplyOptions = {}): Promise<ApplyResult> {
+  const event = { accountId: message.accountId, connector: message.connector, eventId: message.eventId };
+  const eventLog = log.with({ ...event, eventType: message.eventType });
+  const now = Math.floor(gateway.now() / 1000);
+  const claim = await gateway.store.claimWebhookEvent({
+    ...event,
+    eventType: message.eventType,
+    now,
+    leaseSeconds: CLAIM_LEASE_SECONDS,
+    expiresAt: now + EVENT_MARK_SECONDS,
+  });
+  if (claim.outcome === 'finished') {
+    eventLog.info('webhook event already handled; skipped', { state: claim.mark.state });
+    return { outcome: 'duplicate' };
+  }
+  if (claim.outcome === 'busy') throw new Error('another worker is applying this event now; it will be retried');
+
+  let result: ApplyResult;
+  try {
+    result = await applyClaimed(gateway, message, eventLog, options);
+  } catch (error) {
+    const reason = redactText(error instanceof Error ? error.message : String(error));
+    await gateway.store.releaseWebhookEvent(event, reason).catch((releaseError: unknown) => eventLog.warn('could not release the claim', { error: releaseError }));
+    throw error;
+  }
+  const at = new Date(gateway.now());
+  if (result.outcome === 'ignored') {
+    await gateway.store.finishWebhookEvent(event, { state: 'ignored', note: result.reason, at });
+    eventLog.info('webhook event ignored', { reason: result.reason, attempts: claim.attempts });
+  } else {
+    await gateway.store.finishWebhookEvent(event, { state: 'applied', at });
+    eventLog.info('webhook event applied', { ...result, attempts: claim.attempts });
+  }
+  return result;
+}
+
+async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log: Logger, options: ApplyOptions): Promise<ApplyResult> {
+  const { accountId, connector } = message;
+  const webhooks = connectorWebhooks[connector];
+  const connections = options.connections ?? new Map<string, Promise<Connection | undefined>>();
+  const connectionKey = `${accountId}\n${connector}`;
+  if (!connections.has(connectionKey)) connections.set(connectionKey, gateway.store.getConnection(accountId, connector));
+  const connection = await connections.get(connectionKey);
+  if (!connection) return { outcome: 'ignored', reason: `the ${connector} connection was removed` };
+  const settings = webhooks.settings(connection.syncSettings);
+  if (settings.method === 'api') return { outcome: 'ignored', reason: 'sync method API Direct' };
+  const effects = webhooks.effects(message.payload);
+  if (effects.kind === 'ignored') return { outcome: 'ignored', reason: effects.reason };
+
+  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, webhooks.fetcher(gateway, accountId, connection), new Set(settings.dataObjects));
+  for (const change of effects.changes) await applying.change(change, effects.occurredAt);
+  for (const reference of effects.references) await applying.reference(reference);
+  let published = 0;
+  if (effects.publish) {
+    const customer = await applying.customerFor(effects.publish);
+    await gateway.events.publish([
+      playbookEvent({
+        id: `${connector}:${message.eventId}`,
+        type: effects.publish.type,
+        accountId,
+        source: connector,
+        occurredAt: new Date(effects.occurredAt * 1000).toISOString(),
+        data: eventData(message, effects.publish, customer),
+      }),
+    ]);
+    published = 1;
+  }
+  log.debug('webhook event effects', { changes: effects.changes.length, references: effects.references.length });
+  return { outcome: 'applied', ...applying.counts, published };
+}
+
+/** The published `data`: what the plan has, the customer resolved; the type's schema keeps only its fields. */
+function eventData(message: WebhookEventMessage, plan: PublishPlan, customer: EventCustomer | undefined): Record<string, unknown> {
+  return {
+    platformEventId: message.eventId,
+    platformEventType: message.eventType,
+    ...(customer ? { customer } : {}),
+    ...(plan.subscription ? { subscription: plan.subscription } : {}),
+    ...(plan.invoice ? { invoice: plan.invoice } : {}),
+    ...(plan.payment ? { payment: plan.payment } : {}),
+    ...(plan.dispute ? { dispute: plan.dispute } : {}),
+  };
+}
+
+/** Writes one event's records for one connection, remembering what it saw for the published event. */
+class RecordApplier {
+  readonly counts = { written: 0, stale: 0, fetched: 0 };
+  /** Bodies known after applying: `object\nid` → the newest copy written or stored. */
+  readonly #known = new Map<string, JsonObject>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly accountId: string,
+    private readonly connector: WebhookConnector,
+    private readonly versionAt: (epochMs: number) => number,
+    private readonly fetch: RecordFetcher,
+    private readonly selected: ReadonlySet<string>,
+  ) {}
+
+  async change(change: RecordChange, occurredAt: number): Promise<void> {
+    if (!this.selected.has(change.object)) return;
+    const { store } = this.gateway;
+    if (!change.record) {
+      await this.fetchAndStore(change);
+    } else {
+      const hash = recordHash(change.record.fields);
+      const stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
+      const decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
+      if (decision === 'fetch') {
+        await this.fetchAndStore(change);
+      } else if (decision === 'write' && (await store.putRecordIfNewer(this.accountId, this.connector, change.object, this.toWrite(change.record, hash, change.version))) !== 'stale') {
+        this.counts.written += 1;
+        this.#known.set(key(change), change.record.fields);
+      } else {
+        this.counts.stale += 1;
+        if (stored) this.#known.set(key(change), stored.body as JsonObject);
+      }
+    }
+    if (change.deleted) {
+      await store.markRecordDeleted(this.accountId, this.connector, change.object, change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+    }
+  }
+
+  /** A record the event names without carrying it: fetched only when not stored yet. */
+  async reference(reference: RecordReference): Promise<void> {
+    if (!this.selected.has(reference.object) || this.#known.has(key(reference))) return;
+    const stored = await this.gateway.store.getRecord(this.accountId, this.connector, reference.object, reference.id);
+    if (stored) this.#known.set(key(reference), stored.body as JsonObject);
+    else await this.fetchAndStore(reference);
+  }
+
+  /** Whose event it is: the customer as stored (or just fetched), else what the event says about them. */
+  async customerFor(plan: PublishPlan): Promise<EventCustomer | undefined> {
+    let customerId = plan.customerId;
+    if (!customerId && plan.customerOf) {
+      const owner = await this.body(plan.customerOf);
+      customerId = typeof owner?.customerId === 'string' && owner.customerId !== '' ? owner.customerId : undefined;
+    }
+    if (!customerId) return undefined;
+    // A customer reached through another record (a dispute's charge) is fetched like any other.
+    await this.reference({ object: 'customers', id: customerId });
+    const body = await this.body({ object: 'customers', id: customerId });
+    const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+    const email = text(body?.email) ?? plan.customerHint?.email;
+    const name = text(body?.name) ?? plan.customerHint?.name;
+    return { id: customerId, ...(email ? { email } : {}), ...(name ? { name } : {}) };
+  }
+
+  private async body(reference: RecordReference): Promise<JsonObject | undefined> {
+    const known = this.#known.get(key(reference));
+    if (known) return known;
+    const stored = await this.gateway.store.getRecord(this.accountId, this.connector, reference.object, reference.id);
+    return stored?.body as JsonObject | undefined;
+  }
+
+  /**
+   * The platform's copy now. It is at least as new as any event created before the fetch, so it
+   * replaces whatever is stored unless that is newer still; a record the platform no longer has is
+   * marked deleted.
+   */
+  private async fetchAndStore(reference: RecordReference): Promise<void> {
+    const { store } = this.gateway;
+    const fetched = await this.fetch(reference.object, reference.id);
+    this.counts.fetched += 1;
+    const version = this.versionAt(this.gateway.now());
+    if (!fetched.found) {
+      await store.markRecordDeleted(this.accountId, this.connector, reference.object, reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
+      return;
+    }
+    const hash = recordHash(fetched.record.fields);
+    await store.putRecordIfChanged(this.accountId, this.connector, reference.object, this.toWrite(fetched.record, hash, fetched.record.sourceVersion ?? version));
+    this.#known.set(key(reference), fetched.record.fields);
+  }
+
+  private toWrite(record: NormalisedRecord, hash: string, version: number): RecordWrite & { sourceVersion: number } {
+    return {
+      id: record.id,
+      hash,
+      body: record.fields,
+      sourceVersion: version,
+      syncedAt: new Date(this.gateway.now()).toISOString(),
+      ...(record.email ? { email: record.email } : {}),
+      ...(record.customerId ? { customerId: record.customerId } : {}),
+      ...(record.updatedAt ? { updatedAt: record.updatedAt } : {}),
+    };
+  }
+}
+
+const key = (reference: RecordReference) => `${reference.object}\n${reference.id}`;

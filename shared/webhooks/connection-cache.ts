@@ -1,0 +1,56 @@
+import type { Gateway } from '../gateway';
+import type { Connection } from '../store/items';
+import type { Credentials } from '../vault/sealed-credentials';
+import type { WebhookConnector } from './problems';
+
+/** A connection with its credentials opened, as a receiver verifies against it. */
+export interface OpenedConnection {
+  connection: Connection;
+  credentials: Credentials;
+  /** When it was read from the table (gateway clock, ms). */
+  loadedAt: number;
+}
+
+/** How long a warm receiver trusts its copy: a reconnect or new credentials show within this. */
+export const CONNECTION_CACHE_MS = 60_000;
+
+/**
+ * The receivers' memory of each account's connection and opened secret, so a warm function
+ * verifies a delivery with no DynamoDB read and no KMS call: its only AWS call is the SendMessage.
+ * Kept per gateway (tests run several in one process); unknown accounts are not remembered, so a
+ * connection made a moment ago works at once.
+ */
+const cached = new WeakMap<Gateway, Map<string, OpenedConnection>>();
+/** Receivers serve many accounts; bound the memory, oldest first. */
+const MAX_CACHED = 1000;
+
+export async function openedConnection(
+  gateway: Gateway,
+  accountId: string,
+  connector: WebhookConnector,
+  options: { maxAgeMs?: number } = {},
+): Promise<OpenedConnection | undefined> {
+  let entries = cached.get(gateway);
+  if (!entries) cached.set(gateway, (entries = new Map()));
+  const cacheKey = `${accountId}\n${connector}`;
+  const now = gateway.now();
+  const held = entries.get(cacheKey);
+  if (held && now - held.loadedAt < (options.maxAgeMs ?? CONNECTION_CACHE_MS)) return held;
+
+  entries.delete(cacheKey);
+  const connection = await gateway.store.getConnection(accountId, connector);
+  if (!connection) return undefined;
+  const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
+  const opened = { connection, credentials, loadedAt: now };
+  entries.set(cacheKey, opened);
+  for (const oldest of entries.keys()) {
+    if (entries.size <= MAX_CACHED) break;
+    entries.delete(oldest);
+  }
+  return opened;
+}
+
+/** Tests and benchmarks start cold. */
+export function forgetOpenedConnections(gateway: Gateway): void {
+  cached.delete(gateway);
+}

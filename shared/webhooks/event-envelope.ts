@@ -1,0 +1,71 @@
+import * as z from 'zod';
+
+/**
+ * The outer shape of each platform's webhook event: what the receiver checks before enqueueing
+ * (an id to dedupe on, a type, a time). The record inside is the worker's business. Loose: fields
+ * the gateway does not read pass through untouched.
+ */
+
+/**
+ * Set by the receiver on a record body it cut to its id to fit the queue: the worker must fetch
+ * the record, never store the stub.
+ */
+export const TRIMMED = 'gatewayTrimmed';
+
+/** Whether a record body in an event was cut to its id by the receiver. */
+export function isTrimmed(record: unknown): boolean {
+  return typeof record === 'object' && record !== null && (record as Record<string, unknown>)[TRIMMED] === true;
+}
+
+const EventId = z.string().min(1).max(255);
+const EventType = z.string().min(1).max(255);
+/** Unix seconds, up to the year 9999. */
+const UnixSeconds = z.number().int().min(0).max(253_402_300_799);
+const JsonObject = z.record(z.string(), z.unknown());
+
+/** `{id:"evt_...", object:"event", type, created, livemode, data:{object, previous_attributes?}, api_version}` */
+export const PaymentEventEnvelope = z.looseObject({
+  id: EventId,
+  object: z.literal('event'),
+  type: EventType,
+  created: UnixSeconds,
+  livemode: z.boolean().optional(),
+  api_version: z.string().nullish(),
+  data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
+});
+export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
+
+/** `{id:"ev_...", occurred_at, source, object:"event", api_version:"v2", event_type, webhook_status, content:{...}}` */
+export const BillingEventEnvelope = z.looseObject({
+  id: EventId,
+  object: z.literal('event'),
+  event_type: EventType,
+  occurred_at: UnixSeconds,
+  content: JsonObject,
+});
+export type BillingEventEnvelope = z.infer<typeof BillingEventEnvelope>;
+
+export type EnvelopeReading =
+  | { ok: true; eventId: string; eventType: string; payload: Record<string, unknown> }
+  | { ok: false; errors: Array<{ path: string; message: string }> };
+
+/** zod's paths and messages only, never a value: the body is the platform's customer data. */
+function readWith(schema: z.ZodType<Record<string, unknown>>, body: unknown, idOf: (event: Record<string, unknown>) => [string, string]): EnvelopeReading {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      errors: parsed.error.issues.slice(0, 10).map((issue) => ({ path: issue.path.map(String).join('.') || '(body)', message: issue.message })),
+    };
+  }
+  const [eventId, eventType] = idOf(parsed.data);
+  return { ok: true, eventId, eventType, payload: parsed.data };
+}
+
+export function readPaymentEnvelope(body: unknown): EnvelopeReading {
+  return readWith(PaymentEventEnvelope, body, (event) => [String(event.id), String(event.type)]);
+}
+
+export function readBillingEnvelope(body: unknown): EnvelopeReading {
+  return readWith(BillingEventEnvelope, body, (event) => [String(event.id), String(event.event_type)]);
+}

@@ -1,0 +1,167 @@
+import { AccountId } from '../connectors';
+import type { Gateway } from '../gateway';
+import { BODY_LIMITS, assertBodyWithin, json, problemResponse, responseForError, type HttpRequest, type HttpResponse } from '../api/http';
+import { ProblemError, problems } from '../api/problem';
+import { log as rootLog } from '../log/logger';
+import type { WebhookEventMessage } from '../queues/messages';
+import type { Credentials } from '../vault/sealed-credentials';
+import { BASIC_CHALLENGE, WEBHOOK_PASSWORD, WEBHOOK_USERNAME, parseBasicAuthorization, sameCredentials } from './basic-credentials';
+import { openedConnection } from './connection-cache';
+import { TRIMMED, readBillingEnvelope, readPaymentEnvelope, type EnvelopeReading } from './event-envelope';
+import { webhookProblems, type WebhookConnector } from './problems';
+import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from './signature';
+
+/**
+ * The webhook receivers: check, verify, enqueue, answer 200 in milliseconds. Nothing is stored
+ * here; deduping and applying is the event worker's job (an SQS standard queue may deliver a
+ * message twice anyway, so the worker must be idempotent regardless). Warm, a delivery costs one
+ * AWS call: the SendMessage.
+ *
+ * Refusals are problem+json 4xx with nothing stored or enqueued: a missing or unknown account, a
+ * body over 1 MB, a content type other than JSON, a missing, malformed or wrong signature or
+ * credentials, an old timestamp, a body that is not JSON or not an event.
+ */
+
+export interface VerifyContext {
+  nowSeconds: number;
+  toleranceSeconds: number;
+}
+
+/** What differs between the two platforms' receivers. */
+export interface WebhookVerifier {
+  connector: WebhookConnector;
+  /** Checks on the request alone, before any I/O: a missing signature header or Basic credentials. */
+  precheck(request: HttpRequest): ProblemError | undefined;
+  /** Whether the delivery comes from the platform, judged with THIS account's credentials only. */
+  verify(request: HttpRequest, credentials: Credentials, context: VerifyContext): ProblemError | undefined;
+  readEnvelope(body: unknown): EnvelopeReading;
+}
+
+export const paymentVerifier: WebhookVerifier = {
+  connector: 'payment',
+  precheck(request) {
+    const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);
+    return reading.ok ? undefined : webhookProblems.invalidSignature(reading.reason);
+  },
+  verify(request, credentials, context) {
+    const secret = credentials.webhookSigningSecret;
+    if (!secret) return webhookProblems.signingSecretMissing();
+    const check = verifySignature({ header: request.headers[SIGNATURE_HEADER], rawBody: request.rawBody, secret, ...context });
+    if (check.ok) return undefined;
+    return check.reason === 'outside_tolerance' ? webhookProblems.staleSignature(context.toleranceSeconds) : webhookProblems.invalidSignature(check.detail);
+  },
+  readEnvelope: readPaymentEnvelope,
+};
+
+export const billingVerifier: WebhookVerifier = {
+  connector: 'billing',
+  precheck(request) {
+    return parseBasicAuthorization(request.headers.authorization) ? undefined : webhookProblems.unauthorized('The delivery carries no Basic credentials.');
+  },
+  verify(request, credentials) {
+    const given = parseBasicAuthorization(request.headers.authorization);
+    const username = credentials[WEBHOOK_USERNAME];
+    const password = credentials[WEBHOOK_PASSWORD];
+    if (!username || !password) return webhookProblems.unauthorized('No webhook credentials are set up for this billing connection.');
+    if (!given || !sameCredentials(given, { username, password })) {
+      return webhookProblems.unauthorized("The Basic credentials are not the billing connection's webhook credentials.");
+    }
+    return undefined;
+  },
+  readEnvelope: readBillingEnvelope,
+};
+
+/**
+ * A refusal against a copy of the connection older than this reads the connection again once, so
+ * a signing secret or webhook password changed a moment ago works at once; an attacker sending
+ * bad signatures costs at most one read per account per this long.
+ */
+const RELOAD_AFTER_REFUSAL_MS = 5_000;
+
+/**
+ * SQS refuses messages over 256 KiB. A bigger event is enqueued without its record bodies (ids
+ * kept); the worker finds it cannot read them and fetches the records from the platform.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+export async function receiveWebhook(gateway: Gateway, request: HttpRequest, verifier: WebhookVerifier): Promise<HttpResponse> {
+  const connector = verifier.connector;
+  const log = rootLog.with({ requestId: request.requestId, connector, route: 'webhook' });
+  try {
+    const accountId = request.query.account;
+    if (accountId === undefined || accountId === '') throw webhookProblems.accountMissing(connector);
+    // An id that cannot exist is an unknown account, not a bad request: the address is simply wrong.
+    if (!AccountId.safeParse(accountId).success) throw webhookProblems.unknownAccount(connector);
+    assertBodyWithin(request, BODY_LIMITS.webhook);
+    const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (contentType !== 'application/json') throw problems.unsupportedMediaType('application/json');
+    const early = verifier.precheck(request);
+    if (early) throw early;
+
+    let opened = await openedConnection(gateway, accountId, connector);
+    if (!opened) throw webhookProblems.unknownAccount(connector);
+    const context = { nowSeconds: Math.floor(gateway.now() / 1000), toleranceSeconds: gateway.env.WEBHOOK_TOLERANCE_SECONDS };
+    let refusal = verifier.verify(request, opened.credentials, context);
+    if (refusal && gateway.now() - opened.loadedAt >= RELOAD_AFTER_REFUSAL_MS) {
+      opened = await openedConnection(gateway, accountId, connector, { maxAgeMs: RELOAD_AFTER_REFUSAL_MS });
+      if (!opened) throw webhookProblems.unknownAccount(connector);
+      refusal = verifier.verify(request, opened.credentials, context);
+    }
+    if (refusal) throw refusal;
+
+    // Only a verified body is parsed.
+    let body: unknown;
+    try {
+      body = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      throw problems.malformedJson();
+    }
+    const envelope = verifier.readEnvelope(body);
+    if (!envelope.ok) throw problems.invalidBody(envelope.errors, `The body is not a ${connector} platform event.`);
+
+    const message = fitForQueue({
+      accountId,
+      connector,
+      eventId: envelope.eventId,
+      eventType: envelope.eventType,
+      receivedAt: new Date(gateway.now()).toISOString(),
+      payload: envelope.payload,
+    });
+    try {
+      await gateway.queues.webhookEvents.send([message]);
+    } catch (error) {
+      log.error('webhook event could not be enqueued; the platform will retry', { accountId, eventId: envelope.eventId, error });
+      throw webhookProblems.unavailable();
+    }
+    log.info('webhook received', { accountId, eventId: envelope.eventId, eventType: envelope.eventType });
+    return json(200, { received: true, eventId: envelope.eventId });
+  } catch (error) {
+    if (!(error instanceof ProblemError)) {
+      log.error('webhook failed', { error });
+      return responseForError(error);
+    }
+    log.info('webhook refused', { status: error.problem.status, problem: error.problem.type });
+    // RFC 9110: a 401 names the scheme that would be accepted.
+    return problemResponse(error.problem, error.problem.status === 401 ? { 'www-authenticate': BASIC_CHALLENGE } : {});
+  }
+}
+
+/** The message as it fits on the queue: unchanged, or with record bodies cut to their ids (see MAX_MESSAGE_BYTES). */
+export function fitForQueue(message: WebhookEventMessage): WebhookEventMessage {
+  if (Buffer.byteLength(JSON.stringify(message)) <= MAX_MESSAGE_BYTES) return message;
+  const idOnly = (value: unknown) => {
+    const record = value as { id?: unknown; object?: unknown } | null;
+    return typeof record === 'object' && record !== null && typeof record.id === 'string'
+      ? { id: record.id, ...(typeof record.object === 'string' ? { object: record.object } : {}), [TRIMMED]: true }
+      : {};
+  };
+  const payload = { ...message.payload };
+  if (message.connector === 'payment') {
+    const data = payload.data as { object?: unknown };
+    payload.data = { object: idOnly(data.object) };
+  } else {
+    const content = payload.content as Record<string, unknown>;
+    payload.content = Object.fromEntries(Object.entries(content).map(([name, resource]) => [name, idOnly(resource)]));
+  }
+  return { ...message, payload };
+}

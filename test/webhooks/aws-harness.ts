@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { GatewayEnvironment } from '../../shared/config';
+import type { Gateway } from '../../shared/gateway';
+import { SqsJobQueue } from '../../shared/queues/sqs-queue';
+import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../../shared/queues/messages';
+import { Store } from '../../shared/store/store';
+import { KmsDataKeySource } from '../../shared/vault/kms-data-key-source';
+import { Vault } from '../../shared/vault/vault';
+import { localDynamoClient, startLocalDynamo, watchCommands, type LocalDynamo } from '../../local/local-dynamo';
+
+/**
+ * A gateway wired as it is in Lambda, to count the AWS calls a receiver makes: DynamoDB is a real
+ * DynamoDB-API server (dynalite) with every command counted; KMS and SQS, which have no local
+ * server, are aws-sdk-client-mock stand-ins that behave like them (KMS refuses a data key under
+ * another context) and count their calls.
+ */
+export interface AwsHarness {
+  gateway: Gateway;
+  dynamo: LocalDynamo;
+  calls(): { dynamodb: number; kms: number; sqs: number };
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export async function startAwsHarness(env: Record<string, string> = {}): Promise<AwsHarness> {
+  const dynamo = await startLocalDynamo({ tableName: 'webhook-harness' });
+  const client = localDynamoClient(dynamo.endpoint);
+  const watched = watchCommands(client);
+  const keyId = 'arn:aws:kms:us-east-1:111122223333:key/harness';
+
+  const kms = mockClient(KMSClient);
+  const wrapped = new Map<string, { plaintext: Buffer; context: string }>();
+  kms.on(GenerateDataKeyCommand).callsFake((input: { EncryptionContext?: Record<string, string> }) => {
+    const plaintext = randomBytes(32);
+    const handle = randomBytes(24);
+    wrapped.set(handle.toString('hex'), { plaintext, context: JSON.stringify(input.EncryptionContext) });
+    return { KeyId: keyId, Plaintext: Buffer.from(plaintext), CiphertextBlob: handle };
+  });
+  kms.on(DecryptCommand).callsFake((input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
+    const entry = wrapped.get(Buffer.from(input.CiphertextBlob ?? []).toString('hex'));
+    if (!entry || entry.context !== JSON.stringify(input.EncryptionContext)) throw new InvalidCiphertextException({ message: 'InvalidCiphertextException', $metadata: {} });
+    return { KeyId: keyId, Plaintext: Buffer.from(entry.plaintext) };
+  });
+
+  const sqs = mockClient(SQSClient);
+  sqs.on(SendMessageBatchCommand).callsFake((input: { Entries?: Array<{ Id?: string }> }) => ({
+    Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id, MessageId: randomBytes(8).toString('hex'), MD5OfMessageBody: '' })),
+    Failed: [],
+  }));
+  const sqsClient = new SQSClient({ region: 'us-east-1' });
+  const queueUrl = 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events';
+
+  const gateway: Gateway = {
+    env: GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ...env }),
+    store: new Store({ client, tableName: dynamo.tableName }),
+    vault: new Vault({ keySource: new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) }), cacheTtlSeconds: 300 }),
+    queues: {
+      webhookEvents: new SqsJobQueue<WebhookEventMessage>(sqsClient, queueUrl),
+      syncJobs: new SqsJobQueue<SyncJob>(sqsClient, `${queueUrl}-sync`),
+      ingestion: new SqsJobQueue<IngestionMessage>(sqsClient, `${queueUrl}-ingestion`),
+    },
+    events: { publish: async () => {} },
+    now: () => Date.now(),
+  };
+  const counted = () => ({
+    dynamodb: ['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'QueryCommand', 'DeleteItemCommand', 'BatchGetItemCommand'].reduce((sum, name) => sum + watched.sent(name), 0),
+    kms: kms.commandCalls(DecryptCommand).length + kms.commandCalls(GenerateDataKeyCommand).length,
+    sqs: sqs.commandCalls(SendMessageBatchCommand).length,
+  });
+  return {
+    gateway,
+    dynamo,
+    calls: counted,
+    reset() {
+      watched.reset();
+      kms.resetHistory();
+      sqs.resetHistory();
+    },
+    async stop() {
+      kms.restore();
+      sqs.restore();
+      client.destroy();
+      await dynamo.stop();
+    },
+  };
+}
+
+/** The payload-2.0 event API Gateway hands a webhook receiver. */
+export function webhookRequest(path: '/webhooks/payments' | '/webhooks/billing', accountId: string, body: string, headers: Record<string, string>): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: `POST ${path}`,
+    rawPath: path,
+    rawQueryString: `account=${accountId}`,
+    queryStringParameters: { account: accountId },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    requestContext: { http: { method: 'POST', path }, requestId: randomBytes(6).toString('hex') },
+    body,
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyEventV2;
+}

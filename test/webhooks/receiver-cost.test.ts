@@ -1,0 +1,93 @@
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as billingWebhook } from '../../functions/webhook-billing';
+import { handler as paymentsWebhook } from '../../functions/webhook-payments';
+import { useGateway, type Gateway } from '../../shared/gateway';
+import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME } from '../../shared/webhooks/basic-credentials';
+import { forgetOpenedConnections } from '../../shared/webhooks/connection-cache';
+import { generatedKey } from '../support/local-runtime';
+import { startAwsHarness, webhookRequest, type AwsHarness } from './aws-harness';
+import { basicHeader } from './support';
+
+/**
+ * What one verified webhook costs a receiver in AWS calls, counted at the SDK: the aim is at most
+ * 2, and no KMS call once warm. Measured: the first delivery for an account reads the connection
+ * (DynamoDB) and opens its secret (KMS); every later one makes only the SQS SendMessage.
+ */
+let harness: AwsHarness;
+let previous: Gateway | undefined;
+const signingSecret = generatedKey('whsec_');
+const password = generatedKey('pw');
+const stripe = new Stripe(generatedKey('sk_test_'));
+
+async function connect(gateway: Gateway, accountId: string, connector: 'payment' | 'billing', credentials: Record<string, string>) {
+  const at = new Date().toISOString();
+  await gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+  await gateway.store.putConnection({
+    accountId,
+    connector,
+    config: {},
+    credentials: await gateway.vault.seal({ accountId, connector }, credentials),
+    maskedSecrets: {},
+    syncSettings: { method: 'webhooks' },
+    health: { state: 'unknown' },
+    createdAt: at,
+    updatedAt: at,
+    version: 0,
+  });
+  // Another process sealed them: this receiver starts cold.
+  gateway.vault.forget({ accountId, connector });
+  forgetOpenedConnections(gateway);
+}
+
+beforeAll(async () => {
+  harness = await startAwsHarness();
+  previous = useGateway(harness.gateway);
+  await connect(harness.gateway, 'acme', 'payment', { secretKey: generatedKey('rk_test_'), webhookSigningSecret: signingSecret });
+  await connect(harness.gateway, 'acme', 'billing', { apiKey: generatedKey('test_'), [WEBHOOK_USERNAME]: 'acme-webhooks', [WEBHOOK_PASSWORD]: password });
+});
+afterAll(async () => {
+  useGateway(previous);
+  await harness.stop();
+});
+
+const paymentEvent = (n: number) => {
+  const body = JSON.stringify({ id: `evt_cost_${n}`, object: 'event', type: 'customer.updated', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', object: 'customer' } } });
+  return webhookRequest('/webhooks/payments', 'acme', body, { 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: signingSecret }) });
+};
+const billingEvent = (n: number) =>
+  webhookRequest('/webhooks/billing', 'acme', JSON.stringify({ id: `ev_cost_${n}`, object: 'event', event_type: 'customer_changed', occurred_at: 1, content: { customer: { id: 'c1' } } }), {
+    authorization: basicHeader('acme-webhooks', password),
+  });
+
+describe('AWS calls per verified webhook at the receiver', () => {
+  it('payments: 3 on the first delivery (read, decrypt, send), then 1 (send) and no KMS call', async () => {
+    harness.reset();
+    expect(await paymentsWebhook(paymentEvent(0))).toMatchObject({ statusCode: 200 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1 });
+    harness.reset();
+    for (let n = 1; n <= 20; n += 1) expect(await paymentsWebhook(paymentEvent(n))).toMatchObject({ statusCode: 200 });
+    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20 });
+  });
+
+  it('billing: the same', async () => {
+    harness.reset();
+    expect(await billingWebhook(billingEvent(0))).toMatchObject({ statusCode: 200 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1 });
+    harness.reset();
+    for (let n = 1; n <= 20; n += 1) expect(await billingWebhook(billingEvent(n))).toMatchObject({ statusCode: 200 });
+    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20 });
+  });
+
+  it('a refused delivery enqueues nothing, and one with no signature costs no AWS call at all', async () => {
+    harness.reset();
+    const unsigned = paymentEvent(99);
+    delete (unsigned.headers as Record<string, string>)['stripe-signature'];
+    expect(await paymentsWebhook(unsigned)).toMatchObject({ statusCode: 400 });
+    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 0 });
+    const forged = paymentEvent(100);
+    (forged.headers as Record<string, string>)['stripe-signature'] = stripe.webhooks.generateTestHeaderString({ payload: forged.body!, secret: generatedKey('whsec_') });
+    expect(await paymentsWebhook(forged)).toMatchObject({ statusCode: 400 });
+    expect(harness.calls().sqs).toBe(0);
+  });
+});
