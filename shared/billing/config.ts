@@ -24,6 +24,13 @@ export const BillingConnectionInput = z
     siteName: BillingSiteName.describe('The subdomain of the billing site address'),
     apiKey: z.string().trim().min(8, 'The API key is too short: copy the whole key.').describe('API key; a read-only key is preferred'),
     environment: z.enum(['test', 'live']).describe('Test Mode or Live Mode'),
+    requestsPerMinute: z
+      .number()
+      .int()
+      .min(1)
+      .max(3_500)
+      .optional()
+      .describe("Your billing plan's API limit per minute (default 150, the smallest plans' limit; up to 3,500)"),
   })
   .meta({ id: 'BillingConnectionInput' });
 export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
@@ -46,7 +53,11 @@ export const billingConnector: ConnectorDefinition<typeof BillingConnectionInput
       warnings.push(`Environment is Live Mode but "${input.siteName}" looks like a test site.`);
     }
     return {
-      config: { siteName: input.siteName, environment: input.environment },
+      config: {
+        siteName: input.siteName,
+        environment: input.environment,
+        ...(input.requestsPerMinute ? { requestsPerMinute: input.requestsPerMinute } : {}),
+      },
       credentials: { apiKey: input.apiKey },
       warnings,
     };
