@@ -24,7 +24,7 @@ function definitionFor(connector: ConnectorName) {
 
 function defaultSyncSettings(connector: ConnectorName): Record<string, unknown> {
   const platform = connectorPlatforms[connector];
-  return platform ? (platform.settings.parse({}) as unknown as Record<string, unknown>) : {};
+  return platform ? { ...platform.settings.parse({}) } : {};
 }
 
 /** Integrations are switched on per account by the operator; until then nothing can connect. */

@@ -5,6 +5,6 @@ import type { ConnectorPlatform } from './connector-platform';
 
 /** Connectors with a platform side (client, Test Connection, syncs). Messaging and data arrive with their issues. */
 export const connectorPlatforms: Partial<Record<ConnectorName, ConnectorPlatform>> = {
-  billing: billingPlatform as unknown as ConnectorPlatform,
-  payment: paymentPlatform as unknown as ConnectorPlatform,
+  billing: billingPlatform,
+  payment: paymentPlatform,
 };

@@ -25,7 +25,7 @@ export async function saveSyncSettings(
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
-  const updated = { ...connection, syncSettings: parsed.data as unknown as Record<string, unknown>, updatedAt: new Date(gateway.now()).toISOString() };
+  const updated = { ...connection, syncSettings: { ...parsed.data }, updatedAt: new Date(gateway.now()).toISOString() };
   try {
     updated.version = await gateway.store.putConnection(updated);
   } catch (error) {
