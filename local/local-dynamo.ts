@@ -24,18 +24,7 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const endpoint = `http://127.0.0.1:${port}`;
-  const client = localDynamoClient(endpoint);
-  await createTable(client, tableName);
-  return {
-    endpoint,
-    client,
-    tableName,
-    async stop() {
-      client.destroy();
-      await new Promise<void>((resolve, reject) => server.close((error?: Error | null) => (error ? reject(error) : resolve())));
-    },
-  };
+  return connect(port, tableName, () => new Promise<void>((resolve, reject) => server.close((error?: Error | null) => (error ? reject(error) : resolve()))));
 }
 
 /**
@@ -49,6 +38,10 @@ async function startInChildProcess(tableName: string): Promise<LocalDynamo> {
     child.stdout.once('data', (data: Buffer) => resolve(data.toString().trim()));
     child.once('exit', (code) => reject(new Error(`dynalite exited with ${code}`)));
   });
+  return connect(Number(port), tableName, async () => void child.kill());
+}
+
+async function connect(port: number, tableName: string, stopServer: () => Promise<void>): Promise<LocalDynamo> {
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localDynamoClient(endpoint);
   await createTable(client, tableName);
@@ -58,7 +51,7 @@ async function startInChildProcess(tableName: string): Promise<LocalDynamo> {
     tableName,
     async stop() {
       client.destroy();
-      child.kill();
+      await stopServer();
     },
   };
 }
