@@ -6,11 +6,13 @@ import { benchBundles } from './bundles';
 import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
+import { benchWebhooks } from './webhooks';
 
 const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>> = {
   bundle: benchBundles,
   sync: benchSync,
   reads: benchReads,
+  webhook: benchWebhooks,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

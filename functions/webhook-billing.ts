@@ -1,7 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { responseToApiGateway } from '../shared/api/http';
-import { notYetAvailable } from '../shared/api/not-yet-available';
+import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
+import { gateway, provideAwsServices } from '../shared/gateway';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { billingVerifier, receiveWebhook } from '../shared/webhooks/receiver';
 
-/** /webhooks/billing. Deployed and routed now; the work itself arrives with its connector's issue. */
-export const handler = async (_event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(notYetAvailable('Receiving billing-platform webhooks'));
+// Verified events go to the webhook queue; the event worker applies them.
+provideAwsServices({ queues: sqsQueues });
+
+/** POST /webhooks/billing?account=<accountId>: check the Basic credentials, enqueue, answer 200. */
+export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> =>
+  responseToApiGateway(await receiveWebhook(gateway(), requestFromApiGateway(event), billingVerifier));

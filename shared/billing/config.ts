@@ -38,6 +38,8 @@ export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
 export const billingConnector: ConnectorDefinition<typeof BillingConnectionInput> = {
   name: 'billing',
   input: BillingConnectionInput,
+  // The webhook's Basic credentials (shared/webhooks/billing-credentials.ts) are on the platform already.
+  keptOnReconnect: ['webhookUsername', 'webhookPassword'],
   split(input) {
     const warnings: string[] = [];
     // Billing keys are issued per site and start with the site's mode; a mismatch cannot work.

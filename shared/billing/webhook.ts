@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { PlaybookEventType } from '../events/playbook-events';
-import type { NormalisedRecord } from '../sync/sync-source';
+import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
 import { BillingEventEnvelope, isTrimmed } from '../webhooks/event-envelope';
-import type { PublishPlan, RecordChange, RecordReference, WebhookEffects } from '../webhooks/effects';
+import type { KnownBody, Publication, PublishPlan, RecordChange, RecordReference, WebhookEffects } from '../webhooks/effects';
 import { readBillingRecord } from './objects';
 import type { BillingObject } from './settings';
 
@@ -88,32 +88,42 @@ export function billingEventEffects(payload: unknown): WebhookEffects {
     });
   }
 
-  const primary = records.get(resource);
-  const customerId = resource === 'customer' ? Snapshot.parse(event.content.customer).id : primary?.customerId;
+  const primaryId = Snapshot.parse(event.content[resource]).id;
+  // A copy cut to its id still names its customer's id in the event's customer, when the event carries one.
+  const customerId = resource === 'customer' ? primaryId : (records.get(resource)?.customerId ?? Snapshot.safeParse(event.content.customer).data?.id);
   const references: RecordReference[] = customerId && !records.has('customer') ? [{ object: 'customers', id: customerId }] : [];
-  const publish = publishPlan(event, resource, records, customerId);
+  const type = PUBLISHED[event.event_type];
+  const primary: RecordReference = { object: STORED_RESOURCES[resource]!, id: primaryId };
+  const publish: Publication | undefined = type
+    ? {
+        type,
+        plan(known: KnownBody) {
+          const fields = records.get(resource)?.fields ?? known(primary);
+          const owner = customerId ?? (typeof fields?.customerId === 'string' ? fields.customerId : undefined);
+          return owner ? publishPlan(type, resource, fields, records.get('invoice')?.fields, owner) : undefined;
+        },
+      }
+    : undefined;
   return { kind: 'apply', occurredAt: event.occurred_at, changes, references, ...(publish ? { publish } : {}) };
 }
 
 function publishPlan(
-  event: BillingEventEnvelope,
+  type: PlaybookEventType,
   resource: string,
-  records: ReadonlyMap<string, NormalisedRecord>,
-  customerId: string | undefined,
+  primary: JsonObject | undefined,
+  invoice: JsonObject | undefined,
+  customerId: string,
 ): PublishPlan | undefined {
-  const type = PUBLISHED[event.event_type];
-  const primary = records.get(resource);
-  if (!type || !customerId || !primary) return undefined;
-  const invoice = records.get('invoice')?.fields;
+  if (!primary) return undefined;
   switch (resource) {
     case 'customer':
       return { type, customerId };
     case 'subscription':
-      return { type, customerId, subscription: primary.fields };
+      return { type, customerId, subscription: primary };
     case 'invoice':
-      return { type, customerId, invoice: primary.fields };
+      return { type, customerId, invoice: primary };
     case 'transaction': {
-      const payment = primary.fields as {
+      const payment = primary as {
         id: string;
         amount: number;
         currency?: string;

@@ -65,15 +65,17 @@ export async function connectAccount(
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
   const parts = definition.split(parsed.data);
 
-  const sealed = await gateway.vault.seal({ accountId, connector }, parts.credentials);
   const existing = await gateway.store.getConnection(accountId, connector);
+  const kept = existing ? await keptParts(gateway, existing, definition.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
+  const credentials = { ...kept.credentials, ...parts.credentials };
+  const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
   const now = new Date(gateway.now()).toISOString();
   const connection: Connection = {
     accountId,
     connector,
-    config: parts.config,
+    config: { ...kept.config, ...parts.config },
     credentials: sealed,
-    maskedSecrets: Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])),
+    maskedSecrets: { ...kept.maskedSecrets, ...Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])) },
     // New connections start with the connector's default settings, so their scheduled syncs run.
     syncSettings: existing?.syncSettings ?? defaultSyncSettings(connector),
     health: { state: 'unknown' },
@@ -85,6 +87,14 @@ export async function connectAccount(
   gateway.vault.forget({ accountId, connector });
   log.info('connection saved', { accountId, connector, reconnect: existing !== undefined, warnings: parts.warnings.length });
   return viewOf(connection, parts.warnings);
+}
+
+/** What a reconnect keeps of the existing connection: the gateway-generated fields only. */
+async function keptParts(gateway: Gateway, existing: Connection, fields: readonly string[]) {
+  if (fields.length === 0) return { credentials: {}, config: {}, maskedSecrets: {} };
+  const opened = await gateway.vault.open({ accountId: existing.accountId, connector: existing.connector }, existing.credentials);
+  const pick = <T>(from: Record<string, T>) => Object.fromEntries(Object.entries(from).filter(([field]) => fields.includes(field)));
+  return { credentials: pick(opened), config: pick(existing.config), maskedSecrets: pick(existing.maskedSecrets) };
 }
 
 export async function getConnectionView(gateway: Gateway, accountId: string, connector: ConnectorName): Promise<ConnectionView> {

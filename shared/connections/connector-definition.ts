@@ -15,6 +15,12 @@ export interface ConnectorDefinition<S extends z.ZodType = z.ZodType> {
   name: ConnectorName;
   input: S;
   split(input: z.infer<S>): ConnectionParts;
+  /**
+   * Credentials the gateway generated itself (not typed into the form), kept when the user
+   * reconnects with a new key: e.g. the billing webhook's Basic credentials already entered on
+   * the platform. Their config and masked copies, under the same names, are kept too.
+   */
+  keptOnReconnect?: readonly string[];
 }
 
 /** Shows a secret's last four characters only, as the dashboard displays stored keys. */

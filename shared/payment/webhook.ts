@@ -1,9 +1,9 @@
 import * as z from 'zod';
 import type { PlaybookEventType } from '../events/playbook-events';
 import { isoFromUnixSeconds } from '../sync/normalised';
-import type { NormalisedRecord } from '../sync/sync-source';
+import type { JsonObject } from '../sync/sync-source';
 import { PaymentEventEnvelope, isTrimmed } from '../webhooks/event-envelope';
-import type { PublishPlan, RecordChange, RecordReference, WebhookEffects } from '../webhooks/effects';
+import type { KnownBody, Publication, PublishPlan, RecordChange, RecordReference, WebhookEffects } from '../webhooks/effects';
 import { readPaymentRecord } from './objects';
 import type { PaymentObject } from './settings';
 
@@ -117,43 +117,55 @@ export function paymentEventEffects(payload: unknown): WebhookEffects {
   };
   const customerId = object === 'customers' ? id : (record?.customerId ?? idOf(snapshot.customer));
   const references: RecordReference[] = customerId && object !== 'customers' ? [{ object: 'customers', id: customerId }] : [];
-  const publish = publishPlan(event, object, record, customerId);
+  const publish = publication(event, change, customerId);
   return { kind: 'apply', occurredAt: event.created, changes: [change], references, ...(publish ? { publish } : {}) };
 }
 
-function publishPlan(event: PaymentEventEnvelope, object: PaymentObject, record: NormalisedRecord | undefined, customerId: string | undefined): PublishPlan | undefined {
+function publication(event: PaymentEventEnvelope, change: RecordChange, customerId: string | undefined): Publication | undefined {
   let type = PUBLISHED[event.type];
-  if (!type || !customerId) return undefined;
-  const snapshot = event.data.object;
+  if (!type) return undefined;
   // A draft invoice is not issued yet; its `invoice.finalized` publishes instead.
-  if (event.type === 'invoice.created' && snapshot.status === 'draft') return undefined;
+  if (event.type === 'invoice.created' && event.data.object.status === 'draft') return undefined;
   if (type === 'subscription.changed' && isRenewal(event)) type = 'subscription.renewed';
+  const publishing = type;
+  return {
+    type,
+    plan(known: KnownBody) {
+      const fields = change.record?.fields ?? known(change);
+      // A copy cut to its id names no customer; the fetched record does.
+      const owner = customerId ?? (typeof fields?.customerId === 'string' && fields.customerId !== '' ? fields.customerId : undefined);
+      return owner ? publishPlan(event, publishing, change, owner, fields) : undefined;
+    },
+  };
+}
+
+function publishPlan(event: PaymentEventEnvelope, type: PlaybookEventType, change: RecordChange, customerId: string, fields: JsonObject | undefined): PublishPlan | undefined {
   const base = { type, customerId };
-  switch (object) {
+  switch (change.object) {
     case 'customers':
       return base;
     case 'subscriptions':
-      return record ? { ...base, subscription: record.fields } : undefined;
+      return fields ? { ...base, subscription: fields } : undefined;
     case 'invoices': {
-      if (!record) return undefined;
-      const extra = InvoicePayment.safeParse(snapshot);
+      if (!fields) return undefined;
+      const extra = InvoicePayment.safeParse(event.data.object);
       const hints = extra.success ? extra.data : {};
       const customerHint = { ...(hints.customer_email ? { email: hints.customer_email } : {}), ...(hints.customer_name ? { name: hints.customer_name } : {}) };
-      const plan: PublishPlan = { ...base, customerHint, invoice: record.fields };
+      const plan: PublishPlan = { ...base, customerHint, invoice: fields };
       if (type === 'payment.succeeded' || type === 'payment.failed') {
-        const fields = record.fields as { id: string; amountDue?: number; amountPaid?: number; currency?: string; subscriptionId?: string; nextPaymentAttemptAt?: string };
+        const invoice = fields as { id: string; amountDue?: number; amountPaid?: number; currency?: string; subscriptionId?: string; nextPaymentAttemptAt?: string };
         const paid = type === 'payment.succeeded';
         const paymentIntentId = idOf(hints.payment_intent);
         const at = isoFromUnixSeconds(hints.status_transitions?.paid_at ?? event.created);
         plan.payment = {
           ...(paymentIntentId ? { id: paymentIntentId } : {}),
-          amount: (paid ? fields.amountPaid : fields.amountDue) ?? 0,
-          ...(fields.currency ? { currency: fields.currency } : {}),
+          amount: (paid ? invoice.amountPaid : invoice.amountDue) ?? 0,
+          ...(invoice.currency ? { currency: invoice.currency } : {}),
           outcome: paid ? 'succeeded' : 'failed',
-          invoiceId: fields.id,
-          ...(fields.subscriptionId ? { subscriptionId: fields.subscriptionId } : {}),
+          invoiceId: invoice.id,
+          ...(invoice.subscriptionId ? { subscriptionId: invoice.subscriptionId } : {}),
           ...(typeof hints.attempt_count === 'number' ? { attemptCount: hints.attempt_count } : {}),
-          ...(!paid && fields.nextPaymentAttemptAt ? { nextPaymentAttemptAt: fields.nextPaymentAttemptAt } : {}),
+          ...(!paid && invoice.nextPaymentAttemptAt ? { nextPaymentAttemptAt: invoice.nextPaymentAttemptAt } : {}),
           ...(at ? { at } : {}),
         };
       }
@@ -178,29 +190,31 @@ function isRenewal(event: PaymentEventEnvelope): boolean {
 
 /** Disputes are not stored; the disputed charge is (fetched if new), and playbooks hear of it. */
 function disputeEffects(event: PaymentEventEnvelope): WebhookEffects {
-  const dispute = Dispute.safeParse(event.data.object);
-  if (!dispute.success) return { kind: 'ignored', reason: 'charge.dispute.created carries no readable dispute' };
-  const chargeId = idOf(dispute.data.charge);
-  const paymentIntentId = idOf(dispute.data.payment_intent);
-  const dueBy = isoFromUnixSeconds(dispute.data.evidence_details?.due_by);
+  const parsed = Dispute.safeParse(event.data.object);
+  if (!parsed.success) return { kind: 'ignored', reason: 'charge.dispute.created carries no readable dispute' };
+  const dispute = parsed.data;
+  const chargeId = idOf(dispute.charge);
+  const paymentIntentId = idOf(dispute.payment_intent);
+  const dueBy = isoFromUnixSeconds(dispute.evidence_details?.due_by);
+  const plan: PublishPlan = {
+    type: 'dispute.created',
+    ...(chargeId ? { customerOf: { object: 'charges', id: chargeId } } : {}),
+    dispute: {
+      id: dispute.id,
+      amount: dispute.amount,
+      ...(dispute.currency ? { currency: dispute.currency } : {}),
+      ...(chargeId ? { chargeId } : {}),
+      ...(paymentIntentId ? { paymentIntentId } : {}),
+      ...(dispute.reason ? { reason: dispute.reason } : {}),
+      ...(dispute.status ? { status: dispute.status } : {}),
+      ...(dueBy ? { evidenceDueBy: dueBy } : {}),
+    },
+  };
   return {
     kind: 'apply',
     occurredAt: event.created,
     changes: [],
     references: chargeId ? [{ object: 'charges', id: chargeId }] : [],
-    publish: {
-      type: 'dispute.created',
-      ...(chargeId ? { customerOf: { object: 'charges', id: chargeId } } : {}),
-      dispute: {
-        id: dispute.data.id,
-        amount: dispute.data.amount,
-        ...(dispute.data.currency ? { currency: dispute.data.currency } : {}),
-        ...(chargeId ? { chargeId } : {}),
-        ...(paymentIntentId ? { paymentIntentId } : {}),
-        ...(dispute.data.reason ? { reason: dispute.data.reason } : {}),
-        ...(dispute.data.status ? { status: dispute.data.status } : {}),
-        ...(dueBy ? { evidenceDueBy: dueBy } : {}),
-      },
-    },
+    publish: { type: 'dispute.created', plan: () => plan },
   };
 }

@@ -137,19 +137,22 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   for (const change of effects.changes) await applying.change(change, effects.occurredAt);
   for (const reference of effects.references) await applying.reference(reference);
   let published = 0;
-  if (effects.publish) {
-    const customer = await applying.customerFor(effects.publish);
+  const plan = effects.publish?.plan((reference) => applying.known(reference));
+  if (plan) {
+    const customer = await applying.customerFor(plan);
     await gateway.events.publish([
       playbookEvent({
         id: `${connector}:${message.eventId}`,
-        type: effects.publish.type,
+        type: plan.type,
         accountId,
         source: connector,
         occurredAt: new Date(effects.occurredAt * 1000).toISOString(),
-        data: eventData(message, effects.publish, customer),
+        data: eventData(message, plan, customer),
       }),
     ]);
     published = 1;
+  } else if (effects.publish) {
+    log.warn('nothing to publish: the event’s record could not be read, and it was not fetched (not among the data objects)', { type: effects.publish.type });
   }
   log.debug('webhook event effects', { changes: effects.changes.length, references: effects.references.length });
   return { outcome: 'applied', ...applying.counts, published };
@@ -187,13 +190,13 @@ class RecordApplier {
     if (!this.selected.has(change.object)) return;
     const { store } = this.gateway;
     if (!change.record) {
-      await this.fetchAndStore(change);
+      await this.fetchAndStore(change, change.version);
     } else {
       const hash = recordHash(change.record.fields);
       const stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
       const decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
       if (decision === 'fetch') {
-        await this.fetchAndStore(change);
+        await this.fetchAndStore(change, change.version);
       } else if (decision === 'write' && (await store.putRecordIfNewer(this.accountId, this.connector, change.object, this.toWrite(change.record, hash, change.version))) !== 'stale') {
         this.counts.written += 1;
         this.#known.set(key(change), change.record.fields);
@@ -205,6 +208,11 @@ class RecordApplier {
     if (change.deleted) {
       await store.markRecordDeleted(this.accountId, this.connector, change.object, change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
     }
+  }
+
+  /** The body known for a record after this event's writes and fetches. */
+  known(reference: RecordReference): JsonObject | undefined {
+    return this.#known.get(key(reference));
   }
 
   /** A record the event names without carrying it: fetched only when not stored yet. */
@@ -240,21 +248,23 @@ class RecordApplier {
   }
 
   /**
-   * The platform's copy now. It is at least as new as any event created before the fetch, so it
-   * replaces whatever is stored unless that is newer still; a record the platform no longer has is
-   * marked deleted.
+   * The platform's copy now. It is at least as new as any event created before the fetch, and as
+   * the event that asked for it (`atLeast`, whatever the two clocks say), so it replaces whatever
+   * is stored unless that is newer still; a record the platform no longer has is marked deleted.
    */
-  private async fetchAndStore(reference: RecordReference): Promise<void> {
+  private async fetchAndStore(reference: RecordReference, atLeast = 0): Promise<void> {
     const { store } = this.gateway;
     const fetched = await this.fetch(reference.object, reference.id);
     this.counts.fetched += 1;
-    const version = this.versionAt(this.gateway.now());
     if (!fetched.found) {
+      const version = Math.max(this.versionAt(this.gateway.now()), atLeast);
       await store.markRecordDeleted(this.accountId, this.connector, reference.object, reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
       return;
     }
+    // The platform's own version when it has one (billing); else the fetch time (payment, see platform-records.ts).
+    const version = Math.max(fetched.record.sourceVersion ?? this.versionAt(this.gateway.now()), atLeast);
     const hash = recordHash(fetched.record.fields);
-    await store.putRecordIfChanged(this.accountId, this.connector, reference.object, this.toWrite(fetched.record, hash, fetched.record.sourceVersion ?? version));
+    await store.putRecordIfChanged(this.accountId, this.connector, reference.object, this.toWrite(fetched.record, hash, version));
     this.#known.set(key(reference), fetched.record.fields);
   }
 

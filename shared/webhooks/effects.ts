@@ -41,6 +41,19 @@ export interface PublishPlan {
   dispute?: EventDispute;
 }
 
+/** The body of a record the worker knows after applying the event (written, stored or fetched). */
+export type KnownBody = (reference: RecordReference) => NormalisedRecord['fields'] | undefined;
+
+/**
+ * What to publish. The type follows from the event alone; the data comes from the event's own
+ * copies, or, where the event's copy could not be read (cut to fit the queue, an unknown shape),
+ * from the record the worker fetched instead. Undefined when neither has it.
+ */
+export interface Publication {
+  type: PlaybookEventType;
+  plan(known: KnownBody): PublishPlan | undefined;
+}
+
 export type WebhookEffects =
   | { kind: 'ignored'; reason: string }
   | {
@@ -49,7 +62,7 @@ export type WebhookEffects =
       occurredAt: number;
       changes: RecordChange[];
       references: RecordReference[];
-      publish?: PublishPlan;
+      publish?: Publication;
     };
 
 /**

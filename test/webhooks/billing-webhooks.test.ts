@@ -47,6 +47,20 @@ describe('webhook credentials', () => {
     expect(opened).toEqual({ apiKey: world.billingKey, webhookUsername: acme.username, webhookPassword: acme.password });
   });
 
+  it('survive a reconnect with a new API key: they are already entered on the platform', async () => {
+    const creds = (await world.connectBilling('wonka'))!;
+    const token = await world.gateway.userToken('wonka');
+    const reconnect = await world.gateway.call('PUT', '/api/v1/accounts/wonka/connections/billing', {
+      token,
+      body: { siteName: world.site.name, apiKey: world.billingKey, environment: 'test' },
+    });
+    expect(reconnect.status).toBe(200);
+    expect(await reconnect.json()).toMatchObject({ config: { webhookUsername: 'wonka-webhooks' }, maskedSecrets: { webhookPassword: `••••${creds.password.slice(-4)}` } });
+    forgetOpenedConnections(world.gateway.runtime.local.gateway);
+    const { events } = world.site.createCustomer({ email: 'wonka@example.com' });
+    expect(await world.billing.deliverWebhook({ url: world.billingUrl('wonka'), event: events[0]!, basicAuth: creds, retries: 0 })).toEqual([200]);
+  });
+
   it('need the billing connection, and account access', async () => {
     const other = await world.gateway.call('POST', '/api/v1/accounts/acme/connections/billing/webhook-credentials', { token: await world.gateway.userToken('globex') });
     expect(other.status).toBe(404);

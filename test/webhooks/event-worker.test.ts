@@ -72,14 +72,19 @@ describe('order', () => {
   it('asks the platform when two changes share one second, and ends with its current state', async () => {
     const { record: customer } = world.payment.createCustomer({ name: 'Tie' });
     await deliverInOrder(world.payment.update('customers', customer.id, { name: 'Tie 1' }).events);
-    world.payment.advance(1000);
+    // Two changes within one second, as the platform records them (its clock held still for them),
+    // and the platform's clock a few seconds ahead of the gateway's.
+    world.payment.advance(5000);
+    world.payment.setNow(world.payment.now());
     const sameSecond = [
       ...world.payment.update('customers', customer.id, { name: 'Tie 2' }).events,
       ...world.payment.update('customers', customer.id, { name: 'Tie 3' }).events,
     ];
+    world.payment.clock.resume();
     expect(sameSecond[0]!.created).toBe(sameSecond[1]!.created);
     const before = fetches(`/v1/customers/${customer.id}`);
-    await deliverInOrder([sameSecond[1]!, sameSecond[0]!]);
+    // The older one first: only the platform can say that the second one is newer.
+    await deliverInOrder([sameSecond[0]!, sameSecond[1]!]);
     expect(fetches(`/v1/customers/${customer.id}`)).toBe(before + 1);
     expect((await store().getRecord('acme', 'payment', 'customers', customer.id))?.body.name).toBe('Tie 3');
   });
@@ -142,6 +147,22 @@ describe('records not synced yet', () => {
     expect(world.published.filter((e) => e.type === 'invoice.generated' && (e.data.invoice as { id: string }).id === invoice.id)).toHaveLength(1);
     // The invoice, its charge and payment intent are stored too (the subscription's own event was not sent).
     expect((await store().findRecordsByCustomer('acme', 'payment', customer.id)).map((r) => r.object).sort()).toEqual(['charges', 'invoices', 'payment_intents']);
+  });
+
+  it('publishes a failed payment whose event was too big for the queue, from the fetched invoice', async () => {
+    const { record: customer } = world.payment.createCustomer({ email: 'bigfail@example.com' });
+    const { record: subscription } = world.payment.createSubscription(customer.id);
+    const { record: invoice, events } = world.payment.createInvoice(subscription.id, 'open');
+    const failed = events.find((event) => event.type === 'invoice.payment_failed')!;
+    // Invoices with many lines make big events; this one no longer fits an SQS message.
+    failed.data.object = { ...failed.data.object, metadata: { lines: 'x'.repeat(300 * 1024) } };
+    const before = fetches(`/v1/invoices/${invoice.id}`);
+    await deliverInOrder([failed]);
+    expect(fetches(`/v1/invoices/${invoice.id}`)).toBe(before + 1);
+    expect(publishedFor(failed)[0]).toMatchObject({
+      type: 'payment.failed',
+      data: { customer: { id: customer.id, email: 'bigfail@example.com' }, payment: { amount: invoice.amount_due, invoiceId: invoice.id, outcome: 'failed' } },
+    });
   });
 
   it("publishes a dispute with the disputed charge's customer, fetching the charge", async () => {

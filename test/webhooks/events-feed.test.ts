@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { mockClient } from 'aws-sdk-client-mock';
 import type * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRouter } from '../../shared/api/router';
 import { apiRoutes } from '../../shared/api/routes/index';
 import { PLAYBOOK_EVENT_DATA, PLAYBOOK_EVENT_TYPES, playbookEvent } from '../../shared/events/playbook-events';
+import { EventBridgePublisher } from '../../shared/events/event-bridge-publisher';
 import type { Gateway } from '../../shared/gateway';
 import { startWebhookWorld, type WebhookWorld } from './support';
 
@@ -94,5 +97,21 @@ describe('the published schema', () => {
     const event = playbookEvent({ ...base, data: { platformEventId: 'evt_1', platformEventType: 'customer.created', customer: { id: 'cus_1', secretNote: 'x' }, extra: 1 } });
     expect(event.data).toEqual({ platformEventId: 'evt_1', platformEventType: 'customer.created', customer: { id: 'cus_1' } });
     expect(() => playbookEvent({ ...base, type: 'subscription.created', data: { platformEventId: 'evt_1', platformEventType: 'x', customer: { id: 'c' } } })).toThrow();
+  });
+});
+
+describe('on EventBridge', () => {
+  it('goes to the gateway bus with the platform as source and the type as detail-type', async () => {
+    const eventBridge = mockClient(EventBridgeClient);
+    try {
+      eventBridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
+      const event = world.published.find((e) => e.type === 'subscription.created')!;
+      await new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), 'integration-gateway').publish([event]);
+      const entry = eventBridge.commandCalls(PutEventsCommand)[0]!.args[0].input.Entries![0]!;
+      expect(entry).toMatchObject({ EventBusName: 'integration-gateway', Source: 'integration-gateway.payment', DetailType: 'subscription.created' });
+      expect(JSON.parse(entry.Detail!)).toEqual(event);
+    } finally {
+      eventBridge.restore();
+    }
   });
 });
