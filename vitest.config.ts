@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/quiet-logs.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     // Integration tests start their own dynalite and simulators on loopback ports chosen by the OS,
     // so files can run in parallel without clashing.
     pool: 'forks',
