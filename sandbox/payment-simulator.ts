@@ -463,7 +463,8 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     for (const hook of hooks) await hook(request, apiRequests);
     const response = answer(request);
     // Not from the seeded generator: seeded records must not depend on how many requests came first.
-    response.headers = { 'request-id': `req_${randomBytes(7).toString('hex')}`, ...response.headers };
+    // The Date header tells the platform's clock, as the real one does (the gateway versions listed records by it).
+    response.headers = { 'request-id': `req_${randomBytes(7).toString('hex')}`, date: new Date(clock.now()).toUTCString(), ...response.headers };
     return response;
   }
 

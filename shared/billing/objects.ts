@@ -125,7 +125,9 @@ export const BillingListEnvelope = z
 export type BillingListEnvelope = z.infer<typeof BillingListEnvelope>;
 
 /** Enough of a row's resource to tell a deleted one apart (deleted rows need nothing else). */
-export const BillingRowIdentity = z.object({ id: z.string().min(1), deleted: maybe(z.boolean()) }).loose();
+export const BillingRowIdentity = z
+  .object({ id: z.string().min(1), deleted: maybe(z.boolean()), resource_version: maybe(z.number()), updated_at: maybe(z.number()) })
+  .loose();
 
 // ---- status vocabularies ----
 
@@ -174,7 +176,9 @@ const opt = <T>(value: T | null | undefined): T | undefined => value ?? undefine
 /** The parts every normalised record shares: versions and the last-updated time. */
 function versionsOf(record: { updated_at?: number | null; resource_version?: number | null }): Pick<NormalisedRecord, 'sourceVersion' | 'updatedAt'> {
   const updatedAt = isoFromUnixSeconds(record.updated_at);
-  const sourceVersion = opt(record.resource_version) ?? opt(record.updated_at);
+  // resource_version is in milliseconds; updated_at (seconds) is scaled to match.
+  const updatedAtMs = opt(record.updated_at);
+  const sourceVersion = opt(record.resource_version) ?? (updatedAtMs === undefined ? undefined : updatedAtMs * 1000);
   return {
     ...(sourceVersion === undefined ? {} : { sourceVersion }),
     ...(updatedAt === undefined ? {} : { updatedAt }),

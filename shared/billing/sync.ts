@@ -134,6 +134,7 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
 
     const records: NormalisedRecord[] = [];
     const deletedIds: string[] = [];
+    const deletedVersions: Record<string, number> = {};
     response.body.list.forEach((row, index) => {
       const raw = row[rowKey];
       const identity = BillingRowIdentity.safeParse(raw);
@@ -142,6 +143,8 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
       }
       if (identity.data.deleted === true) {
         deletedIds.push(identity.data.id);
+        const version = identity.data.resource_version ?? (identity.data.updated_at ? identity.data.updated_at * 1000 : undefined);
+        if (version !== undefined && version !== null) deletedVersions[identity.data.id] = version;
         return;
       }
       const reading = readBillingRecord(object, raw);
@@ -152,13 +155,13 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
     });
 
     const nextOffset = response.body.next_offset;
-    if (nextOffset === undefined) return { records, deletedIds };
+    if (nextOffset === undefined) return { records, deletedIds, deletedVersions };
     if (nextOffset === resumed?.offset) {
       // The same offset again would page forever.
       throw unusablePage(response.status, response.attempts, 'the platform returned the offset it was given: paging would not advance');
     }
     const next: BillingPageCursor = listing.mode === 'full' ? { mode: 'full', offset: nextOffset } : { ...listing, offset: nextOffset };
-    return { records, deletedIds, next };
+    return { records, deletedIds, deletedVersions, next };
   }
 
   return object === 'subscriptions'

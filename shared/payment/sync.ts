@@ -286,18 +286,32 @@ async function fetchList<T extends z.ZodType>(
   query: Record<string, QueryValue>,
   position: Position | undefined,
   item: T,
-): Promise<{ page: z.infer<ReturnType<typeof listOf<T>>>; attempts: number }> {
+): Promise<{ page: z.infer<ReturnType<typeof listOf<T>>>; attempts: number; listedAt: number }> {
   const schema = listOf(item);
   try {
     const response = await client.request({ method: 'GET', path, query: { ...query, limit: PAGE_SIZE, starting_after: position?.after }, schema });
-    return { page: response.body, attempts: response.attempts };
+    return { page: response.body, attempts: response.attempts, listedAt: listedVersion(response.headers) };
   } catch (error) {
     if (!position || !cursorRecordGone(error)) throw error;
     // The record the cursor names is gone (a deleted draft invoice): go on from its second instead.
     // Records of that second come again, which is harmless.
     const response = await client.request({ method: 'GET', path, query: { ...query, limit: PAGE_SIZE, 'created[lte]': position.afterCreated }, schema });
-    return { page: response.body, attempts: response.attempts };
+    return { page: response.body, attempts: response.attempts, listedAt: listedVersion(response.headers) };
   }
+}
+
+/** Seconds a listed record's version stays below the platform's clock: no event after the listing can rank older. */
+export const LISTING_VERSION_MARGIN_SECONDS = 60;
+
+/**
+ * The version of records read from a list: the platform's own clock at the answer (its Date
+ * header; ours if absent), less a margin. A listing shows state at least that recent, and an
+ * event that happened after it always ranks newer, whatever the skew between the two clocks.
+ */
+function listedVersion(headers: Headers): number {
+  const platformTime = Date.parse(headers.get('date') ?? '');
+  const seconds = Math.floor((Number.isFinite(platformTime) ? platformTime : Date.now()) / 1000);
+  return seconds - LISTING_VERSION_MARGIN_SECONDS;
 }
 
 function cursorRecordGone(error: unknown): boolean {
@@ -328,8 +342,8 @@ async function listedPage(client: PlatformClient, object: PaymentObject, cursor:
   const position = ListCursor.safeParse(cursor).data;
   // Without status=all the platform leaves canceled subscriptions out.
   const query = object === 'subscriptions' ? { status: 'all' } : {};
-  const { page, attempts } = await fetchList(client, path, query, position, ListedItem);
-  const records = page.data.map((raw, index) => readOrFail(object, raw, undefined, { path, attempts, what: `record ${index} (${raw.id})` }));
+  const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem);
+  const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: `record ${index} (${raw.id})` }));
   const next = page.has_more ? positionOf(page.data.at(-1)) : undefined;
   return { records, deletedIds: [], ...(next ? { next: { kind: 'list', ...next } } : {}) };
 }
@@ -341,7 +355,7 @@ async function subscribersPage(client: PlatformClient, statuses: readonly string
   const status = statuses[state.statusIndex];
   if (status === undefined) return { records: [], deletedIds: [] };
 
-  const { page, attempts } = await fetchList(client, path, { status, 'expand[0]': 'data.customer' }, state.position, SubscriptionWithCustomer);
+  const { page, attempts, listedAt } = await fetchList(client, path, { status, 'expand[0]': 'data.customer' }, state.position, SubscriptionWithCustomer);
   const records: NormalisedRecord[] = [];
   const deletedIds: string[] = [];
   const seen = new Set<string>();
@@ -350,7 +364,7 @@ async function subscribersPage(client: PlatformClient, statuses: readonly string
     if (seen.has(customer.id)) continue;
     seen.add(customer.id);
     if (customer.deleted) deletedIds.push(customer.id);
-    else records.push(readOrFail('customers', customer, undefined, { path, attempts, what: `the customer of record ${index} (${subscription.id})` }));
+    else records.push(readOrFail('customers', customer, listedAt, { path, attempts, what: `the customer of record ${index} (${subscription.id})` }));
   }
 
   const position = page.has_more ? positionOf(page.data.at(-1)) : undefined;
@@ -359,7 +373,7 @@ async function subscribersPage(client: PlatformClient, statuses: readonly string
     : state.statusIndex + 1 < statuses.length
       ? { kind: 'subscribers', statusIndex: state.statusIndex + 1 }
       : undefined;
-  return { records, deletedIds, ...(next ? { next } : {}) };
+  return { records, deletedIds, deletedVersions: Object.fromEntries(deletedIds.map((id) => [id, listedAt])), ...(next ? { next } : {}) };
 }
 
 async function eventsPage(
@@ -378,28 +392,32 @@ async function eventsPage(
 
   const records: NormalisedRecord[] = [];
   const deletedIds: string[] = [];
+  const deletedVersions: Record<string, number> = {};
   for (const change of changes) {
     if (change.action === 'deletion') {
       deletedIds.push(change.id);
+      deletedVersions[change.id] = change.second;
     } else if (change.action === 'snapshot' && change.event) {
       const what = `the ${change.event.type} event ${change.event.id}`;
       records.push(readOrFail(object, change.event.data.object, change.second, { path, attempts, what }));
     } else {
       const current = await currentRecord(client, object, change.id, change.second);
-      if (current === 'deleted') deletedIds.push(change.id);
-      else records.push(current);
+      if (current === 'deleted') {
+        deletedIds.push(change.id);
+        deletedVersions[change.id] = change.second;
+      } else records.push(current);
     }
   }
 
   // The engine wants the oldest change first; each id comes at most once per page anyway.
   records.reverse();
   const position = page.has_more ? positionOf(page.data.at(-1)) : undefined;
-  if (!position || !tie) return { records, deletedIds };
+  if (!position || !tie) return { records, deletedIds, deletedVersions };
   const deleted = [...deletedEarlier, ...deletedIds];
   if (deleted.length > MAX_DELETIONS_PER_EVENTS_RUN) {
     throw new FullSyncNeeded(`payment platform: more than ${MAX_DELETIONS_PER_EVENTS_RUN} deletions since the last sync; a full sync is needed`);
   }
-  return { records, deletedIds, next: { kind: 'events', ...position, tie, deleted } };
+  return { records, deletedIds, deletedVersions, next: { kind: 'events', ...position, tie, deleted } };
 }
 
 /** The record as it is now, versioned with the second of the change that sent us to read it. */

@@ -173,7 +173,7 @@ export class Store {
     connector: ConnectorName,
     object: string,
     id: string,
-    deletion: { deletedAt: Date; sourceVersion?: number },
+    deletion: { deletedAt: Date; sourceVersion?: number; syncedBefore?: Date },
   ): Promise<boolean> {
     return syncedRecords.markRecordDeleted(this.#table, accountId, connector, object, id, deletion);
   }

@@ -243,21 +243,23 @@ export async function markRecordDeleted(
   connector: ConnectorName,
   object: string,
   id: string,
-  deletion: { deletedAt: Date; sourceVersion?: number },
+  deletion: { deletedAt: Date; sourceVersion?: number; syncedBefore?: Date },
 ): Promise<boolean> {
   const versioned = deletion.sourceVersion !== undefined;
+  // The deletion sweep: a record written since the run started (a webhook) was not missing.
+  const since = deletion.syncedBefore ? ' AND (attribute_not_exists(syncedAt) OR syncedAt < :before)' : '';
   return writeIfCondition(() =>
     table.client.send(
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: recordKey({ accountId, connector, object }, id),
         UpdateExpression: versioned ? 'SET deletedAt = :at, sourceVersion = :version' : 'SET deletedAt = :at',
-        ConditionExpression: versioned
-          ? 'attribute_exists(pk) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version)'
-          : 'attribute_exists(pk)',
+        ConditionExpression:
+          (versioned ? 'attribute_exists(pk) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version)' : 'attribute_exists(pk)') + since,
         ExpressionAttributeValues: toItem({
           ':at': deletion.deletedAt.toISOString(),
           ...(versioned ? { ':version': deletion.sourceVersion } : {}),
+          ...(deletion.syncedBefore ? { ':before': deletion.syncedBefore.toISOString() } : {}),
         }),
       }),
     ),

@@ -85,14 +85,16 @@ export async function runSyncJob(
     // platform's rate limit spends no extra time on the store. A rejected prefetch is observed
     // only when awaited (after this page's checkpoint is saved).
     const fetchAt = (at: RunCursor) => {
-      const fetching = source.fetchPage(at.window, at.page);
+      // The fetch time is the records' syncedAt: the state they show is at least that recent.
+      const fetchedAt = now().toISOString();
+      const fetching = source.fetchPage(at.window, at.page).then((page) => ({ ...page, fetchedAt }));
       fetching.catch(() => undefined);
       return fetching;
     };
     const budgetLeft = (afterPages: number) => afterPages < (options.maxPages ?? Infinity) && gateway.now() < (options.deadline ?? Infinity);
-    let fetching: Promise<SyncPage> | undefined = fetchAt(point);
+    let fetching: Promise<SyncPage & { fetchedAt: string }> | undefined = fetchAt(point);
     for (;;) {
-      let page: SyncPage;
+      let page: SyncPage & { fetchedAt: string };
       try {
         page = await fetching!;
       } catch (error) {
@@ -107,13 +109,15 @@ export async function runSyncJob(
       fetching = page.next && budgetLeft(pages + 1) ? fetchAt(after) : undefined;
 
       const stored = await store.getStoredVersions(accountId, connector, object, [...page.records.map((r) => r.id), ...page.deletedIds]);
-      const plan = planPage(page, stored, keeps, now().toISOString());
+      const plan = planPage(page, stored, keeps, page.fetchedAt);
       const knownNew = new Set(plan.writes.filter((write) => !stored.has(write.id)).map((write) => write.id));
       const outcomes = await store.putRecordsIfChanged(accountId, connector, object, plan.writes, { knownNew });
       for (const outcome of outcomes) counts[outcome] += 1;
       counts.unchanged += plan.unchanged;
-      for (const id of plan.removals) {
-        if (await store.markRecordDeleted(accountId, connector, object, id, { deletedAt: now() })) counts.deleted += 1;
+      for (const { id, sourceVersion } of plan.removals) {
+        if (await store.markRecordDeleted(accountId, connector, object, id, { deletedAt: now(), ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
+          counts.deleted += 1;
+        }
       }
       for (const record of page.records) if (keeps(record)) seen?.add(record.id);
       point = after;
@@ -129,7 +133,8 @@ export async function runSyncJob(
       }
     }
 
-    if (point.window.mode === 'full' && seen) counts.deleted += await sweepDeleted(gateway, job, seen, now());
+    if (point.window.mode === 'full' && seen) counts.deleted += await sweepDeleted(gateway, job, seen, now(), new Date(runStartedAt * 1000));
+    else if (point.window.mode === 'full') log.warn('full sync resumed after a stop: deletions are not swept this time');
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
       ...checkpoint,
@@ -162,13 +167,15 @@ export async function runSyncJob(
  * After a complete full sync (not a resumed one, whose list of seen ids is partial): records still
  * stored but no longer listed were deleted on the platform (or left the settings' filter).
  */
-async function sweepDeleted(gateway: Gateway, job: SyncJob, seen: ReadonlySet<string>, now: Date): Promise<number> {
+async function sweepDeleted(gateway: Gateway, job: SyncJob, seen: ReadonlySet<string>, now: Date, runStartedAt: Date): Promise<number> {
   let deleted = 0;
   let startKey: string | undefined;
   do {
     const page = await gateway.store.listRecords(job.accountId, job.connector, job.object, { limit: 500, ...(startKey ? { startKey } : {}) });
     for (const record of page.records) {
-      if (!seen.has(record.id) && (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, record.id, { deletedAt: now }))) deleted += 1;
+      // A record written since the run started (a webhook's) is new, not missing.
+      if (seen.has(record.id)) continue;
+      if (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, record.id, { deletedAt: now, syncedBefore: runStartedAt })) deleted += 1;
     }
     startKey = page.nextStartKey;
   } while (startKey);

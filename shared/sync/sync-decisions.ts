@@ -80,8 +80,8 @@ export function latestPerId(records: readonly NormalisedRecord[]): NormalisedRec
 export interface PagePlan {
   /** Records to write: new, changed, or back after a deletion. */
   writes: RecordWrite[];
-  /** Ids to mark deleted: deleted on the platform, or no longer kept under the settings. */
-  removals: string[];
+  /** Records to mark deleted (deleted on the platform, or no longer kept), at the version it happened. */
+  removals: Array<{ id: string; sourceVersion?: number }>;
   unchanged: number;
 }
 
@@ -90,23 +90,23 @@ export interface PagePlan {
  * record whose hash is unchanged, nor over a newer version a webhook already applied.
  */
 export function planPage(
-  page: Pick<SyncPage, 'records' | 'deletedIds'>,
+  page: Pick<SyncPage, 'records' | 'deletedIds' | 'deletedVersions'>,
   stored: ReadonlyMap<string, StoredVersion>,
   keeps: (record: NormalisedRecord) => boolean,
   syncedAt: string,
 ): PagePlan {
   const plan: PagePlan = { writes: [], removals: [], unchanged: 0 };
   const removed = new Set<string>();
-  const remove = (id: string) => {
+  const remove = (id: string, sourceVersion: number | undefined) => {
     const held = stored.get(id);
     if (held && !held.deleted && !removed.has(id)) {
       removed.add(id);
-      plan.removals.push(id);
+      plan.removals.push({ id, ...(sourceVersion === undefined ? {} : { sourceVersion }) });
     }
   };
   for (const record of latestPerId(page.records)) {
     if (!keeps(record)) {
-      remove(record.id);
+      remove(record.id, record.sourceVersion);
       continue;
     }
     const hash = recordHash(record.fields);
@@ -128,6 +128,6 @@ export function planPage(
       ...(record.updatedAt ? { updatedAt: record.updatedAt } : {}),
     });
   }
-  for (const id of page.deletedIds) remove(id);
+  for (const id of page.deletedIds) remove(id, page.deletedVersions?.[id]);
   return plan;
 }

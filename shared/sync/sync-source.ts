@@ -15,7 +15,12 @@ export interface NormalisedRecord {
   email?: string;
   /** Subscriptions, invoices, payments: the customer they belong to. */
   customerId?: string;
-  /** The platform's own version order, when it has one (billing `resource_version`, event time). */
+  /**
+   * The platform's own version order, one unit per connector (billing: `resource_version`, in
+   * milliseconds; payment: seconds, the event's time, or for a listed record the second it was
+   * fetched, since its state is at least that recent). A sync never overwrites a newer version a
+   * webhook stored, nor a webhook an older one.
+   */
   sourceVersion?: number;
   /** The platform's last-updated time, ISO 8601, when it has one. */
   updatedAt?: string;
@@ -39,6 +44,11 @@ export interface SyncPage {
   records: NormalisedRecord[];
   /** Records the platform reports deleted (billing `deleted: true`, payment `*.deleted` events). */
   deletedIds: string[];
+  /**
+   * The version each deletion happened at, in the same unit as the connector's `sourceVersion`:
+   * an older event arriving later cannot bring the record back.
+   */
+  deletedVersions?: Record<string, number>;
   /** Absent on the last page. */
   next?: PageCursor;
 }

@@ -149,8 +149,8 @@ describe('customers', () => {
     expect(record.sourceVersion).toBe(customer.resource_version);
   });
 
-  it('falls back to updated_at as the version, and to nothing when both are missing', () => {
-    expect(normaliseBillingCustomer(BillingCustomerRecord.parse(without(customer, 'resource_version'))).sourceVersion).toBe(customer.updated_at);
+  it('falls back to updated_at (in milliseconds, the unit of resource_version) as the version, and to nothing when both are missing', () => {
+    expect(normaliseBillingCustomer(BillingCustomerRecord.parse(without(customer, 'resource_version'))).sourceVersion).toBe(customer.updated_at * 1000);
     const bare = normaliseBillingCustomer(BillingCustomerRecord.parse({ id: 'cust_bare' }));
     expect(bare).toEqual({ id: 'cust_bare', fields: { id: 'cust_bare' } });
   });

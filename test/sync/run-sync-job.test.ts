@@ -202,6 +202,38 @@ describe('sync engine', () => {
     expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/disconnected/) });
   });
 
+  it('the deletion sweep spares a record a webhook stored while the full sync ran', async () => {
+    const c = await connected(150);
+    const webhookRecord = { id: 'cust_from_webhook', hash: 'h', body: { id: 'cust_from_webhook' }, sourceVersion: Date.now(), syncedAt: new Date().toISOString() };
+    const full = await c.run({
+      afterPage: async () => {
+        await local.gateway.store.putRecordIfNewer(c.accountId, 'billing', 'customers', webhookRecord);
+      },
+    });
+    expect(full).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 0 } });
+    expect(await c.storedIds()).toContain('cust_from_webhook');
+  });
+
+  it('a deletion is stored at its version: an older event arriving later cannot bring the record back', async () => {
+    const c = await connected(10);
+    await c.run();
+    const victim = c.platformIds()[3]!;
+    const versionBefore = (await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', victim))!.sourceVersion!;
+    c.site.delete('customers', victim);
+    await c.run();
+    const tombstone = await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', victim);
+    expect(tombstone?.deletedAt).toBeDefined();
+    expect(tombstone?.sourceVersion).toBeGreaterThan(versionBefore);
+    const late = await local.gateway.store.putRecordIfNewer(c.accountId, 'billing', 'customers', {
+      id: victim,
+      hash: 'old',
+      body: { id: victim },
+      sourceVersion: versionBefore + 1,
+    });
+    expect(late).toBe('stale');
+    expect(await c.storedIds()).not.toContain(victim);
+  });
+
   it('honours the settings: objects not selected and Webhooks-only connections are not synced by schedule', async () => {
     const c = await connected(5, { dataObjects: ['subscriptions'] });
     expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/not among/) });

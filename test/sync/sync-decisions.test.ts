@@ -86,7 +86,7 @@ describe('what a page writes', () => {
       ['already', { hash: 'z', deleted: true }],
     ]);
     const plan = planPage({ records: [cancelled], deletedIds: ['gone', 'already', 'never-stored', 'gone'] }, stored, (r) => r.fields.status === 'active', now);
-    expect(plan.removals).toEqual(['s1', 'gone']);
+    expect(plan.removals).toEqual([{ id: 's1' }, { id: 'gone' }]);
     expect(plan.writes).toEqual([]);
   });
 
