@@ -1,9 +1,16 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as cognito from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
+import { OPERATOR_GROUP } from '../shared/api/caller';
 
-/** The Cognito group whose members may switch an account's Integrations section on or off. */
-export const operatorGroupName = 'operators';
+/** The Cognito group whose members may switch an account's Integrations section on or off (the API checks the same name). */
+export const operatorGroupName = OPERATOR_GROUP;
+
+/**
+ * The account a dashboard user belongs to: `custom:account_id` in the ID token, which the API reads.
+ * Immutable, and not writable by the app client, so no user can move themselves into another account.
+ */
+export const accountAttribute = 'account_id';
 
 /**
  * Sign-in for the dashboard's users. Users are invited by an administrator (no self sign-up) and must use an
@@ -30,6 +37,7 @@ export class DashboardAuth extends Construct {
         requireSymbols: true,
       },
       accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
+      customAttributes: { [accountAttribute]: new cognito.StringAttribute({ minLen: 2, maxLen: 63, mutable: false }) },
       featurePlan: cognito.FeaturePlan.ESSENTIALS,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -43,6 +51,9 @@ export class DashboardAuth extends Construct {
     this.dashboardClient = this.userPool.addClient('DashboardClient', {
       generateSecret: false,
       authFlows: { userSrp: true },
+      readAttributes: new cognito.ClientAttributes().withStandardAttributes({ email: true, fullname: true }).withCustomAttributes(accountAttribute),
+      // Users may edit their name; never their account (set by the administrator who invites them).
+      writeAttributes: new cognito.ClientAttributes().withStandardAttributes({ fullname: true }),
       preventUserExistenceErrors: true,
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),

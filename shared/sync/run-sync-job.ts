@@ -5,6 +5,7 @@ import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { SyncCheckpoint, SyncCounts } from '../store/items';
+import { PlatformError } from '../http/platform-error';
 import { SyncRunLostError } from '../store/store';
 import { FullSyncNeeded, type SyncPage } from './sync-source';
 import { cursorAfter, modeForNewRun, nextWatermark, planPage, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
@@ -158,8 +159,11 @@ export async function runSyncJob(
       .pauseSyncRun({ ...checkpoint, mode: point.window.mode, cursor: point, counts, lastError: { message: problem.reason, at } })
       .catch((pauseError: unknown) => log.warn('could not record the failure on the checkpoint', { error: pauseError }));
     await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
-    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, error });
-    return { outcome: 'failed', problem, retry: problem.health === 'degraded' };
+    // Retry what time can fix (rate limits, outages); not a page the platform will answer the same
+    // way again (an unreadable record): on the FIFO queue a doomed retry would hold up the connection.
+    const retry = problem.health === 'degraded' && !(error instanceof PlatformError && !error.retryable);
+    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, retry, error });
+    return { outcome: 'failed', problem, retry };
   }
 }
 

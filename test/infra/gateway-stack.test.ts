@@ -1,3 +1,4 @@
+import { OPERATOR_GROUP } from '../../shared/api/caller';
 import { existsSync, readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +92,19 @@ function statements(): Array<{ statement: Statement; handlers: Array<HandlerName
   );
 }
 const references = (value: unknown, logicalId: string) => JSON.stringify(value).includes(`"${logicalId}"`);
+
+describe('dashboard users', () => {
+  it('carry their account in an immutable attribute the app cannot write, and operators in the group the API checks', () => {
+    template.hasResourceProperties('AWS::Cognito::UserPool', {
+      Schema: [{ Name: 'account_id', AttributeDataType: 'String', Mutable: false }],
+    });
+    const [, client] = resourcesOf<{ WriteAttributes?: string[]; ReadAttributes?: string[] }>('AWS::Cognito::UserPoolClient')[0]!;
+    expect(client.Properties.WriteAttributes).toBeDefined();
+    expect(client.Properties.WriteAttributes).not.toContain('custom:account_id');
+    expect(client.Properties.ReadAttributes).toContain('custom:account_id');
+    template.hasResourceProperties('AWS::Cognito::UserPoolGroup', { GroupName: OPERATOR_GROUP });
+  });
+});
 
 describe('HTTP API', () => {
   const routes = () =>
