@@ -50,7 +50,7 @@ export class GatewayApi extends Construct {
     // API Gateway gives up after 30 s; the API answers before that.
     this.apiHandler = fn('ApiHandler', 'api', 'the /api/v1 API for the dashboard and playbooks', Duration.seconds(25));
     this.oauthCallback = fn('OAuthCallback', 'oauth-callback', 'completes OAuth authorizations (state, PKCE, token exchange)', Duration.seconds(20));
-    // Receivers verify, dedupe and enqueue: they answer in milliseconds, so a short timeout.
+    // Receivers verify and enqueue (the event worker dedupes): they answer in milliseconds, so a short timeout.
     this.paymentsWebhook = fn('PaymentsWebhook', 'webhook-payments', 'verifies and enqueues payment platform webhooks', Duration.seconds(10));
     this.billingWebhook = fn('BillingWebhook', 'webhook-billing', 'verifies and enqueues billing platform webhooks', Duration.seconds(10));
 

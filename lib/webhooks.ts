@@ -10,7 +10,7 @@ export interface WebhookProcessingProps {
 }
 
 /**
- * The slow half of webhook handling. The receivers (lib/api.ts) verify, dedupe and enqueue, and answer the
+ * The slow half of webhook handling. The receivers (lib/api.ts) verify and enqueue, and answer the
  * platform in milliseconds; the event worker here applies each event to the stored record and publishes it.
  */
 export class WebhookProcessing extends Construct {

@@ -71,7 +71,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
     env,
     store: new Store({ client: new DynamoDBClient({}), tableName: required(env, 'TABLE_NAME') }),
     vault: new Vault({
-      // The KMS client is made on first use, so functions that never open credentials pay nothing.
+      // Making a client opens no connection: functions that never open credentials make no KMS call.
       keySource: new KmsDataKeySource({ client: new KMSClient({}), keyId: env.CREDENTIALS_KEY_ID ?? 'CREDENTIALS_KEY_ID-not-set' }),
       cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS,
     }),

@@ -35,7 +35,12 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
       const match = matches.find((c) => c.route.method === request.method);
       if (!match) throw problems.methodNotAllowed(request.method);
 
-      const values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
+      let values: string[];
+      try {
+        values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
+      } catch {
+        throw problems.invalidParameter([{ path: '(path)', message: 'The address has a malformed percent-encoding.' }]);
+      }
       const rawParams = Object.fromEntries(match.names.map((name, i) => [name, values[i]]));
       const params = match.route.params.safeParse(rawParams);
       if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));

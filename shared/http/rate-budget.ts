@@ -136,16 +136,18 @@ const budgets = new Map<string, RateBudget>();
  * whatever limits they pass, so two code paths cannot accidentally double an account's rate.
  */
 export function rateBudgetFor(key: string, limits: RateLimits, clock: Clock = systemClock): RateBudget {
-  let budget = budgets.get(key);
+  // The limits are part of the key: a connection whose plan changed (or a test key swapped for a
+  // live one) gets a budget with its new limits at once, even in a warm process.
+  const fullKey = `${key}|${limits.ratePerSecond}|${limits.burst}`;
+  let budget = budgets.get(fullKey);
   if (!budget) {
     budget = new TokenBucketRateBudget(limits, clock);
-    budgets.set(key, budget);
+    budgets.set(fullKey, budget);
   }
   return budget;
 }
 
 /** Tests, and a connection whose plan (and so its limits) changed: drop budgets so they are rebuilt. */
 export function forgetRateBudgets(key?: string): void {
-  if (key === undefined) budgets.clear();
-  else budgets.delete(key);
+  for (const fullKey of [...budgets.keys()]) if (key === undefined || fullKey.startsWith(`${key}|`)) budgets.delete(fullKey);
 }

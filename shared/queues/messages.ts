@@ -18,7 +18,7 @@ export const SyncJob = z
   .meta({ id: 'SyncJob' });
 export type SyncJob = z.infer<typeof SyncJob>;
 
-/** A verified, deduplicated platform webhook waiting to be applied. */
+/** A verified platform webhook waiting to be applied (the worker dedupes by event id). */
 export const WebhookEventMessage = z
   .object({
     accountId: AccountId,

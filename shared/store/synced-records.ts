@@ -213,6 +213,7 @@ export async function getStoredVersions(
   for (let start = 0; start < unique.length; start += 100) {
     let keys: Array<Record<string, AttributeValue>> | undefined = unique.slice(start, start + 100).map((id) => recordKey(place, id));
     for (let attempt = 0; keys && keys.length > 0; attempt += 1) {
+      if (attempt >= 10) throw new Error(`DynamoDB left ${keys.length} key(s) unprocessed after ${attempt} attempts`);
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
       const response: BatchGetItemCommandOutput = await table.client.send(
         new BatchGetItemCommand({

@@ -95,6 +95,7 @@ describe('API bad input', () => {
   it('bad path parameters and unknown operations', async () => {
     await expectProblem(await gateway.call('GET', '/api/v1/accounts/acme/connections/fax', { token }), 400);
     await expectProblem(await gateway.call('GET', '/api/v1/nothing-here', { token }), 404);
+    await expectProblem(await gateway.call('GET', '/api/v1/accounts/%E0%A4', { token }), 400);
     await expectProblem(await gateway.call('POST', '/api/v1/accounts/acme', { token, body: {} }), 405);
   });
 

@@ -129,13 +129,18 @@ describe('rateBudgetFor', () => {
     const clock = fakeClock();
     const key = connectionRateKey('acme', 'payment');
     expect(key).toBe('payment:acme');
+    // Every caller derives the limits from the same connection config.
     const syncJob = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
-    const testConnection = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, clock);
+    const testConnection = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
     expect(testConnection).toBe(syncJob);
 
     await syncJob.take();
-    await testConnection.take(); // the first caller's limits rule: this one waits
+    await testConnection.take(); // shared: this one waits for the other's token
     expect(clock.sleeps).toEqual([100]);
+
+    // A plan change (new limits) takes effect at once, in the same warm process.
+    const afterUpgrade = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, clock);
+    expect(afterUpgrade).not.toBe(syncJob);
   });
 
   it('keeps connections apart', () => {
