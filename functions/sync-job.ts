@@ -4,6 +4,7 @@ import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
+import { purgeDisconnected } from '../shared/sync/purge-disconnected';
 import { runSyncJob } from '../shared/sync/run-sync-job';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
@@ -20,8 +21,11 @@ const HAND_OVER_MARGIN_MS = 30_000;
 export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
   processBatch(event, SyncJob, async (job, log) => {
     const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;
-    const result = await runSyncJob(gateway(), connectorPlatforms, job, log.with({ accountId: job.accountId, connector: job.connector, object: job.object }), {
-      ...(deadline ? { deadline } : {}),
-    });
+    const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
+    if (job.trigger === 'purge') {
+      await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
+      return;
+    }
+    const result = await runSyncJob(gateway(), connectorPlatforms, job, jobLog, { ...(deadline ? { deadline } : {}) });
     if (result.outcome === 'failed' && result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
   });

@@ -85,6 +85,8 @@ export async function connectAccount(
   };
   await gateway.store.putConnection(connection);
   gateway.vault.forget({ accountId, connector });
+  // Another key or site may see other data: the next sync is full, and its sweep removes the rest.
+  if (existing) await gateway.store.deleteSyncCheckpoints(accountId, connector);
   log.info('connection saved', { accountId, connector, reconnect: existing !== undefined, warnings: parts.warnings.length });
   return viewOf(connection, parts.warnings);
 }
@@ -103,9 +105,16 @@ export async function getConnectionView(gateway: Gateway, accountId: string, con
   return viewOf(connection);
 }
 
-/** Disconnect: the credentials are deleted with the connection, so scheduled syncs find nothing to run. */
+/**
+ * Disconnect: the credentials go with the connection (so no schedule finds it), where its syncs
+ * stood is forgotten, and its synced records are purged by jobs on the sync queue.
+ */
 export async function disconnectAccount(gateway: Gateway, log: Logger, accountId: string, connector: ConnectorName): Promise<void> {
   await gateway.store.deleteConnection(accountId, connector);
   gateway.vault.forget({ accountId, connector });
-  log.info('connection deleted', { accountId, connector });
+  await gateway.store.deleteSyncCheckpoints(accountId, connector);
+  const objects = connectorPlatforms[connector]?.sync.objects ?? [];
+  const requestedAt = new Date(gateway.now()).toISOString();
+  await gateway.queues.syncJobs.send(objects.map((object) => ({ accountId, connector, object, trigger: 'purge' as const, requestedAt })));
+  log.info('connection deleted', { accountId, connector, purgeJobs: objects.length });
 }

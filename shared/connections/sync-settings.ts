@@ -7,6 +7,12 @@ import { viewOf } from './connect';
 import type { ConnectionView } from './connection-view';
 import type { ConnectorPlatform } from './connector-platform';
 
+/** Whether two settings select the same records: everything but when (frequency) and how (method). */
+function sameSelection(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
+  const selection = ({ frequency: _frequency, method: _method, ...rest }: Record<string, unknown>) => JSON.stringify(rest, Object.keys(rest).sort());
+  return selection(before) === selection(after);
+}
+
 /**
  * Saves a connection's sync settings, validated by its connector's schema. The new frequency and
  * method take effect at the next schedule (the schedule index is written with the connection).
@@ -34,6 +40,8 @@ export async function saveSyncSettings(
     }
     throw error;
   }
+  // Other objects or wider filters bring records no incremental window would: start over with a full sync.
+  if (!sameSelection(connection.syncSettings, updated.syncSettings)) await gateway.store.deleteSyncCheckpoints(accountId, connector);
   log.info('sync settings saved', { connector, frequency: parsed.data.frequency, method: parsed.data.method, objects: parsed.data.dataObjects.length });
   return viewOf(updated);
 }

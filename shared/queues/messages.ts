@@ -7,8 +7,11 @@ export const SyncJob = z
     accountId: AccountId,
     connector: ConnectorName,
     object: z.string().min(1).max(64),
-    /** Which schedule asked for it, or `manual` for a sync started from the dashboard. */
-    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual']),
+    /**
+     * Which schedule asked for it, `manual` for a sync started from the dashboard, or `purge`: the
+     * connection was disconnected, delete what was synced for it.
+     */
+    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'purge']),
     requestedAt: z.iso.datetime(),
     /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
     runId: z.string().min(1).max(64).optional(),

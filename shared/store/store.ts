@@ -113,6 +113,12 @@ export class Store {
   pauseSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
     return syncCheckpoints.pauseSyncRun(this.#table, checkpoint);
   }
+  deleteSyncCheckpoints(accountId: string, connector: ConnectorName): Promise<number> {
+    return syncCheckpoints.deleteSyncCheckpoints(this.#table, accountId, connector);
+  }
+  deleteRecords(accountId: string, connector: ConnectorName, object: string, limit?: number): Promise<number> {
+    return syncedRecords.deleteRecords(this.#table, accountId, connector, object, limit);
+  }
   listSyncCheckpoints(accountId: string): Promise<SyncCheckpoint[]> {
     return syncCheckpoints.listSyncCheckpoints(this.#table, accountId);
   }

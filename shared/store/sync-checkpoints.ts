@@ -1,4 +1,4 @@
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { key } from './table';
@@ -110,6 +110,22 @@ export async function finishSyncRun(table: Table, checkpoint: SyncCheckpoint): P
  */
 export async function pauseSyncRun(table: Table, checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
   return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined });
+}
+
+/**
+ * Forgets where a connector's syncs stand (reconnected to another key or site, filters widened,
+ * or disconnected): the next run is a full sync, and its sweep removes what is no longer there.
+ */
+export async function deleteSyncCheckpoints(table: Table, accountId: string, connector: ConnectorName): Promise<number> {
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: toItem({ ':pk': key.account(checkAccountId(accountId)).pk, ':prefix': `SYNC#${checkConnector(connector)}#` }),
+    ProjectionExpression: 'pk, sk',
+  });
+  for (const item of items) {
+    await table.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: toItem({ pk: item.pk, sk: item.sk }) }));
+  }
+  return items.length;
 }
 
 export async function listSyncCheckpoints(table: Table, accountId: string): Promise<SyncCheckpoint[]> {

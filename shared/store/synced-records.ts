@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { indexKey, key } from './table';
@@ -98,6 +98,34 @@ export async function putRecordsIfChanged(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
   return outcomes;
+}
+
+/**
+ * Deletes up to `limit` records of one data object (a disconnected connection's purge), 25 per
+ * BatchWriteItem. Returns how many it deleted; fewer than `limit` means the object is empty.
+ */
+export async function deleteRecords(table: Table, accountId: string, connector: ConnectorName, object: string, limit = 500): Promise<number> {
+  const place = { accountId, connector, object };
+  const page = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: toItem({ ':pk': recordPartition(place) }),
+      ProjectionExpression: 'pk, sk',
+      Limit: limit,
+    }),
+  );
+  const keys = (page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! }));
+  for (let start = 0; start < keys.length; start += 25) {
+    let requests: WriteRequest[] | undefined = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
+      if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} delete(s) unprocessed after ${attempt} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
+      requests = response.UnprocessedItems?.[table.tableName];
+    }
+  }
+  return keys.length;
 }
 
 /**

@@ -112,8 +112,22 @@ describe('connection and sync routes', () => {
     expect((await syncs())[0]).toMatchObject({ mode: 'full', counts: { created: 0, unchanged: 120 } });
   });
 
-  it('disconnect stops the schedule', async () => {
+  it('reconnecting forgets where the syncs stood: the next sync is full', async () => {
+    expect((await syncs()).length).toBe(1);
+    expect((await connect('acme-test', apiKey)).status).toBe(200);
+    expect(await syncs()).toEqual([]);
+    await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/syncs', { token, body: { objects: ['customers'] } });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect((await syncs())[0]).toMatchObject({ mode: 'full', counts: { unchanged: 120 } });
+  });
+
+  it('disconnect stops the schedule and purges what was synced', async () => {
+    const store = gateway.runtime.local.gateway.store;
+    expect((await store.listRecords('acme', 'billing', 'customers')).records.length).toBeGreaterThan(0);
     expect((await gateway.call('DELETE', '/api/v1/accounts/acme/connections/billing', { token })).status).toBe(204);
     expect(await syncDispatcher({ frequency: 'hourly' })).toMatchObject({ enqueued: 0 });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect((await store.listRecords('acme', 'billing', 'customers', { includeDeleted: true })).records).toEqual([]);
+    expect(await store.listSyncCheckpoints('acme')).toEqual([]);
   });
 });
