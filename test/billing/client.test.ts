@@ -87,8 +87,8 @@ describe('rate limits', () => {
         credentials: { apiKey: box.key },
       });
       await client.request({ method: 'GET', path: '/api/v2/customers', query: { limit: 1 } });
-      // The first caller made the budget; anyone asking later gets the same one, whatever limits they pass.
-      const shared = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 });
+      // The client made the account's budget from its plan limits; every caller with those limits shares it.
+      const shared = rateBudgetFor(key, billingRateLimits({ requestsPerMinute: 600 }));
       expect(shared).toBeInstanceOf(TokenBucketRateBudget);
       expect((shared as TokenBucketRateBudget).limits).toMatchObject({ ratePerSecond: 10, burst: 20 });
     } finally {

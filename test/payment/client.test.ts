@@ -78,13 +78,14 @@ describe('paymentClient', () => {
   it("draws from the account's shared payment rate budget when none is given", async () => {
     const slept: number[] = [];
     const clock: Clock = { now: () => 0, sleep: async (ms) => void slept.push(ms) };
-    // Another caller (a Test Connection, say) made the account's budget first, with a burst of 2.
-    rateBudgetFor(connectionRateKey('acct-shared', 'payment'), { ratePerSecond: 2, burst: 2 }, clock);
+    // Another caller (a Test Connection, say) made the account's budget first, from the same config.
+    const config = { mode: 'live', requestsPerSecond: 2 };
+    rateBudgetFor(connectionRateKey('acct-shared', 'payment'), paymentRateLimits(config), clock);
 
     const client = paymentClient({
       env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: true },
       accountId: 'acct-shared',
-      config: { mode: 'live' },
+      config,
       credentials: { secretKey: key },
     });
     for (let i = 0; i < 4; i += 1) await client.request({ method: 'GET', path: '/v1/customers', query: { limit: 1 } });
