@@ -63,10 +63,10 @@ export async function connectAccount(
   await requireIntegrationsEnabled(gateway, accountId);
   const parsed = definition.input.safeParse(body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
-  const parts = definition.split(parsed.data);
 
   const existing = await gateway.store.getConnection(accountId, connector);
   const kept = existing ? await keptParts(gateway, existing, definition.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
+  const parts = definition.split(parsed.data, kept.credentials);
   const credentials = { ...kept.credentials, ...parts.credentials };
   const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
   const now = new Date(gateway.now()).toISOString();

@@ -14,7 +14,8 @@ export interface ConnectionParts {
 export interface ConnectorDefinition<S extends z.ZodType = z.ZodType> {
   name: ConnectorName;
   input: S;
-  split(input: z.infer<S>): ConnectionParts;
+  /** `kept`: the `keptOnReconnect` credentials of the connection being replaced, if any. */
+  split(input: z.infer<S>, kept: Readonly<Record<string, string>>): ConnectionParts;
   /**
    * Credentials the gateway generated itself (not typed into the form), kept when the user
    * reconnects with a new key: e.g. the billing webhook's Basic credentials already entered on

@@ -40,18 +40,21 @@ export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;
 export const paymentConnector: ConnectorDefinition<typeof PaymentConnectionInput> = {
   name: 'payment',
   input: PaymentConnectionInput,
-  split(input) {
+  // Reconnecting with a new key but no signing secret keeps the one the webhook endpoint uses.
+  keptOnReconnect: ['webhookSigningSecret'],
+  split(input, kept) {
+    const webhookSigningSecret = input.webhookSigningSecret ?? kept.webhookSigningSecret;
     const [kind, mode] = input.secretKey.split('_') as [string, string];
     return {
       config: {
         authenticationMethod: input.authenticationMethod,
         keyType: kind === 'rk' ? 'restricted' : 'secret',
         mode,
-        webhookSigningSecretSet: input.webhookSigningSecret !== undefined,
+        webhookSigningSecretSet: webhookSigningSecret !== undefined,
       },
       credentials: {
         secretKey: input.secretKey,
-        ...(input.webhookSigningSecret ? { webhookSigningSecret: input.webhookSigningSecret } : {}),
+        ...(webhookSigningSecret ? { webhookSigningSecret } : {}),
       },
       warnings:
         kind === 'sk'

@@ -80,6 +80,19 @@ describe('connect flow', () => {
     expect(await gateway.runtime.local.gateway.store.getConnection('globex', 'payment')).toBeUndefined();
   });
 
+  it('reconnecting with only a new key keeps the webhook signing secret the endpoint uses', async () => {
+    const token = await gateway.userToken('globex');
+    const webhookSigningSecret = generatedKey('whsec_');
+    await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: generatedKey('rk_test_'), webhookSigningSecret } });
+    const newKey = generatedKey('rk_test_');
+    const again = (await (await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: newKey } })).json()) as {
+      config: Record<string, unknown>;
+    };
+    expect(again.config.webhookSigningSecretSet).toBe(true);
+    const stored = await gateway.runtime.local.gateway.store.getConnection('globex', 'payment');
+    expect(await gateway.runtime.local.gateway.vault.open({ accountId: 'globex', connector: 'payment' }, stored!.credentials)).toEqual({ secretKey: newKey, webhookSigningSecret });
+  });
+
   it('keeps accounts apart: one account cannot read or write another', async () => {
     const token = await gateway.userToken('globex');
     const read = await gateway.call('GET', '/api/v1/accounts/acme/connections', { token });
