@@ -7,6 +7,8 @@ import { apiKeyMatches, hashApiKey, parseApiKey } from './api-key';
 /** Verified keys are remembered briefly so a busy playbook costs one read a minute, not one per call. */
 const VERIFIED_FOR_MS = 60_000;
 const verified = new Map<string, { caller: Caller; until: number }>();
+/** A warm function serving many accounts keeps at most this many verified keys. */
+const MAX_VERIFIED = 10_000;
 
 /**
  * A playbook authenticates with `Authorization: Bearer igk_...`. The key names its account; the
@@ -25,6 +27,10 @@ export async function playbookCaller(request: HttpRequest, gateway: Gateway): Pr
   const stored = await gateway.store.getApiKey(claimed.accountId, claimed.keyId);
   if (!stored || !apiKeyMatches(key, stored.hash)) throw unauthorized;
   const caller: Caller = { subject: `api-key:${claimed.keyId}`, accountId: claimed.accountId, operator: false, playbook: true };
+  if (verified.size >= MAX_VERIFIED) {
+    for (const [key, entry] of verified) if (entry.until <= gateway.now()) verified.delete(key);
+    if (verified.size >= MAX_VERIFIED) verified.clear();
+  }
   verified.set(cacheKey, { caller, until: gateway.now() + VERIFIED_FOR_MS });
   return caller;
 }

@@ -11,9 +11,16 @@ export const REDACTED = '[redacted]';
 const registered = new Set<string>();
 /** Values shorter than this are too likely to occur by chance to scrub everywhere. */
 const MIN_REGISTERED_LENGTH = 8;
+/**
+ * A warm function that opened many connections forgets the oldest secrets past this many (each log
+ * line is checked against all of them); the field-name and shape nets below still apply to those.
+ */
+const MAX_REGISTERED = 5_000;
 
 export function registerSecret(value: string): void {
-  if (value.length >= MIN_REGISTERED_LENGTH) registered.add(value);
+  if (value.length < MIN_REGISTERED_LENGTH || registered.has(value)) return;
+  if (registered.size >= MAX_REGISTERED) registered.delete(registered.values().next().value!);
+  registered.add(value);
 }
 
 export function knownSecrets(): ReadonlySet<string> {

@@ -128,7 +128,7 @@ export const WebhookEventMark = z.object({
   eventId: z.string().min(1),
   /** TTL: kept past the platform's retry horizon (3 days), then DynamoDB deletes it. */
   expiresAt: EpochSeconds,
-  /** Absent on a bare dedupe mark (`markWebhookEventOnce`). */
+  /** pending while a worker applies it; applied or ignored once done. */
   state: WebhookEventState.optional(),
   eventType: z.string().optional(),
   /** While `pending`: until when (epoch seconds) the worker that claimed it may still be applying it; 0 once released. */

@@ -185,12 +185,6 @@ export class Store {
   }
 
   // Webhook dedupe
-  markWebhookEventOnce(accountId: string, connector: ConnectorName, eventId: string, expiresAt: number): Promise<boolean> {
-    return webhookEvents.markWebhookEventOnce(this.#table, accountId, connector, eventId, expiresAt);
-  }
-  forgetWebhookEvent(accountId: string, connector: ConnectorName, eventId: string): Promise<void> {
-    return webhookEvents.forgetWebhookEvent(this.#table, accountId, connector, eventId);
-  }
   /** The event worker's exactly-once claim: see shared/store/webhook-events.ts. */
   claimWebhookEvent(claim: webhookEvents.ClaimRequest): Promise<webhookEvents.WebhookEventClaim> {
     return webhookEvents.claimWebhookEvent(this.#table, claim);

@@ -72,7 +72,7 @@ describe('connections', () => {
     await store.putAccount(account('acct-c3'));
     await store.putConnection(await connection('acct-c3', 'payment'));
     await store.putConnection(await connection('acct-c3', 'messaging'));
-    await store.markWebhookEventOnce('acct-c3', 'payment', 'evt_1', 2_000_000_000);
+    await store.putApiKey({ accountId: 'acct-c3', keyId: 'k0000000000a', name: 'other item', hash: 'h', createdAt: new Date().toISOString() });
     await store.putConnection(await connection('acct-c3x', 'data'));
     const listed = await store.listConnections('acct-c3');
     expect(listed.map((c) => c.connector).sort()).toEqual(['messaging', 'payment']);

@@ -14,27 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.stop());
 
-describe('webhook dedupe', () => {
-  it('marks an event id once per account and connector, with its TTL', async () => {
-    const expiresAt = 1_750_000_000;
-    expect(await store.markWebhookEventOnce('acct-w1', 'payment', 'evt_123', expiresAt)).toBe(true);
-    expect(await store.markWebhookEventOnce('acct-w1', 'payment', 'evt_123', expiresAt + 10)).toBe(false);
-    expect(await store.markWebhookEventOnce('acct-w1', 'billing', 'evt_123', expiresAt)).toBe(true);
-    expect(await store.markWebhookEventOnce('acct-w2', 'payment', 'evt_123', expiresAt)).toBe(true);
-
-    const { Item } = await dynamo.client.send(
-      new GetItemCommand({ TableName: dynamo.tableName, Key: { pk: { S: 'ACCOUNT#acct-w1' }, sk: { S: 'EVENT#payment#evt_123' } } }),
-    );
-    expect(Item?.expiresAt).toEqual({ N: String(expiresAt) });
-  });
-
-  it('accepts the event again after the mark is forgotten (enqueue failed)', async () => {
-    expect(await store.markWebhookEventOnce('acct-w3', 'billing', 'ev_1', 1_750_000_000)).toBe(true);
-    await store.forgetWebhookEvent('acct-w3', 'billing', 'ev_1');
-    expect(await store.markWebhookEventOnce('acct-w3', 'billing', 'ev_1', 1_750_000_000)).toBe(true);
-  });
-});
-
 describe('conversations', () => {
   it('stores a conversation with optimistic concurrency', async () => {
     const started = conversation('acct-v1', 'conv-1', { state: 'starting', contactId: '003xx' });
