@@ -1,4 +1,5 @@
-import type { ConnectorPlatform } from '../connections/connector-platform';
+import type * as z from 'zod';
+import type { CommonSyncSettings } from '../connections/connector-platform';
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
@@ -9,12 +10,12 @@ import type { SyncFrequency } from './sync-settings';
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
   connection: Connection,
-  platform: ConnectorPlatform,
+  settingsSchema: z.ZodType<CommonSyncSettings, unknown>,
   trigger: SyncJob['trigger'],
   requestedAt: string,
   options: { full?: boolean; objects?: readonly string[] } = {},
 ): SyncJob[] {
-  const settings = platform.settings.safeParse(connection.syncSettings);
+  const settings = settingsSchema.safeParse(connection.syncSettings);
   if (!settings.success) return [];
   const selected = options.objects ? settings.data.dataObjects.filter((o) => options.objects!.includes(o)) : settings.data.dataObjects;
   return selected.map((object) => ({
@@ -33,15 +34,15 @@ export function jobsFor(
  */
 export async function dispatchDueSyncs(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  settingsSchemas: Partial<Record<ConnectorName, z.ZodType<CommonSyncSettings, unknown>>>,
   frequency: SyncFrequency,
   log: Logger,
 ): Promise<number> {
   const requestedAt = new Date(gateway.now()).toISOString();
   const connections = await gateway.store.listScheduledConnections(frequency);
   const jobs = connections.flatMap((connection) => {
-    const platform = platforms[connection.connector];
-    return platform ? jobsFor(connection, platform, frequency, requestedAt) : [];
+    const schema = settingsSchemas[connection.connector];
+    return schema ? jobsFor(connection, schema, frequency, requestedAt) : [];
   });
   await gateway.queues.syncJobs.send(jobs);
   log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });

@@ -78,7 +78,7 @@ export const syncRoutes = [
       if (unknown.length) {
         throw problems.invalidBody([{ path: 'objects', message: `Unknown data object(s): ${unknown.join(', ')}. Choose from ${platform.sync.objects.join(', ')}.` }]);
       }
-      const jobs = jobsFor(connection, platform, 'manual', new Date(gateway.now()).toISOString(), { ...(body.full ? { full: true } : {}), ...(body.objects ? { objects: body.objects } : {}) });
+      const jobs = jobsFor(connection, platform.settings, 'manual', new Date(gateway.now()).toISOString(), { ...(body.full ? { full: true } : {}), ...(body.objects ? { objects: body.objects } : {}) });
       await gateway.queues.syncJobs.send(jobs);
       log.info('manual sync requested', { jobs: jobs.length, full: body.full ?? false });
       return json(202, { enqueued: jobs.length });
