@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import {
+  NormalisedPayment,
+  NormalisedSubscription,
   PaymentOutcome,
   SubscriptionState,
   type NormalisedCustomer,
   type NormalisedInvoice,
-  type NormalisedPayment,
-  type NormalisedSubscription,
 } from '../sync/normalised';
 import { Freshness } from './freshness';
 import { PLAYBOOK_CONNECTORS, type ReadRecord } from './read-record';
@@ -152,18 +152,19 @@ export type InvoicesAnswer = z.infer<typeof InvoicesAnswer>;
 
 const NextCursor = z.string().optional().describe('Pass back as `cursor` for the next page; absent on the last page. A page may hold fewer than `limit` items and still have a next one.');
 
-export const SubscriberView = z
-  .object({
-    customerId: z.string(),
+export const SubscriberView = NormalisedSubscription.pick({
+  customerId: true,
+  planId: true,
+  planName: true,
+  state: true,
+  status: true,
+  nextBillingAt: true,
+  currentPeriodEnd: true,
+})
+  .extend({
     email: z.string().optional().describe('When the customer is synced with an email'),
     subscriptionId: z.string(),
-    planId: z.string().optional(),
-    planName: z.string().optional(),
-    state: SubscriptionState,
-    status: z.string(),
     cancelling: z.boolean(),
-    nextBillingAt: Time.optional(),
-    currentPeriodEnd: Time.optional(),
   })
   .meta({ id: 'Subscriber' });
 export type SubscriberView = z.infer<typeof SubscriberView>;
@@ -173,20 +174,17 @@ export const SubscribersPage = z
   .meta({ id: 'SubscribersPage' });
 export type SubscribersPage = z.infer<typeof SubscribersPage>;
 
-export const FailedPaymentView = z
-  .object({
-    customerId: z.string(),
-    email: z.string().optional(),
-    paymentId: z.string(),
-    object: z.string(),
-    amount: z.number().int(),
-    currency: z.string().optional(),
-    invoiceId: z.string().optional(),
-    subscriptionId: z.string().optional(),
-    status: z.string(),
-    failureMessage: z.string().optional(),
-    at: Time.optional(),
-  })
+export const FailedPaymentView = NormalisedPayment.pick({
+  customerId: true,
+  amount: true,
+  currency: true,
+  invoiceId: true,
+  subscriptionId: true,
+  status: true,
+  failureMessage: true,
+  at: true,
+})
+  .extend({ email: z.string().optional(), paymentId: z.string(), object: z.string() })
   .meta({ id: 'FailedPayment' });
 export type FailedPaymentView = z.infer<typeof FailedPaymentView>;
 
