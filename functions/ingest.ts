@@ -1,12 +1,13 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { processBatch } from '../shared/queues/batch';
-import { IngestionMessage } from '../shared/queues/messages';
+import { dataClient } from '../shared/data/client';
+import { connectionTargets, ingestSqsBatch, type OpenDataSession } from '../shared/data/ingestion';
+import { gateway } from '../shared/gateway';
 
 /**
- * Sending engagement events to the data platform: deployed and wired now, built with its connector's issue. Until then every message is
- * reported as failed, so it is retried and then kept in the dead-letter queue (alarmed), never dropped.
+ * The ingestion queue's consumer (batch of up to 50, partial batch responses): sends engagement
+ * events to each account's data platform. The work is in shared/data/ingestion.ts.
  */
+const openDataSession: OpenDataSession = async ({ accountId, config, credentials, env }) => dataClient({ env, accountId, config, credentials });
+
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  processBatch(event, IngestionMessage, async () => {
-    throw new Error('Sending engagement events to the data platform is not available in this version of the gateway');
-  });
+  ingestSqsBatch(event, { targetFor: connectionTargets(gateway(), openDataSession) });

@@ -86,6 +86,13 @@ export class GatewayApi extends Construct {
       'Playbook reads authenticate with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
     );
 
+    this.unauthorizedRoute(
+      '/api/v1/playbook/engagement-events',
+      apigw.HttpMethod.POST,
+      apiHandler,
+      'Playbooks submit engagement events with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
+    );
+
     this.httpApi.addRoutes({
       path: '/api/v1/{proxy+}',
       methods: [apigw.HttpMethod.ANY],

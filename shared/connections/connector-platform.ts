@@ -14,6 +14,20 @@ export interface ConnectionProblem {
   platformMessage?: string;
 }
 
+/** What a connector's client is built from: the connection's config and opened credentials. */
+export interface ClientOptions {
+  accountId: string;
+  env: GatewayEnvironment;
+  config: Connection['config'];
+  credentials: Credentials;
+}
+
+/** Test Connection for one connector: one cheap authenticated call, and how its failures read. */
+export interface ConnectionCheck {
+  test(options: ClientOptions): Promise<unknown>;
+  problem(error: unknown): ConnectionProblem;
+}
+
 /** Every connector's sync settings share these three (the spec's Sync settings tables). */
 export interface CommonSyncSettings {
   dataObjects: readonly string[];
@@ -28,7 +42,7 @@ export interface CommonSyncSettings {
  */
 export interface ConnectorPlatform<Settings extends CommonSyncSettings = CommonSyncSettings> {
   settings: z.ZodType<Settings, unknown>;
-  client(options: { accountId: string; env: GatewayEnvironment; config: Connection['config']; credentials: Credentials }): PlatformClient;
+  client(options: ClientOptions): PlatformClient;
   testConnection(client: PlatformClient): Promise<void>;
   sync: ConnectorSync<Settings>;
   problem(error: unknown): ConnectionProblem;

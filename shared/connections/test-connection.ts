@@ -3,7 +3,7 @@ import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
-import type { ConnectorPlatform } from './connector-platform';
+import type { ConnectionCheck } from './connector-platform';
 import { ConnectionHealth } from './connection-view';
 
 export const TestConnectionResult = z
@@ -22,23 +22,23 @@ export type TestConnectionResult = z.infer<typeof TestConnectionResult>;
  */
 export async function testConnection(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  checks: Partial<Record<ConnectorName, ConnectionCheck>>,
   accountId: string,
   connector: ConnectorName,
   log: Logger,
 ): Promise<TestConnectionResult> {
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
-  const platform = platforms[connector];
-  if (!platform) throw problems.notFound(`The ${connector} connector cannot be tested yet.`);
+  const check = checks[connector];
+  if (!check) throw problems.notFound(`The ${connector} connector cannot be tested yet.`);
   const checkedAt = new Date(gateway.now()).toISOString();
   let result: TestConnectionResult;
   try {
     const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
-    await platform.testConnection(platform.client({ accountId, env: gateway.env, config: connection.config, credentials }));
+    await check.test({ accountId, env: gateway.env, config: connection.config, credentials });
     result = { ok: true, health: { state: 'healthy', checkedAt } };
   } catch (error) {
-    const problem = platform.problem(error);
+    const problem = check.problem(error);
     result = {
       ok: false,
       health: { state: problem.health, checkedAt, reason: problem.reason, remedy: problem.remedy },

@@ -36,7 +36,9 @@ const SECRET_SHAPES: RegExp[] = [
   /\b(sk|rk|pk)_(live|test)_[0-9A-Za-z*]{4,}/g,
   /\bwhsec_[0-9A-Za-z+/=*]{4,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  // `!` appears in the identity service's access tokens (`00D...!AQ...`).
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=!-]{8,}/gi,
+  /\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._-]{20,}/g,
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
 ];
 

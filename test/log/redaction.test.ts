@@ -24,12 +24,16 @@ describe('log redaction', () => {
       // Not registered: caught by its shape.
       detail: `Invalid API Key provided: ${secretKey}`,
       header: `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`,
+      // The identity service's access tokens, echoed back in an error.
+      echoed: `Invalid token 00D5g000004fXyZ!${generatedKey('AQ')}${generatedKey('')}`,
       key: pem,
       error: new Error(`request with ${apiKey} failed`),
     });
     const text = lines.join('\n');
     expect(text).toContain('platform call failed');
     expect(text).toContain('acme');
+    const echoedToken = /00D\S+/.exec(lines.join('\n'))?.[0];
+    expect(echoedToken).toBeUndefined();
     for (const secret of [apiKey, secretKey, pem.split('\n')[1]!, Buffer.from(`${apiKey}:`).toString('base64')]) {
       expect(text).not.toContain(secret);
     }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { BillingConnectionInput } from '../../billing/config';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
+import { DataConnectionInput } from '../../data/config';
 import { PaymentConnectionInput } from '../../payment/config';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
@@ -30,7 +31,7 @@ export const connectionRoutes = [
     params: ConnectionParams,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput]),
+    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput, DataConnectionInput]),
     response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);

@@ -5,6 +5,7 @@ import { route, type Route } from '../route';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './api-keys';
 import { connectionRoutes } from './connections';
+import { dataRoutes } from './data';
 import { playbookRoutes } from './playbook';
 import { syncRoutes } from './syncs';
 import { webhookRoutes } from './webhooks';
@@ -27,4 +28,5 @@ export const apiRoutes: Route[] = [
   ...apiKeyRoutes,
   ...playbookRoutes,
   ...webhookRoutes,
+  ...dataRoutes,
 ];

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { BillingSyncSettings } from '../../billing/settings';
 import { ConnectionView } from '../../connections/connection-view';
+import { connectionChecks } from '../../connections/connection-checks';
 import { connectorPlatforms } from '../../connections/platforms';
 import { saveSyncSettings } from '../../connections/sync-settings';
 import { testConnection, TestConnectionResult } from '../../connections/test-connection';
@@ -30,7 +31,7 @@ export const syncRoutes = [
     response: { status: 200, description: 'The outcome, with the remedy when it failed', schema: TestConnectionResult },
     async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return testConnection(gateway, connectorPlatforms, params.accountId, params.connector, log);
+      return testConnection(gateway, connectionChecks, params.accountId, params.connector, log);
     },
   }),
   route({

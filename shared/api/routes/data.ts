@@ -1,0 +1,105 @@
+import * as z from 'zod';
+import { dataClient } from '../../data/client';
+import { IngestionConfig } from '../../data/ingestion';
+import { ingestionSchemaDocument } from '../../data/ingestion-schema';
+import { profileByEmail, UnifiedProfile } from '../../data/query';
+import type { Gateway } from '../../gateway';
+import { PlatformError } from '../../http/platform-error';
+import { EngagementEvent } from '../../queues/messages';
+import { assertAccountAccess, type Caller } from '../caller';
+import { json } from '../http';
+import { ProblemError, problems } from '../problem';
+import { route } from '../route';
+import { AccountParams } from './params';
+
+/**
+ * The data connector's routes: playbooks send engagement events (queued, then ingested by the
+ * ingestion worker) and read unified profiles; the dashboard fetches the schema to upload to the
+ * platform's ingestion connector.
+ */
+
+/** Events per request; the worker sends them on in requests of at most 50. */
+export const MAX_EVENTS_PER_REQUEST = 500;
+
+const EngagementEventsBody = z.strictObject({
+  events: z.array(EngagementEvent).min(1).max(MAX_EVENTS_PER_REQUEST).describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`),
+});
+
+function playbookAccount(caller: Caller): string {
+  if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
+  return caller.accountId;
+}
+
+const noDataConnection = () => problems.notFound('The account has no data platform connection: connect it under Integrations.');
+
+async function dataSession(gateway: Gateway, accountId: string) {
+  const connection = await gateway.store.getConnection(accountId, 'data');
+  if (!connection) throw noDataConnection();
+  const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);
+  return dataClient({ env: gateway.env, accountId, config: connection.config, credentials });
+}
+
+function dataPlatformProblem(error: PlatformError): ProblemError {
+  // The platform error's message names status, path and the platform's words; never a secret or the query.
+  return new ProblemError({
+    type: 'urn:integration-gateway:problem:data-platform',
+    title: 'The data platform did not answer',
+    status: 502,
+    detail: error.message,
+    ...(error.kind === 'auth' || error.kind === 'permission' ? { remedy: 'Reconnect the data platform connection.' } : {}),
+  });
+}
+
+export const dataRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/v1/playbook/engagement-events',
+    operationId: 'sendEngagementEvents',
+    summary: 'Queue engagement events for the data platform (ingested within minutes, at least once)',
+    access: 'playbook',
+    params: z.object({}),
+    body: EngagementEventsBody,
+    response: { status: 202, description: 'Queued', schema: z.object({ accepted: z.number().int() }) },
+    async handle({ body, caller, gateway, log }) {
+      const accountId = playbookAccount(caller);
+      await gateway.queues.ingestion.send(body.events.map((event) => ({ accountId, event })));
+      log.info('engagement events queued', { count: body.events.length });
+      return json(202, { accepted: body.events.length });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts/{accountId}/connections/data/ingestion-schema',
+    operationId: 'getIngestionSchema',
+    summary: "The OpenAPI 3.0 schema to upload to the data platform's ingestion connector",
+    params: AccountParams,
+    response: { status: 200, description: 'An OpenAPI 3.0.3 document' },
+    async handle({ params, caller, gateway }) {
+      assertAccountAccess(caller, params.accountId);
+      const connection = await gateway.store.getConnection(params.accountId, 'data');
+      const config = IngestionConfig.safeParse(connection?.config ?? {});
+      return json(200, ingestionSchemaDocument(config.success ? config.data.ingestionObject : undefined));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/playbook/profiles/{email}',
+    operationId: 'getUnifiedProfile',
+    summary: 'The unified profile with this email address, from the data platform',
+    access: 'playbook',
+    params: z.object({ email: z.email().describe("The individual's email address") }),
+    response: { status: 200, description: 'The unified profile', schema: UnifiedProfile },
+    async handle({ params, caller, gateway }) {
+      const accountId = playbookAccount(caller);
+      const session = await dataSession(gateway, accountId);
+      try {
+        const profile = await profileByEmail(session, params.email);
+        // The email is not echoed.
+        if (!profile) throw problems.notFound('No unified profile has that email address.');
+        return profile;
+      } catch (error) {
+        throw error instanceof PlatformError ? dataPlatformProblem(error) : error;
+      }
+    },
+  }),
+];

@@ -1,0 +1,85 @@
+import * as z from 'zod';
+import type { PlatformClient } from '../http/platform-client';
+import { buildSelect, MAX_QUERY_LIMIT } from './sql';
+
+/**
+ * Running a query on the data platform (Query API v2): `POST /services/data/v61.0/ssot/queryv2`
+ * `{sql}`, then `GET .../queryv2/{nextBatchId}` while `done` is false (forward only). Rows come as
+ * arrays; `metadata[column].placeInOrder` says which column each cell is. The query is read-only,
+ * so the client may retry it (`idempotent: true`). SQL comes from ./sql, never from input.
+ */
+
+const QUERY_PATH = '/services/data/v61.0/ssot/queryv2';
+
+/** Rows a query returns at most unless the caller asks for fewer. */
+export const DEFAULT_MAX_ROWS = 10_000;
+
+type CellValue = string | number | boolean | null;
+
+const QueryBatch = z.object({
+  data: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
+  metadata: z.record(z.string(), z.object({ placeInOrder: z.number().int().nonnegative(), type: z.string().optional() }).loose()),
+  done: z.boolean(),
+  nextBatchId: z.string().min(1).optional(),
+  queryId: z.string().optional(),
+});
+type QueryBatch = z.infer<typeof QueryBatch>;
+
+export interface QueryResult {
+  rows: Array<Record<string, CellValue>>;
+  /** True when the result had more rows than `maxRows`; the rest were not fetched. */
+  truncated: boolean;
+}
+
+/** Each row as an object, by the columns' `placeInOrder`. */
+export function rowsAsObjects(batch: Pick<QueryBatch, 'data' | 'metadata'>): Array<Record<string, CellValue>> {
+  const columns = Object.entries(batch.metadata).map(([name, { placeInOrder }]) => [name, placeInOrder] as const);
+  return batch.data.map((cells) => Object.fromEntries(columns.map(([name, index]) => [name, cells[index] ?? null])));
+}
+
+export async function runQuery(session: Pick<PlatformClient, 'request'>, sql: string, options: { maxRows?: number } = {}): Promise<QueryResult> {
+  const maxRows = Math.max(0, options.maxRows ?? DEFAULT_MAX_ROWS);
+  let batch = (await session.request({ method: 'POST', path: QUERY_PATH, body: { sql }, idempotent: true, schema: QueryBatch })).body;
+  const rows = rowsAsObjects(batch);
+  while (!batch.done && batch.nextBatchId && rows.length < maxRows) {
+    const path = `${QUERY_PATH}/${encodeURIComponent(batch.nextBatchId)}`;
+    batch = (await session.request({ method: 'GET', path, schema: QueryBatch })).body;
+    rows.push(...rowsAsObjects(batch));
+  }
+  const more = rows.length > maxRows || !batch.done;
+  return { rows: rows.slice(0, maxRows), truncated: more };
+}
+
+// ---- unified profiles, for playbooks ----
+
+export const UnifiedProfile = z
+  .object({
+    individualId: z.string(),
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    email: z.string().nullable(),
+  })
+  .meta({ id: 'UnifiedProfile' });
+export type UnifiedProfile = z.infer<typeof UnifiedProfile>;
+
+const PROFILE_COLUMNS = ['IndividualId', 'FirstName', 'LastName', 'Email'];
+
+function toProfile(row: Record<string, CellValue>): UnifiedProfile {
+  const text = (value: CellValue | undefined) => (value === null || value === undefined ? null : String(value));
+  return { individualId: String(row.IndividualId ?? ''), firstName: text(row.FirstName), lastName: text(row.LastName), email: text(row.Email) };
+}
+
+/** The unified profile with this email, if any. */
+export async function profileByEmail(session: Pick<PlatformClient, 'request'>, email: string): Promise<UnifiedProfile | undefined> {
+  const sql = buildSelect({ from: 'UnifiedIndividual__dlm', select: { kind: 'columns', columns: PROFILE_COLUMNS }, where: { Email: email }, limit: 1 });
+  const { rows } = await runQuery(session, sql, { maxRows: 1 });
+  return rows[0] ? toProfile(rows[0]) : undefined;
+}
+
+/** Up to `limit` unified profiles (Activation broadcasts, lead scoring feeds). */
+export async function profiles(session: Pick<PlatformClient, 'request'>, options: { limit: number }): Promise<UnifiedProfile[]> {
+  const limit = Math.min(options.limit, MAX_QUERY_LIMIT);
+  const sql = buildSelect({ from: 'UnifiedIndividual__dlm', select: { kind: 'columns', columns: PROFILE_COLUMNS }, limit });
+  const { rows } = await runQuery(session, sql, { maxRows: limit });
+  return rows.map(toProfile);
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setLogSink } from '../../shared/log/logger';
+import { startTestGateway, type TestGateway } from '../support/local-runtime';
+import { startDataSandbox, type DataSandbox } from './support';
+
+/** Connect Account and Test Connection for the data connector through the API, against the CRM simulator. */
+describe('data connector through the API', () => {
+  let sandbox: DataSandbox;
+  let gateway: TestGateway;
+  const logLines: string[] = [];
+  let restore: ReturnType<typeof setLogSink>;
+
+  beforeAll(async () => {
+    restore = setLogSink((line) => logLines.push(line));
+    sandbox = await startDataSandbox();
+    gateway = await startTestGateway({
+      DATA_LOGIN_URL: sandbox.env.DATA_LOGIN_URL,
+      DATA_SANDBOX_LOGIN_URL: sandbox.env.DATA_SANDBOX_LOGIN_URL,
+      ALLOW_INSECURE_PLATFORM_URLS: 'true',
+    });
+    await gateway.enableAccount('acme');
+  });
+  afterAll(async () => {
+    setLogSink(restore);
+    await gateway.stop();
+    await sandbox.stop();
+  });
+
+  it('connects with the JWT bearer form, tests healthy, and never shows or logs the private key', async () => {
+    const token = await gateway.userToken('acme');
+    const connected = await gateway.call('PUT', '/api/v1/accounts/acme/connections/data', { token, body: { ...sandbox.config, ...sandbox.credentials } });
+    const connectedText = await connected.text();
+    expect(connected.status).toBe(200);
+    expect(JSON.parse(connectedText)).toMatchObject({ connector: 'data', config: { clientId: sandbox.config.clientId, loginUrl: 'production' } });
+
+    const tested = await gateway.call('POST', '/api/v1/accounts/acme/connections/data/test', { token });
+    expect(await tested.json()).toMatchObject({ ok: true, health: { state: 'healthy' } });
+
+    const keyBody = sandbox.credentials.privateKey.split('\n').slice(1, -2).join('');
+    for (const text of [connectedText, logLines.join('\n')]) expect(text).not.toContain(keyBody.slice(0, 40));
+  });
+
+  it('a private key that does not match the uploaded certificate fails Test Connection with the spec’s remedy', async () => {
+    const token = await gateway.userToken('acme');
+    const { rsaKeyPem } = await import('./support');
+    const reconnected = await gateway.call('PUT', '/api/v1/accounts/acme/connections/data', {
+      token,
+      body: { ...sandbox.config, privateKey: rsaKeyPem(2048, 'pkcs8').privateKeyPem },
+    });
+    expect(reconnected.status).toBe(200);
+    const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/data/test', { token })).json()) as { ok: boolean; health: { state: string; remedy: string } };
+    expect(tested.ok).toBe(false);
+    expect(tested.health.state).toBe('needs_reconnect');
+    expect(tested.health.remedy).toMatch(/private key must match the certificate/i);
+  });
+});
