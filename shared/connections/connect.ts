@@ -7,6 +7,7 @@ import type { Connection } from '../store/items';
 import { maskSecret } from './connector-definition';
 import { connectorDefinitions } from './connectors';
 import { connectorPlatforms } from './platforms';
+import { settingsSchemas } from './sync-settings-schemas';
 import type { ConnectionView } from './connection-view';
 
 function definitionFor(connector: ConnectorName) {
@@ -23,8 +24,8 @@ function definitionFor(connector: ConnectorName) {
 }
 
 function defaultSyncSettings(connector: ConnectorName): Record<string, unknown> {
-  const platform = connectorPlatforms[connector];
-  return platform ? { ...platform.settings.parse({}) } : {};
+  const schema = settingsSchemas[connector];
+  return schema ? { ...schema.parse({}) } : {};
 }
 
 /** Integrations are switched on per account by the operator; until then nothing can connect. */

@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import { BillingSyncSettings } from '../billing/settings';
+import { DataSyncSettings } from '../data/settings';
 import type { ConnectorName } from '../connectors';
 import { PaymentSyncSettings } from '../payment/settings';
 import type { CommonSyncSettings } from './connector-platform';
@@ -11,4 +12,11 @@ import type { CommonSyncSettings } from './connector-platform';
 export const syncSettingsSchemas: Partial<Record<ConnectorName, z.ZodType<CommonSyncSettings, unknown>>> = {
   billing: BillingSyncSettings,
   payment: PaymentSyncSettings,
+};
+
+/** Every connector's settings schema, scheduled or not: what Save settings validates against. */
+export const settingsSchemas: Partial<Record<ConnectorName, z.ZodType<object, unknown>>> = {
+  billing: BillingSyncSettings,
+  payment: PaymentSyncSettings,
+  data: DataSyncSettings,
 };

@@ -5,7 +5,7 @@ import { fieldErrors, problems } from '../api/problem';
 import { VersionConflictError } from '../store/store';
 import { viewOf } from './connect';
 import type { ConnectionView } from './connection-view';
-import type { ConnectorPlatform } from './connector-platform';
+import type * as z from 'zod';
 
 /** Whether two settings select the same records: everything but when (frequency) and how (method). */
 function sameSelection(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
@@ -19,15 +19,15 @@ function sameSelection(before: Record<string, unknown>, after: Record<string, un
  */
 export async function saveSyncSettings(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  schemas: Partial<Record<ConnectorName, z.ZodType<object, unknown>>>,
   accountId: string,
   connector: ConnectorName,
   body: unknown,
   log: Logger,
 ): Promise<ConnectionView> {
-  const platform = platforms[connector];
-  if (!platform) throw problems.notFound(`The ${connector} connector has no sync settings yet.`);
-  const parsed = platform.settings.safeParse(body);
+  const schema = schemas[connector];
+  if (!schema) throw problems.notFound(`The ${connector} connector has no sync settings yet.`);
+  const parsed = schema.safeParse(body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
@@ -42,6 +42,6 @@ export async function saveSyncSettings(
   }
   // Other objects or wider filters bring records no incremental window would: start over with a full sync.
   if (!sameSelection(connection.syncSettings, updated.syncSettings)) await gateway.store.deleteSyncCheckpoints(accountId, connector);
-  log.info('sync settings saved', { connector, frequency: parsed.data.frequency, method: parsed.data.method, objects: parsed.data.dataObjects.length });
+  log.info('sync settings saved', { connector, settings: parsed.data });
   return viewOf(updated);
 }

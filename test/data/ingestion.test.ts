@@ -1,3 +1,4 @@
+import { DataSyncSettings } from '../../shared/data/settings';
 import type { SQSEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -293,6 +294,37 @@ describe('data routes over HTTP (local gateway)', () => {
     const response = await gateway.call('POST', '/api/v1/accounts/acme/api-keys', { token: await gateway.userToken('acme'), body: { name: 'playbook' } });
     expect(response.status).toBe(201);
     key = ((await response.json()) as { key: string }).key;
+    await connectData({});
+  });
+
+  /** A data connection as Connect Account stores it (the events route checks its settings, not its key). */
+  async function connectData(syncSettings: Record<string, unknown>): Promise<void> {
+    const { store, vault } = gateway.runtime.local.gateway;
+    const existing = await store.getConnection('acme', 'data');
+    const at = new Date().toISOString();
+    await store.putConnection({
+      accountId: 'acme',
+      connector: 'data',
+      config: { clientId: 'client', username: 'integration@acme', loginUrl: 'production', apiRegion: 'US' },
+      credentials: existing?.credentials ?? (await vault.seal({ accountId: 'acme', connector: 'data' }, { privateKey: 'not used by this route' })),
+      maskedSecrets: {},
+      syncSettings: DataSyncSettings.parse(syncSettings),
+      health: { state: 'unknown' },
+      createdAt: at,
+      updatedAt: at,
+      version: existing?.version ?? 0,
+    });
+  }
+
+  it('refuses events the data connection is not set to write (409, with the setting to change), and queues nothing', async () => {
+    queued.length = 0;
+    await connectData({ direction: 'read' });
+    const response = await gateway.call('POST', '/api/v1/playbook/engagement-events', { token: key, body: { events: [engagementEvent(0)] } });
+    expect(response.status).toBe(409);
+    expect(((await response.json()) as { remedy: string }).remedy).toMatch(/Sync direction/);
+    await connectData({});
+    await gateway.runtime.local.queues.ingestion.idle();
+    expect(queued).toHaveLength(0);
   });
   afterAll(async () => gateway?.stop());
 
@@ -330,7 +362,11 @@ describe('data routes over HTTP (local gateway)', () => {
     expect(other.status).toBe(404);
   });
 
-  it('answers 404 for a profile read when the account has no data connection', async () => {
+  it('a stored connection whose key cannot be used asks for a reconnect (no 500); without a connection: 404', async () => {
+    const unusable = await gateway.call('GET', `/api/v1/playbook/profiles/${encodeURIComponent('a@b.example')}`, { token: key });
+    expect(unusable.status).toBe(409);
+    expect(((await unusable.json()) as { remedy: string }).remedy).toMatch(/Reconnect/);
+    await gateway.runtime.local.gateway.store.deleteConnection('acme', 'data');
     const response = await gateway.call('GET', `/api/v1/playbook/profiles/${encodeURIComponent('a@b.example')}`, { token: key });
     expect(response.status).toBe(404);
   });

@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { DataSetupError } from '../../data/auth';
 import { dataClient } from '../../data/client';
+import { DataSyncSettings, allowsIngestion, allowsProfileReads } from '../../data/settings';
 import { IngestionConfig } from '../../data/ingestion';
 import { ingestionSchemaDocument } from '../../data/ingestion-schema';
 import { profileByEmail, UnifiedProfile } from '../../data/query';
@@ -32,11 +34,37 @@ function playbookAccount(caller: Caller): string {
 
 const noDataConnection = () => problems.notFound('The account has no data platform connection: connect it under Integrations.');
 
-async function dataSession(gateway: Gateway, accountId: string) {
+/** The settings forbid this use of the connection: a 409 that says which setting to change. */
+const notAllowed = (what: string, remedy: string) =>
+  new ProblemError({ type: 'urn:integration-gateway:problem:not-allowed-by-settings', title: 'Not allowed by the sync settings', status: 409, detail: what, remedy });
+
+async function dataConnection(gateway: Gateway, accountId: string) {
   const connection = await gateway.store.getConnection(accountId, 'data');
   if (!connection) throw noDataConnection();
+  return { connection, settings: DataSyncSettings.parse(connection.syncSettings) };
+}
+
+async function dataSession(gateway: Gateway, accountId: string) {
+  const { connection, settings } = await dataConnection(gateway, accountId);
+  if (!allowsProfileReads(settings)) {
+    throw notAllowed(
+      'The data connection is not set to read unified profiles.',
+      'Set Sync direction to Read only or Read + Write, Data operation to Query or Both, and include Unified Individual.',
+    );
+  }
   const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);
-  return dataClient({ env: gateway.env, accountId, config: connection.config, credentials });
+  try {
+    return dataClient({ env: gateway.env, accountId, config: connection.config, credentials });
+  } catch (error) {
+    if (!(error instanceof DataSetupError)) throw error;
+    throw new ProblemError({
+      type: 'urn:integration-gateway:problem:data-connection-unusable',
+      title: 'The data connection cannot be used',
+      status: 409,
+      detail: error.message,
+      remedy: 'Reconnect the data platform under Integrations with a valid private key.',
+    });
+  }
 }
 
 function dataPlatformProblem(error: PlatformError): ProblemError {
@@ -62,6 +90,13 @@ export const dataRoutes = [
     response: { status: 202, description: 'Queued', schema: z.object({ accepted: z.number().int() }) },
     async handle({ body, caller, gateway, log }) {
       const accountId = playbookAccount(caller);
+      const { settings } = await dataConnection(gateway, accountId);
+      if (!allowsIngestion(settings)) {
+        throw notAllowed(
+          'The data connection is not set to write engagement events.',
+          'Set Sync direction to Write only or Read + Write, Data operation to Ingest or Both, and include Engagement.',
+        );
+      }
       await gateway.queues.ingestion.send(body.events.map((event) => ({ accountId, event })));
       log.info('engagement events queued', { count: body.events.length });
       return json(202, { accepted: body.events.length });

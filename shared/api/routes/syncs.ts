@@ -4,6 +4,8 @@ import { ConnectionView } from '../../connections/connection-view';
 import { connectionChecks } from '../../connections/connection-checks';
 import { connectorPlatforms } from '../../connections/platforms';
 import { saveSyncSettings } from '../../connections/sync-settings';
+import { settingsSchemas } from '../../connections/sync-settings-schemas';
+import { DataSyncSettings } from '../../data/settings';
 import { testConnection, TestConnectionResult } from '../../connections/test-connection';
 import { PaymentSyncSettings } from '../../payment/settings';
 import { jobsFor } from '../../sync/dispatch-syncs';
@@ -41,11 +43,11 @@ export const syncRoutes = [
     summary: 'Choose data objects, frequency, sync method and filters',
     params: ConnectionParams,
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([BillingSyncSettings, PaymentSyncSettings]),
+    documentedBody: z.union([BillingSyncSettings, PaymentSyncSettings, DataSyncSettings]),
     response: { status: 200, description: 'The connection with its settings', schema: ConnectionView },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return saveSyncSettings(gateway, connectorPlatforms, params.accountId, params.connector, body, log);
+      return saveSyncSettings(gateway, settingsSchemas, params.accountId, params.connector, body, log);
     },
   }),
   route({

@@ -1,0 +1,31 @@
+import * as z from 'zod';
+
+/** Data sync settings, as the spec's Sync settings table lists them. */
+export const DataSyncSettings = z
+  .strictObject({
+    /** Read only, Write only, or Read + Write. */
+    direction: z.enum(['read', 'write', 'read_write']).default('read_write'),
+    /** Query (SQL reads), Ingest (engagement events), or Both. */
+    operation: z.enum(['query', 'ingest', 'both']).default('both'),
+    /** Unified Individual, Engagement, Custom DMOs. */
+    dataModelObjects: z
+      .array(z.enum(['unified_individual', 'engagement', 'custom']))
+      .min(1, 'Choose at least one data model object.')
+      .default(['unified_individual', 'engagement']),
+    /** Real-time (streaming), Hourly, Daily: how ingested events are sent. */
+    frequency: z.enum(['real_time', 'hourly', 'daily']).default('real_time'),
+    /** Whether the platform's CRM connector sync is used (it runs on the platform's own schedule). */
+    crmConnectorSync: z.boolean().default(false),
+  })
+  .meta({ id: 'DataSyncSettings' });
+export type DataSyncSettings = z.infer<typeof DataSyncSettings>;
+
+/** Whether the settings let the gateway write engagement events (Write or Read + Write, Ingest or Both). */
+export function allowsIngestion(settings: DataSyncSettings): boolean {
+  return settings.direction !== 'read' && settings.operation !== 'query' && settings.dataModelObjects.includes('engagement');
+}
+
+/** Whether the settings let the gateway read unified profiles (Read or Read + Write, Query or Both). */
+export function allowsProfileReads(settings: DataSyncSettings): boolean {
+  return settings.direction !== 'write' && settings.operation !== 'ingest' && settings.dataModelObjects.includes('unified_individual');
+}
