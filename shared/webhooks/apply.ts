@@ -193,14 +193,25 @@ class RecordApplier {
       await this.fetchAndStore(change, change.version);
     } else {
       const hash = recordHash(change.record.fields);
-      const stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
-      const decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
+      let stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
+      let decision: ReturnType<typeof writeDecision> | 'skip' = writeDecision(stored, { version: change.version, hash }, this.versionAt);
+      if (decision === 'write') {
+        const outcome = await store.putRecordIfNewer(this.accountId, this.connector, change.object, this.toWrite(change.record, hash, change.version));
+        if (outcome !== 'stale') {
+          this.counts.written += 1;
+          this.#known.set(key(change), change.record.fields);
+          decision = 'skip';
+        } else {
+          // Another worker wrote this record between the read and the write (two events of one
+          // second, applied side by side): decide again against what it wrote.
+          stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
+          decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
+          if (decision === 'write') decision = 'stale';
+        }
+      }
       if (decision === 'fetch') {
         await this.fetchAndStore(change, change.version);
-      } else if (decision === 'write' && (await store.putRecordIfNewer(this.accountId, this.connector, change.object, this.toWrite(change.record, hash, change.version))) !== 'stale') {
-        this.counts.written += 1;
-        this.#known.set(key(change), change.record.fields);
-      } else {
+      } else if (decision !== 'skip') {
         this.counts.stale += 1;
         if (stored) this.#known.set(key(change), stored.body as JsonObject);
       }
