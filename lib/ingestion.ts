@@ -28,7 +28,9 @@ export class Ingestion extends Construct {
       logRetention: props.logRetention,
     });
     this.ingestWorker.addEventSource(
-      new SqsEventSource(this.work.queue, { batchSize: 50, maxBatchingWindow, reportBatchItemFailures: true }),
+      // Few consumers at a time: each holds the account's rate budget in its own memory, and a burst
+      // that scaled out would trade the platform's 429s for dead-lettered good events.
+      new SqsEventSource(this.work.queue, { batchSize: 50, maxBatchingWindow, reportBatchItemFailures: true, maxConcurrency: 2 }),
     );
   }
 }

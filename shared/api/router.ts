@@ -28,12 +28,14 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
   const gatewayOf = options.gateway ?? defaultGateway;
 
   return async function dispatch(request: HttpRequest): Promise<HttpResponse> {
-    const log = rootLogger.with({ requestId: request.requestId, method: request.method, path: request.path });
+    // The route's template is logged, not the raw path: a path can carry an email address.
+    let log = rootLogger.with({ requestId: request.requestId, method: request.method });
     try {
       const matches = compiled.filter((c) => c.pattern.test(request.path));
       if (matches.length === 0) throw problems.notFound(`No API operation at ${request.path}.`);
       const match = matches.find((c) => c.route.method === request.method);
       if (!match) throw problems.methodNotAllowed(request.method);
+      log = log.with({ route: match.route.path });
 
       let values: string[];
       try {

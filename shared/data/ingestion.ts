@@ -159,7 +159,9 @@ export type FailedRequestVerdict =
   /** The platform named the refused record: refuse it, send the others again. */
   | { kind: 'refuse-record'; index: number; reason: string }
   /** Refused without saying which record: split to find it. */
-  | { kind: 'split'; reason: string };
+  | { kind: 'split'; reason: string }
+  /** Accepted (a 2xx), though its body could not be read: the ingestion call needs no body. */
+  | { kind: 'sent' };
 
 /** The field a refusal names (`missing required field 'channel'`), if any: a name, never a value. */
 function refusedField(message: string | undefined): string | undefined {
@@ -171,10 +173,12 @@ export function verdictFor(error: unknown, requestSize: number): FailedRequestVe
   switch (error.kind) {
     case 'rate_limited':
       return { kind: 'retry', reason: 'the data platform asked to slow down (429)', stopAccount: true };
+    case 'invalid_response':
+      if (error.status !== undefined && error.status >= 200 && error.status < 300) return { kind: 'sent' };
+      return { kind: 'retry', reason: `the data platform did not take the request (${error.status ?? error.kind})`, stopAccount: false };
     case 'unavailable':
     case 'timeout':
     case 'network':
-    case 'invalid_response':
       return { kind: 'retry', reason: `the data platform did not take the request (${error.status ?? error.kind})`, stopAccount: false };
     case 'auth':
     case 'permission':
@@ -274,7 +278,9 @@ async function ingestAccount(accountId: string, records: PendingRecord[], option
       continue;
     } catch (error) {
       const verdict = verdictFor(error, request.length);
-      if (verdict.kind === 'retry') {
+      if (verdict.kind === 'sent') {
+        outcomes.push(...outcomesFor(request, 'sent'));
+      } else if (verdict.kind === 'retry') {
         log.warn('ingestion request failed; its messages will be retried', { records: request.length, reason: verdict.reason });
         outcomes.push(...outcomesFor(request, 'retry', verdict.reason));
         if (verdict.stopAccount) {

@@ -37,11 +37,15 @@ export function rowsAsObjects(batch: Pick<QueryBatch, 'data' | 'metadata'>): Arr
   return batch.data.map((cells) => Object.fromEntries(columns.map(([name, index]) => [name, cells[index] ?? null])));
 }
 
+/** At most this many batches per query (a batch holds up to 49,999 rows). */
+const MAX_BATCHES = 100;
+
 export async function runQuery(session: Pick<PlatformClient, 'request'>, sql: string, options: { maxRows?: number } = {}): Promise<QueryResult> {
   const maxRows = Math.max(0, options.maxRows ?? DEFAULT_MAX_ROWS);
   let batch = (await session.request({ method: 'POST', path: QUERY_PATH, body: { sql }, idempotent: true, schema: QueryBatch })).body;
   const rows = rowsAsObjects(batch);
-  while (!batch.done && batch.nextBatchId && rows.length < maxRows) {
+  // Bounded even if the platform kept answering "not done" with empty batches.
+  for (let batches = 1; !batch.done && batch.nextBatchId && rows.length < maxRows && batches < MAX_BATCHES; batches += 1) {
     const path = `${QUERY_PATH}/${encodeURIComponent(batch.nextBatchId)}`;
     batch = (await session.request({ method: 'GET', path, schema: QueryBatch })).body;
     rows.push(...rowsAsObjects(batch));

@@ -128,7 +128,8 @@ function outcomeIsRetryable(outcome: AttemptOutcome, context: AttemptContext): b
       return context.idempotent;
     case 'invalid_response':
       // Once: a proxy's error page may be a blip; the same garbage twice is the platform's answer.
-      return context.invalidResponses < 2;
+      // Not for a request that changes something: the platform may have acted on it already.
+      return context.idempotent && context.invalidResponses < 2;
     case 'response': {
       const hint = shouldRetryHint(outcome.headers);
       if (hint === false) return 'platform_said_no';

@@ -147,7 +147,16 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, ver
 }
 
 /** The message as it fits on the queue: unchanged, or with record bodies cut to their ids (see MAX_MESSAGE_BYTES). */
-export function fitForQueue(message: WebhookEventMessage): WebhookEventMessage {
+function withoutClientSecret(message: WebhookEventMessage): WebhookEventMessage {
+  const data = message.payload.data as { object?: Record<string, unknown> } | undefined;
+  if (message.connector !== 'payment' || !data?.object || !('client_secret' in data.object)) return message;
+  const { client_secret: _dropped, ...object } = data.object;
+  return { ...message, payload: { ...message.payload, data: { ...data, object } } };
+}
+
+export function fitForQueue(original: WebhookEventMessage): WebhookEventMessage {
+  // A payment intent's client_secret lets a browser confirm the payment: it never needs to sit in a queue.
+  const message = withoutClientSecret(original);
   if (Buffer.byteLength(JSON.stringify(message)) <= MAX_MESSAGE_BYTES) return message;
   const idOnly = (value: unknown) => {
     const record = value as { id?: unknown; object?: unknown } | null;

@@ -110,6 +110,11 @@ describe('ingestion planning (pure)', () => {
     expect(verdictFor(platformError(400, 'record 70 is bad'), 50)).toMatchObject({ kind: 'split' });
     expect(verdictFor(platformError(400, 'bad request'), 50)).toMatchObject({ kind: 'split' });
     expect(verdictFor(platformError(413), 50)).toMatchObject({ kind: 'split' });
+    // Accepted with a body that could not be read (a proxy page, a cut connection): sent, not resent.
+    const unreadable202 = new PlatformError({ platform: 'data', kind: 'invalid_response', status: 202, attempts: 1, method: 'POST', path: '/api/v1/ingest/sources/x/y', retryable: false });
+    expect(verdictFor(unreadable202, 50)).toEqual({ kind: 'sent' });
+    const unreadable502 = new PlatformError({ platform: 'data', kind: 'invalid_response', status: 502, attempts: 1, method: 'POST', path: '/api/v1/ingest/sources/x/y', retryable: false });
+    expect(verdictFor(unreadable502, 50)).toMatchObject({ kind: 'retry' });
     expect(verdictFor(new Error('boom'), 50)).toMatchObject({ kind: 'retry' });
   });
 });

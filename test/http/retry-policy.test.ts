@@ -171,5 +171,7 @@ describe('decideRetry', () => {
       retry: false,
       reason: 'not_retryable',
     });
+    // A request that changes something (a POST without an idempotency key) is never resent on one.
+    expect(decideRetry({ kind: 'invalid_response' }, context({ invalidResponses: 1, idempotent: false }), policy, zero).retry).toBe(false);
   });
 });

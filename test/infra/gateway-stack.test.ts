@@ -229,11 +229,17 @@ describe('queues', () => {
       BatchSize: number;
       MaximumBatchingWindowInSeconds?: number;
       FunctionResponseTypes?: string[];
+      ScalingConfig?: { MaximumConcurrency: number };
     }>('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
     const mappingOf = (handler: HandlerName) => mappings.find((m) => m.FunctionName.Ref === functionOf(handler)[0]);
 
     expect(mappings).toHaveLength(3);
-    expect(mappingOf('ingest')).toMatchObject({ BatchSize: 50, MaximumBatchingWindowInSeconds: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(mappingOf('ingest')).toMatchObject({
+      BatchSize: 50,
+      MaximumBatchingWindowInSeconds: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
     expect(mappingOf('webhook-event')).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(mappingOf('sync-job')).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(functionOf('sync-job')[1].Properties.Timeout).toBe(300);
