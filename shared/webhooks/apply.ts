@@ -1,4 +1,5 @@
 import { billingClient } from '../billing/client';
+import { keepsSubscription } from '../billing/sync';
 import { BillingSyncSettings } from '../billing/settings';
 import { billingEventEffects } from '../billing/webhook';
 import type { EventCustomer } from '../events/playbook-events';
@@ -42,7 +43,12 @@ export const CLAIM_LEASE_SECONDS = 90;
 
 interface ConnectorWebhooks {
   effects(payload: Record<string, unknown>): WebhookEffects;
-  settings(syncSettings: unknown): { method: SyncMethod; dataObjects: readonly string[] };
+  settings(syncSettings: unknown): {
+    method: SyncMethod;
+    dataObjects: readonly string[];
+    /** Whether a record belongs in the store under the settings' filters, as the sync decides. */
+    keeps(object: string, fields: JsonObject): boolean;
+  };
   /** A time (epoch ms) in the unit of this platform's record versions. */
   versionAt(epochMs: number): number;
   fetcher(gateway: Gateway, accountId: string, connection: Connection): RecordFetcher;
@@ -56,7 +62,9 @@ async function credentialsOf(gateway: Gateway, connection: Connection) {
 export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
   payment: {
     effects: paymentEventEffects,
-    settings: (settings) => PaymentSyncSettings.parse(settings),
+    // The customer filter needs a customer's subscriptions, which an event does not carry; customer
+    // events are taken as they come, as the incremental sync takes them (the full sync reconciles).
+    settings: (settings) => ({ ...PaymentSyncSettings.parse(settings), keeps: () => true }),
     versionAt: (epochMs) => Math.floor(epochMs / 1000),
     fetcher: (gateway, accountId, connection) => async (object, id) => {
       const client = paymentClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
@@ -65,7 +73,13 @@ export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
   },
   billing: {
     effects: billingEventEffects,
-    settings: (settings) => BillingSyncSettings.parse(settings),
+    settings: (raw) => {
+      const settings = BillingSyncSettings.parse(raw);
+      return {
+        ...settings,
+        keeps: (object, fields) => object !== 'subscriptions' || keepsSubscription({ id: String(fields.id ?? ''), fields }, settings.subscriptionStatus),
+      };
+    },
     versionAt: (epochMs) => epochMs,
     fetcher: (gateway, accountId, connection) => async (object, id) => {
       const client = billingClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
@@ -133,7 +147,7 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   const effects = webhooks.effects(message.payload);
   if (effects.kind === 'ignored') return { outcome: 'ignored', reason: effects.reason };
 
-  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, webhooks.fetcher(gateway, accountId, connection), new Set(settings.dataObjects));
+  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, webhooks.fetcher(gateway, accountId, connection), new Set(settings.dataObjects), settings.keeps);
   for (const change of effects.changes) await applying.change(change, effects.occurredAt);
   for (const reference of effects.references) await applying.reference(reference);
   let published = 0;
@@ -184,11 +198,18 @@ class RecordApplier {
     private readonly versionAt: (epochMs: number) => number,
     private readonly fetch: RecordFetcher,
     private readonly selected: ReadonlySet<string>,
+    private readonly keeps: (object: string, fields: JsonObject) => boolean = () => true,
   ) {}
 
   async change(change: RecordChange, occurredAt: number): Promise<void> {
     if (!this.selected.has(change.object)) return;
     const { store } = this.gateway;
+    if (change.record && !this.keeps(change.object, change.record.fields)) {
+      // Outside the settings' filter (a subscription cancelled under "Active"): not kept, as the sync would not keep it.
+      await store.markRecordDeleted(this.accountId, this.connector, change.object, change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+      this.counts.stale += 1;
+      return;
+    }
     if (!change.record) {
       await this.fetchAndStore(change, change.version);
     } else {

@@ -83,6 +83,31 @@ describe('webhook credentials', () => {
   });
 });
 
+describe('sync settings filters', () => {
+  it('a subscription that leaves the "Active" filter is not kept, as the sync would not keep it', async () => {
+    const creds = (await world.connectBilling('stark'))!;
+    const token = await world.gateway.userToken('stark');
+    const saved = await world.gateway.call('PUT', '/api/v1/accounts/stark/connections/billing/sync-settings', {
+      token,
+      body: { method: 'webhooks', frequency: 'daily', subscriptionStatus: 'active' },
+    });
+    expect(saved.status).toBe(200);
+    const { record: customer } = world.site.createCustomer({ email: 'tony@stark.example' });
+    const { record: subscription, events: created } = world.site.createSubscription(customer.id);
+    await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: created[0]!, basicAuth: creds, retries: 0 });
+    await world.settle();
+    const store = world.gateway.runtime.local.gateway.store;
+    expect((await store.getRecord('stark', 'billing', 'subscriptions', subscription.id))?.deletedAt).toBeUndefined();
+
+    const { events: cancelled } = world.site.update('subscriptions', subscription.id, { status: 'cancelled' });
+    await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: cancelled[0]!, basicAuth: creds, retries: 0 });
+    await world.settle();
+    const stored = await store.getRecord('stark', 'billing', 'subscriptions', subscription.id);
+    expect(stored?.deletedAt).toBeDefined();
+    expect((await store.listRecords('stark', 'billing', 'subscriptions')).records.map((r) => r.id)).not.toContain(subscription.id);
+  });
+});
+
 describe('accepted deliveries', () => {
   it('applies a delivery with the right credentials, once, through duplicates', async () => {
     const { record: customer } = world.site.createCustomer({ email: 'billing@example.com', first_name: 'Bea', last_name: 'Ling' });
