@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import * as z from 'zod';
 import { handler as conversationTask } from '../functions/conversation-task';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
@@ -58,8 +59,9 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       if (!queue) return reply(404, { message: `Queues are ${Object.keys(local.queues).join(', ')}.` });
       return reply(200, { redriven: queue.redrive() });
     }
-    if (req.method === 'GET' && url.pathname === '/') {
-      return { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: indexPage() };
+    if (req.method === 'GET') {
+      const page = await dashboardFile(url.pathname);
+      if (page) return { status: 200, headers: { 'content-type': page.contentType, 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'" }, body: page.body };
     }
     return undefined;
   };
@@ -87,9 +89,16 @@ function safeJson(body: Buffer): unknown {
   }
 }
 
-function indexPage(): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Integration gateway (local)</title></head>
-<body><h1>Integration gateway, running locally</h1>
-<p>The dashboard's Integrations section arrives with its own issue. Until then, use the API:
-<a href="/api/v1/openapi.json">/api/v1/openapi.json</a> describes it; README.md shows the commands.</p></body></html>`;
+/** The dashboard's static files (dashboard/), by name only: `/` is its index page. */
+const DASHBOARD_FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+};
+
+async function dashboardFile(pathname: string): Promise<{ contentType: string; body: string } | undefined> {
+  const name = pathname === '/' || pathname === '/dashboard' || pathname === '/dashboard/' ? 'index.html' : pathname.replace(/^\/dashboard\//, '');
+  const contentType = DASHBOARD_FILES[name]; // an allow-list, so no path ever reaches the disk unchecked
+  if (!contentType) return undefined;
+  return { contentType, body: await readFile(new URL(`../dashboard/${name}`, import.meta.url), 'utf8') };
 }
