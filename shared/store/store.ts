@@ -113,6 +113,12 @@ export class Store {
   pauseSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
     return syncCheckpoints.pauseSyncRun(this.#table, checkpoint);
   }
+  putSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, page: number, ids: readonly string[], expiresAt: number): Promise<void> {
+    return syncCheckpoints.putSeenIds(this.#table, scope, page, ids, expiresAt);
+  }
+  listSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
+    return syncCheckpoints.listSeenIds(this.#table, scope);
+  }
   deleteSyncCheckpoints(accountId: string, connector: ConnectorName): Promise<number> {
     return syncCheckpoints.deleteSyncCheckpoints(this.#table, accountId, connector);
   }

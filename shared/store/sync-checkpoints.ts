@@ -128,6 +128,29 @@ export async function deleteSyncCheckpoints(table: Table, accountId: string, con
   return items.length;
 }
 
+/**
+ * Remembers the ids one page of a full sync saw, so the run's deletion sweep knows every record it
+ * listed even when the run spanned several invocations (a kill, a retry, a continuation).
+ */
+export async function putSeenIds(
+  table: Table,
+  scope: { accountId: string; connector: ConnectorName; object: string; run: string },
+  page: number,
+  ids: readonly string[],
+  expiresAt: number,
+): Promise<void> {
+  const itemKey = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page);
+  await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...itemKey, ids: [...ids], expiresAt }) }));
+}
+
+export async function listSeenIds(table: Table, scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
+  const { pk } = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, 0);
+  const items = await queryAll(table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: toItem({ ':pk': pk }), ConsistentRead: true });
+  const seen = new Set<string>();
+  for (const item of items) for (const id of (item.ids as string[] | undefined) ?? []) seen.add(id);
+  return seen;
+}
+
 export async function listSyncCheckpoints(table: Table, accountId: string): Promise<SyncCheckpoint[]> {
   const items = await queryAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

@@ -43,6 +43,11 @@ export const key = {
     sk: `MESSAGE#${String(sequence).padStart(12, '0')}`,
   }),
   oauthState: (state: string) => ({ pk: `OAUTH#${state}`, sk: 'OAUTH' }),
+  /** The ids one page of a full sync saw (run = when the run started), for its deletion sweep. */
+  seenPage: (accountId: string, connector: string, object: string, run: string, page: number) => ({
+    pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
+    sk: `PAGE#${String(page).padStart(6, '0')}`,
+  }),
   /** A playbook API key's hash (never the key). */
   apiKey: (accountId: string, keyId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `APIKEY#${keyId}` }),
 } as const;

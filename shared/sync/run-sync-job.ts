@@ -75,11 +75,14 @@ export async function runSyncJob(
   const source = platform.sync.source(object, client, settings);
   const keeps = source.keeps?.bind(source) ?? (() => true);
   let point: RunCursor = startingPoint(checkpoint);
-  let seen = point.sweepable ? new Set<string>() : undefined;
   const counts: SyncCounts = { ...checkpoint.counts };
   const runStartedAt = seconds(checkpoint.lastRunStartedAt, Math.floor(gateway.now() / 1000));
   let pages = 0;
-  log = log.with({ runId, mode: point.window.mode, resumed: !point.sweepable });
+  log = log.with({ runId, mode: point.window.mode, resumed: point.pageIndex > 0 });
+  // What each page of a full run saw, kept with the run (not in memory) so the deletion sweep is
+  // complete even when the run spans several invocations.
+  const seenScope = { accountId, connector, object, run: checkpoint.lastRunStartedAt ?? runId };
+  const SEEN_KEPT_SECONDS = 8 * 24 * 60 * 60;
 
   try {
     // One page ahead: the next page is fetched while this one is written, so a sync paced by the
@@ -101,8 +104,7 @@ export async function runSyncJob(
       } catch (error) {
         if (!(error instanceof FullSyncNeeded) || point.window.mode !== 'incremental') throw error;
         log.warn('incremental window out of the platform’s reach; syncing everything instead');
-        point = { window: { mode: 'full' }, sweepable: true };
-        seen = new Set();
+        point = { window: { mode: 'full' }, pageIndex: 0 };
         fetching = fetchAt(point);
         continue;
       }
@@ -120,7 +122,10 @@ export async function runSyncJob(
           counts.deleted += 1;
         }
       }
-      for (const record of page.records) if (keeps(record)) seen?.add(record.id);
+      if (point.window.mode === 'full') {
+        const ids = page.records.filter((record) => keeps(record)).map((record) => record.id);
+        await store.putSeenIds(seenScope, point.pageIndex, ids, Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS);
+      }
       point = after;
       pages += 1;
       if (!page.next) break;
@@ -134,8 +139,11 @@ export async function runSyncJob(
       }
     }
 
-    if (point.window.mode === 'full' && seen) counts.deleted += await sweepDeleted(gateway, job, seen, now(), new Date(runStartedAt * 1000));
-    else if (point.window.mode === 'full') log.warn('full sync resumed after a stop: deletions are not swept this time');
+    if (point.window.mode === 'full') {
+      // The exact start: a record synced earlier in the same second was not written by this run.
+      const startedAt = new Date(checkpoint.lastRunStartedAt ?? runStartedAt * 1000);
+      counts.deleted += await sweepDeleted(gateway, job, await store.listSeenIds(seenScope), now(), startedAt);
+    }
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
       ...checkpoint,
@@ -168,7 +176,7 @@ export async function runSyncJob(
 }
 
 /**
- * After a complete full sync (not a resumed one, whose list of seen ids is partial): records still
+ * After a complete full sync (however many invocations it took): records still
  * stored but no longer listed were deleted on the platform (or left the settings' filter).
  */
 async function sweepDeleted(gateway: Gateway, job: SyncJob, seen: ReadonlySet<string>, now: Date, runStartedAt: Date): Promise<number> {

@@ -27,8 +27,8 @@ export type Watermark = z.infer<typeof Watermark>;
 export const RunCursor = z.object({
   window: z.union([z.object({ mode: z.literal('full') }), z.object({ mode: z.literal('incremental'), since: z.number().int() })]),
   page: z.record(z.string(), z.json()).optional(),
-  /** False once a run resumed after a stop: its list of seen ids is incomplete, so no deletion sweep. */
-  sweepable: z.boolean(),
+  /** Pages this run has saved: the next page's number in the run's list of seen ids. */
+  pageIndex: z.number().int().nonnegative(),
 });
 export type RunCursor = z.infer<typeof RunCursor>;
 
@@ -47,10 +47,10 @@ export function modeForNewRun(checkpoint: SyncCheckpoint | undefined, nowSeconds
 /** The window and page a claimed checkpoint continues from: a crashed run's cursor, or a fresh start. */
 export function startingPoint(checkpoint: SyncCheckpoint): RunCursor {
   const saved = RunCursor.safeParse(checkpoint.cursor);
-  if (saved.success) return { ...saved.data, sweepable: false };
+  if (saved.success) return saved.data;
   const watermark = watermarkOf(checkpoint);
   const window: SyncWindow = checkpoint.mode === 'incremental' && watermark ? { mode: 'incremental', since: watermark.since } : { mode: 'full' };
-  return { window, sweepable: true };
+  return { window, pageIndex: 0 };
 }
 
 export function nextWatermark(previous: Watermark | undefined, window: SyncWindow, runStartedAtSeconds: number): Watermark {
@@ -61,7 +61,7 @@ export function nextWatermark(previous: Watermark | undefined, window: SyncWindo
 }
 
 export function cursorAfter(point: RunCursor, next: PageCursor | undefined): RunCursor {
-  return { window: point.window, sweepable: point.sweepable, ...(next ? { page: next } : {}) };
+  return { window: point.window, pageIndex: point.pageIndex + 1, ...(next ? { page: next } : {}) };
 }
 
 /**

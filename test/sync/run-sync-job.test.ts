@@ -131,6 +131,34 @@ describe('sync engine', () => {
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
   });
 
+  it('a full sync killed and resumed still detects records the platform no longer has', async () => {
+    const c = await connected(450);
+    await c.run();
+    // Gone from the platform altogether (no deleted row to see): only the sweep can notice.
+    const lastCreated = [...c.site.data.customers.values()].sort((a, b) => b.created_at - a.created_at)[0]!;
+    c.site.data.customers.remove(lastCreated.id);
+    let killed = false;
+    void c.run(
+      {
+        leaseSeconds: 30,
+        afterPage: (pages) => {
+          if (pages === 2) {
+            killed = true;
+            return new Promise<void>(() => {});
+          }
+        },
+      },
+      { full: true },
+    );
+    while (!killed) await new Promise((resolve) => setTimeout(resolve, 5));
+    clockOffset += 31_000;
+    const resumed = await c.run({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 1 } });
+    expect(await c.storedIds()).not.toContain(lastCreated.id);
+    expect((await c.storedIds()).length).toBe(449);
+  });
+
   it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
     const c = await connected(350);
     const sent: SyncJob[] = [];
@@ -206,9 +234,10 @@ describe('sync engine', () => {
 
   it('the deletion sweep spares a record a webhook stored while the full sync ran', async () => {
     const c = await connected(150);
-    const webhookRecord = { id: 'cust_from_webhook', hash: 'h', body: { id: 'cust_from_webhook' }, sourceVersion: Date.now(), syncedAt: new Date().toISOString() };
     const full = await c.run({
       afterPage: async () => {
+        // Written while the run pages, as the webhook worker would.
+        const webhookRecord = { id: 'cust_from_webhook', hash: 'h', body: { id: 'cust_from_webhook' }, sourceVersion: Date.now(), syncedAt: new Date().toISOString() };
         await local.gateway.store.putRecordIfNewer(c.accountId, 'billing', 'customers', webhookRecord);
       },
     });

@@ -34,11 +34,11 @@ describe('which window a run syncs', () => {
     expect(modeForNewRun(synced, 1_000 + FULL_RECONCILE_AFTER_SECONDS)).toBe('full');
   });
 
-  it('an incremental run starts at the watermark; a crashed run resumes its own window and page, and cannot sweep', () => {
+  it('an incremental run starts at the watermark; a crashed run resumes its own window, page and page count', () => {
     const fresh = startingPoint(checkpoint({ mode: 'incremental', watermark: { since: 700, lastFullSyncAt: 1_000 } }));
-    expect(fresh).toEqual({ window: { mode: 'incremental', since: 700 }, sweepable: true });
-    const resumed = startingPoint(checkpoint({ mode: 'full', cursor: { window: { mode: 'full' }, page: { after: 'cus_9' }, sweepable: true } }));
-    expect(resumed).toEqual({ window: { mode: 'full' }, page: { after: 'cus_9' }, sweepable: false });
+    expect(fresh).toEqual({ window: { mode: 'incremental', since: 700 }, pageIndex: 0 });
+    const resumed = startingPoint(checkpoint({ mode: 'full', cursor: { window: { mode: 'full' }, page: { after: 'cus_9' }, pageIndex: 3 } }));
+    expect(resumed).toEqual({ window: { mode: 'full' }, page: { after: 'cus_9' }, pageIndex: 3 });
   });
 
   it('the next window reaches back by the overlap from when this run started, so changes during the run are caught', () => {
