@@ -114,17 +114,18 @@ export async function runSyncJob(
       const stored = await store.getStoredVersions(accountId, connector, object, [...page.records.map((r) => r.id), ...page.deletedIds]);
       const plan = planPage(page, stored, keeps, page.fetchedAt);
       const knownNew = new Set(plan.writes.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      const outcomes = await store.putRecordsIfChanged(accountId, connector, object, plan.writes, { knownNew });
+      // What a full run saw is saved alongside the page's writes (both before the checkpoint).
+      const seenSaved =
+        point.window.mode === 'full'
+          ? store.putSeenIds(seenScope, point.pageIndex, page.records.filter((record) => keeps(record)).map((record) => record.id), Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS)
+          : Promise.resolve();
+      const [outcomes] = await Promise.all([store.putRecordsIfChanged(accountId, connector, object, plan.writes, { knownNew }), seenSaved]);
       for (const outcome of outcomes) counts[outcome] += 1;
       counts.unchanged += plan.unchanged;
       for (const { id, sourceVersion } of plan.removals) {
         if (await store.markRecordDeleted(accountId, connector, object, id, { deletedAt: now(), ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
           counts.deleted += 1;
         }
-      }
-      if (point.window.mode === 'full') {
-        const ids = page.records.filter((record) => keeps(record)).map((record) => record.id);
-        await store.putSeenIds(seenScope, point.pageIndex, ids, Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS);
       }
       point = after;
       pages += 1;
