@@ -101,8 +101,9 @@ export class Store {
     connector: ConnectorName,
     object: string,
     claim: syncCheckpoints.SyncClaim,
+    read?: { current: SyncCheckpoint | undefined },
   ): Promise<SyncCheckpoint | undefined> {
-    return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim);
+    return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim, read);
   }
   putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
     return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);

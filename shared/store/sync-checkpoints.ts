@@ -75,8 +75,10 @@ export async function startSyncRun(
   connector: ConnectorName,
   object: string,
   claim: SyncClaim,
+  /** The checkpoint as the caller just read it, to save a second read; read here when absent. */
+  read?: { current: SyncCheckpoint | undefined },
 ): Promise<SyncCheckpoint | undefined> {
-  const current = await getSyncCheckpoint(table, accountId, connector, object);
+  const current = read ? read.current : await getSyncCheckpoint(table, accountId, connector, object);
   const claimed = claimSyncCheckpoint(current, { accountId, connector, object }, claim);
   if (!claimed) return undefined;
   // Two runs claiming at once both read the same version; only one write lands.

@@ -63,7 +63,7 @@ export async function runSyncJob(
   const runId = job.runId ?? randomUUID();
   const previous = await store.getSyncCheckpoint(accountId, connector, object);
   const mode = job.full ? 'full' : modeForNewRun(previous, Math.floor(gateway.now() / 1000));
-  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(accountId, connector, object, { runId, now: now(), leaseSeconds, mode });
+  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(accountId, connector, object, { runId, now: now(), leaseSeconds, mode }, { current: previous });
   if (!checkpoint) return skipped('another run of this sync is in progress');
 
   const client = platform.client({
