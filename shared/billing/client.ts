@@ -1,8 +1,7 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
-import { createPlatformClient, type PlatformCall, type PlatformClient } from '../http/platform-client';
+import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
-import type { RetryPolicy } from '../http/retry-policy';
 import { BillingSiteName } from './config';
 
 /**
@@ -57,7 +56,7 @@ export function billingSiteUrl(template: string, siteName: string): string {
   return template.split('{site}').join(siteName).replace(/\/+$/, '');
 }
 
-export interface BillingClientOptions {
+export interface BillingClientOptions extends PlatformTransportOptions {
   env: Pick<GatewayEnvironment, 'BILLING_BASE_URL_TEMPLATE' | 'ALLOW_INSECURE_PLATFORM_URLS'>;
   /** The gateway account that owns the connection: the rate budget is shared per account and platform. */
   accountId: string;
@@ -67,12 +66,6 @@ export interface BillingClientOptions {
   credentials: Record<string, string>;
   /** Default: the process's shared budget for this account's billing connection. */
   rateBudget?: RateBudget;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  fetch?: typeof fetch;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
-  onCall?: (call: PlatformCall) => void;
 }
 
 export function billingClient(options: BillingClientOptions): PlatformClient {
@@ -91,11 +84,6 @@ export function billingClient(options: BillingClientOptions): PlatformClient {
     auth: { kind: 'basic', username: apiKey, password: '' },
     rateBudget: options.rateBudget ?? rateBudgetFor(connectionRateKey(options.accountId, 'billing'), billingRateLimits(config)),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
-    timeoutMs: options.timeoutMs,
-    retry: options.retry,
-    fetch: options.fetch,
-    sleep: options.sleep,
-    random: options.random,
-    onCall: options.onCall,
+    ...transportOptions(options),
   });
 }

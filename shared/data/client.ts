@@ -1,9 +1,8 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
-import { createPlatformClient, type PlatformCall, type PlatformClient, type PlatformRequest, type PlatformResponse } from '../http/platform-client';
+import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions, type PlatformRequest, type PlatformResponse } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
 import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
-import type { RetryPolicy } from '../http/retry-policy';
 import { dataTokens, DataSetupError, loginUrlFor, renewDataTokens, type DataAuthSettings, type DataTokens } from './auth';
 import { DataApiRegion, DataLoginChoice, DEFAULT_DATA_REQUESTS_PER_SECOND, MAX_DATA_REQUESTS_PER_SECOND, privateKeyProblem } from './config';
 
@@ -44,7 +43,7 @@ export function dataRateLimits(config: { requestsPerSecond?: number | undefined 
   return { ratePerSecond: perSecond, burst: Math.min(20, Math.max(2, Math.round(perSecond))) };
 }
 
-export interface DataClientOptions {
+export interface DataClientOptions extends PlatformTransportOptions {
   env: Pick<GatewayEnvironment, 'DATA_LOGIN_URL' | 'DATA_SANDBOX_LOGIN_URL' | 'ALLOW_INSECURE_PLATFORM_URLS'> &
     Partial<Pick<GatewayEnvironment, 'PLATFORM_TIMEOUT_MS'>>;
   /** The gateway account that owns the connection: tokens and the rate budget are per account. */
@@ -55,13 +54,6 @@ export interface DataClientOptions {
   credentials: Record<string, string>;
   /** Default: the process's shared budget for this account's data connection. */
   rateBudget?: RateBudget;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  fetch?: typeof fetch;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
-  now?: () => number;
-  onCall?: (call: PlatformCall) => void;
 }
 
 export function dataClient(options: DataClientOptions): DataPlatformSession {
@@ -77,7 +69,7 @@ export function dataClient(options: DataClientOptions): DataPlatformSession {
   if (keyProblem) throw new DataSetupError(`its stored private key is not usable: ${keyProblem}`);
 
   const allowInsecure = options.env.ALLOW_INSECURE_PLATFORM_URLS;
-  const timeoutMs = options.timeoutMs ?? options.env.PLATFORM_TIMEOUT_MS;
+  const transport = transportOptions({ ...options, timeoutMs: options.timeoutMs ?? options.env.PLATFORM_TIMEOUT_MS });
   const auth: DataAuthSettings = {
     accountId: options.accountId,
     clientId: config.clientId,
@@ -85,13 +77,7 @@ export function dataClient(options: DataClientOptions): DataPlatformSession {
     loginUrl: loginUrlFor(options.env, config.loginUrl),
     privateKey,
     allowInsecure,
-    timeoutMs,
-    retry: options.retry,
-    fetch: options.fetch,
-    sleep: options.sleep,
-    random: options.random,
-    now: options.now,
-    onCall: options.onCall,
+    ...transport,
   };
   const rateBudget = options.rateBudget ?? rateBudgetFor(connectionRateKey(options.accountId, 'data'), dataRateLimits(config));
 
@@ -107,13 +93,7 @@ export function dataClient(options: DataClientOptions): DataPlatformSession {
           auth: { kind: 'bearer', token: tokens.accessToken },
           rateBudget,
           allowInsecure,
-          timeoutMs,
-          retry: options.retry,
-          fetch: options.fetch,
-          sleep: options.sleep,
-          random: options.random,
-          now: options.now,
-          onCall: options.onCall,
+          ...transport,
         }),
       };
     }

@@ -65,6 +65,15 @@ export interface PlatformClientOptions {
   onCall?: (call: PlatformCall) => void;
 }
 
+/** What a connector's client passes through unchanged: timeouts, retries and the hooks tests and benchmarks set. */
+export type PlatformTransportOptions = Pick<PlatformClientOptions, 'timeoutMs' | 'retry' | 'fetch' | 'sleep' | 'random' | 'now' | 'onCall'>;
+
+/** The transport options that were given, and only those (so each client keeps its own defaults). */
+export function transportOptions(options: PlatformTransportOptions): PlatformTransportOptions {
+  const keys = ['timeoutMs', 'retry', 'fetch', 'sleep', 'random', 'now', 'onCall'] as const;
+  return Object.fromEntries(keys.filter((key) => options[key] !== undefined).map((key) => [key, options[key]]));
+}
+
 export interface PlatformRequest<T = unknown> {
   method: HttpMethod;
   /** Path below baseUrl. Encode ids with `encodeURIComponent`. May carry a pre-encoded query. */

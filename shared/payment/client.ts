@@ -1,8 +1,7 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
-import { createPlatformClient, type PlatformCall, type PlatformClient } from '../http/platform-client';
+import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
-import type { RetryPolicy } from '../http/retry-policy';
 
 /**
  * The payment platform's HTTP client for one connection: its API address, HTTP Basic with the
@@ -40,7 +39,7 @@ export function modeOfKey(key: string): 'live' | 'test' | undefined {
   return mode === 'live' || mode === 'test' ? mode : undefined;
 }
 
-export interface PaymentClientOptions {
+export interface PaymentClientOptions extends PlatformTransportOptions {
   env: Pick<GatewayEnvironment, 'PAYMENT_API_BASE_URL' | 'ALLOW_INSECURE_PLATFORM_URLS'>;
   /** The account the connection belongs to: it names the shared rate budget. */
   accountId: string;
@@ -49,12 +48,6 @@ export interface PaymentClientOptions {
   credentials: Record<string, string>;
   /** Default: the process's shared budget for this account's payment connection. */
   rateBudget?: RateBudget;
-  fetch?: typeof fetch;
-  sleep?: (ms: number) => Promise<void>;
-  onCall?: (call: PlatformCall) => void;
-  /** Per-attempt timeout; default the platform client's. */
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
 }
 
 export function paymentClient(options: PaymentClientOptions): PlatformClient {
@@ -73,10 +66,6 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
         paymentRateLimits({ ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) }),
       ),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-    ...(options.retry === undefined ? {} : { retry: options.retry }),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-    ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
+    ...transportOptions(options),
   });
 }
