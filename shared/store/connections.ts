@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { Connection, ConnectionHealth } from './items';
 import { indexKey, key } from './table';
@@ -6,16 +6,14 @@ import {
   checkAccountId,
   checkConnector,
   fromItem,
+  putVersioned,
   queryAll,
   toItem,
   writeIfCondition,
   type Table,
 } from './table-access';
 
-/** Someone else wrote the item since it was read: read it again, reapply the change, retry. */
-export class VersionConflictError extends Error {
-  override readonly name = 'VersionConflictError';
-}
+export { VersionConflictError } from './table-access';
 
 export async function getConnection(table: Table, accountId: string, connector: ConnectorName): Promise<Connection | undefined> {
   const { Item } = await table.client.send(
@@ -34,29 +32,11 @@ export async function getConnection(table: Table, accountId: string, connector: 
  */
 export async function putConnection(table: Table, connection: Connection): Promise<number> {
   const checked = Connection.parse(connection);
-  const nextVersion = checked.version + 1;
-  const isNew = checked.version === 0;
-  const written = await writeIfCondition(() =>
-    table.client.send(
-      new PutItemCommand({
-        TableName: table.tableName,
-        Item: toItem({
-          ...key.connection(checked.accountId, checked.connector),
-          ...scheduleIndex(checked),
-          ...checked,
-          version: nextVersion,
-        }),
-        ConditionExpression: isNew ? 'attribute_not_exists(pk)' : 'version = :read',
-        ExpressionAttributeValues: isNew ? undefined : toItem({ ':read': checked.version }),
-      }),
-    ),
+  return putVersioned(
+    table,
+    { ...key.connection(checked.accountId, checked.connector), ...scheduleIndex(checked), ...checked },
+    () => `The ${checked.connector} connection of account ${checked.accountId}`,
   );
-  if (!written) {
-    throw new VersionConflictError(
-      `The ${checked.connector} connection of account ${checked.accountId} changed since version ${checked.version} was read`,
-    );
-  }
-  return nextVersion;
 }
 
 /**

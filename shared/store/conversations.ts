@@ -1,8 +1,7 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { Conversation, Message, MessageWrite } from './items';
-import { VersionConflictError } from './connections';
 import { indexKey, key } from './table';
-import { checkAccountId, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { checkAccountId, fromItem, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /** States in which a conversation's long-poll is held by a poller. */
 const LIVE_STATES: ReadonlySet<Conversation['state']> = new Set(['starting', 'queued', 'active']);
@@ -14,33 +13,15 @@ const LIVE_STATES: ReadonlySet<Conversation['state']> = new Set(['starting', 'qu
  */
 export async function putConversation(table: Table, conversation: Conversation): Promise<number> {
   const checked = Conversation.parse(conversation);
-  const nextVersion = checked.version + 1;
-  const isNew = checked.version === 0;
   const shardIndex =
     checked.pollerShard !== undefined && LIVE_STATES.has(checked.state)
       ? indexKey.conversationByShard(checked.pollerShard, checked.accountId, checked.conversationId)
       : {};
-  const written = await writeIfCondition(() =>
-    table.client.send(
-      new PutItemCommand({
-        TableName: table.tableName,
-        Item: toItem({
-          ...key.conversation(checked.accountId, checked.conversationId),
-          ...shardIndex,
-          ...checked,
-          version: nextVersion,
-        }),
-        ConditionExpression: isNew ? 'attribute_not_exists(pk)' : 'version = :read',
-        ExpressionAttributeValues: isNew ? undefined : toItem({ ':read': checked.version }),
-      }),
-    ),
+  return putVersioned(
+    table,
+    { ...key.conversation(checked.accountId, checked.conversationId), ...shardIndex, ...checked },
+    () => `Conversation ${checked.conversationId} of account ${checked.accountId}`,
   );
-  if (!written) {
-    throw new VersionConflictError(
-      `Conversation ${checked.conversationId} of account ${checked.accountId} changed since version ${checked.version} was read`,
-    );
-  }
-  return nextVersion;
 }
 
 export async function getConversation(table: Table, accountId: string, conversationId: string): Promise<Conversation | undefined> {

@@ -1,5 +1,6 @@
 import {
   ConditionalCheckFailedException,
+  PutItemCommand,
   QueryCommand,
   type AttributeValue,
   type DynamoDBClient,
@@ -41,6 +42,32 @@ export async function writeIfCondition(write: () => Promise<unknown>): Promise<b
 }
 
 /** All items of a query, following pages. For the small partitions of one account (connections, messages). */
+/** Someone else wrote the item since it was read: read it again, reapply the change, retry. */
+export class VersionConflictError extends Error {
+  override readonly name = 'VersionConflictError';
+}
+
+/**
+ * Optimistic concurrency: writes `item` if nobody wrote it since `version` was read (0: it must not
+ * exist yet), storing version + 1. Returns the new version; throws VersionConflictError otherwise.
+ */
+export async function putVersioned(table: Table, item: Record<string, unknown> & { version: number }, describe: () => string): Promise<number> {
+  const nextVersion = item.version + 1;
+  const isNew = item.version === 0;
+  const written = await writeIfCondition(() =>
+    table.client.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: toItem({ ...item, version: nextVersion }),
+        ConditionExpression: isNew ? 'attribute_not_exists(pk)' : 'version = :read',
+        ExpressionAttributeValues: isNew ? undefined : toItem({ ':read': item.version }),
+      }),
+    ),
+  );
+  if (!written) throw new VersionConflictError(`${describe()} changed since version ${item.version} was read`);
+  return nextVersion;
+}
+
 export async function queryAll(
   table: Table,
   input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
