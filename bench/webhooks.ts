@@ -1,3 +1,4 @@
+import { seededRandom } from '../sandbox/faults';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readBillingRecord } from '../shared/billing/objects';
 import type { BillingObject } from '../shared/billing/settings';
@@ -144,7 +145,7 @@ interface Delivery {
 }
 
 async function shuffleFigures(notes: string[]): Promise<Figures> {
-  const random = seeded(20_250_601);
+  const random = seededRandom(20_250_601);
   const payment = await startPaymentSimulator({ seed: 21 });
   const paymentKey = secretLike('rk_test_');
   payment.addApiKey(paymentKey, { access: 'read' });
@@ -376,17 +377,6 @@ async function mismatchedBilling(runtime: Awaited<ReturnType<typeof startLocalRu
     expected.set(object, records);
   }
   return compare(runtime, 'billing', expected);
-}
-
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RecordWrite } from '../../shared/store/items';
 import { Store } from '../../shared/store/store';
-import { localDynamoClient, startDynamo, watchCommands, type LocalDynamo } from '../support/dynamo';
+import { localDynamoClient, watchCommands, useStore } from '../support/dynamo';
 
-let dynamo: LocalDynamo;
-let store: Store;
-beforeAll(async () => {
-  dynamo = await startDynamo();
-  store = new Store({ client: dynamo.client, tableName: dynamo.tableName });
-});
-afterAll(() => dynamo.stop());
+const db = useStore();
 
 function customer(id: string, fields: Partial<RecordWrite> = {}): RecordWrite {
   const body = { id, object: 'customer', name: `Customer ${id}` };
@@ -18,8 +12,8 @@ function customer(id: string, fields: Partial<RecordWrite> = {}): RecordWrite {
 
 /** A store on its own client, so its commands can be counted. */
 function watchedStore() {
-  const client = localDynamoClient(dynamo.endpoint);
-  return { store: new Store({ client, tableName: dynamo.tableName }), watched: watchCommands(client), client };
+  const client = localDynamoClient(db.dynamo.endpoint);
+  return { store: new Store({ client, tableName: db.dynamo.tableName }), watched: watchCommands(client), client };
 }
 
 describe('putRecordIfChanged', () => {
@@ -34,12 +28,12 @@ describe('putRecordIfChanged', () => {
     expect(watched.sent('PutItemCommand')).toBe(3);
     expect(watched.succeeded('PutItemCommand')).toBe(1);
     expect(watched.sent('GetItemCommand') + watched.sent('QueryCommand')).toBe(0);
-    expect((await store.getRecord('acct-r1', 'payment', 'customers', 'cus_1'))?.body).toEqual(record.body);
+    expect((await db.store.getRecord('acct-r1', 'payment', 'customers', 'cus_1'))?.body).toEqual(record.body);
 
     const changed = { ...record, hash: 'hash-2', body: { id: 'cus_1', name: 'Renamed' } };
     expect(await counted.putRecordIfChanged('acct-r1', 'payment', 'customers', changed)).toBe('updated');
     expect(watched.succeeded('PutItemCommand')).toBe(2);
-    expect(await store.getRecord('acct-r1', 'payment', 'customers', 'cus_1')).toEqual({
+    expect(await db.store.getRecord('acct-r1', 'payment', 'customers', 'cus_1')).toEqual({
       accountId: 'acct-r1',
       connector: 'payment',
       object: 'customers',
@@ -49,30 +43,30 @@ describe('putRecordIfChanged', () => {
   });
 
   it('keeps a newer stored version when the written record carries an older sourceVersion', async () => {
-    await store.putRecordIfNewer('acct-r2', 'billing', 'subscriptions', { ...customer('sub_1'), sourceVersion: 20 });
+    await db.store.putRecordIfNewer('acct-r2', 'billing', 'subscriptions', { ...customer('sub_1'), sourceVersion: 20 });
     const older = { ...customer('sub_1'), hash: 'older', sourceVersion: 10 };
-    expect(await store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', older)).toBe('unchanged');
-    expect((await store.getRecord('acct-r2', 'billing', 'subscriptions', 'sub_1'))?.sourceVersion).toBe(20);
+    expect(await db.store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', older)).toBe('unchanged');
+    expect((await db.store.getRecord('acct-r2', 'billing', 'subscriptions', 'sub_1'))?.sourceVersion).toBe(20);
     const newer = { ...customer('sub_1'), hash: 'newer', sourceVersion: 30 };
-    expect(await store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', newer)).toBe('updated');
+    expect(await db.store.putRecordIfChanged('acct-r2', 'billing', 'subscriptions', newer)).toBe('updated');
   });
 });
 
 describe('putRecordIfNewer', () => {
   it('refuses an older or equal version and accepts a newer one', async () => {
     const v5 = { ...customer('cus_n'), hash: 'h5', sourceVersion: 5 };
-    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', v5)).toBe('created');
-    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h4', sourceVersion: 4 })).toBe('stale');
-    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h5b' })).toBe('stale');
-    expect((await store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h5');
-    expect(await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h6', sourceVersion: 6 })).toBe('updated');
-    expect((await store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h6');
+    expect(await db.store.putRecordIfNewer('acct-r3', 'payment', 'customers', v5)).toBe('created');
+    expect(await db.store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h4', sourceVersion: 4 })).toBe('stale');
+    expect(await db.store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h5b' })).toBe('stale');
+    expect((await db.store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h5');
+    expect(await db.store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...v5, hash: 'h6', sourceVersion: 6 })).toBe('updated');
+    expect((await db.store.getRecord('acct-r3', 'payment', 'customers', 'cus_n'))?.hash).toBe('h6');
   });
 
   it('overwrites a record stored without a source version', async () => {
-    await store.putRecordIfChanged('acct-r3', 'payment', 'customers', customer('cus_plain'));
+    await db.store.putRecordIfChanged('acct-r3', 'payment', 'customers', customer('cus_plain'));
     expect(
-      await store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...customer('cus_plain'), hash: 'x', sourceVersion: 1 }),
+      await db.store.putRecordIfNewer('acct-r3', 'payment', 'customers', { ...customer('cus_plain'), hash: 'x', sourceVersion: 1 }),
     ).toBe('updated');
   });
 });
@@ -99,13 +93,13 @@ describe('putRecordsIfChanged', () => {
 describe('listRecords', () => {
   it('pages through a data object in id order without gaps or repeats', async () => {
     const ids = Array.from({ length: 25 }, (_, i) => `inv_${String(i).padStart(2, '0')}`);
-    await store.putRecordsIfChanged('acct-r5', 'payment', 'invoices', [...ids].reverse().map((id) => customer(id)));
-    await store.putRecordsIfChanged('acct-r5', 'payment', 'customers', [customer('cus_other')]);
+    await db.store.putRecordsIfChanged('acct-r5', 'payment', 'invoices', [...ids].reverse().map((id) => customer(id)));
+    await db.store.putRecordsIfChanged('acct-r5', 'payment', 'customers', [customer('cus_other')]);
 
     const pages: string[][] = [];
     let startKey: string | undefined;
     do {
-      const page = await store.listRecords('acct-r5', 'payment', 'invoices', { limit: 10, startKey });
+      const page = await db.store.listRecords('acct-r5', 'payment', 'invoices', { limit: 10, startKey });
       pages.push(page.records.map((r) => r.id));
       startKey = page.nextStartKey;
     } while (startKey);
@@ -114,67 +108,67 @@ describe('listRecords', () => {
   });
 
   it("cannot be steered into another account's records by a start key", async () => {
-    await store.putRecordsIfChanged('acct-r6a', 'billing', 'customers', [customer('c_1'), customer('c_2')]);
-    await store.putRecordsIfChanged('acct-r6b', 'billing', 'customers', [customer('c_9')]);
-    const page = await store.listRecords('acct-r6b', 'billing', 'customers', { startKey: 'c_0' });
+    await db.store.putRecordsIfChanged('acct-r6a', 'billing', 'customers', [customer('c_1'), customer('c_2')]);
+    await db.store.putRecordsIfChanged('acct-r6b', 'billing', 'customers', [customer('c_9')]);
+    const page = await db.store.listRecords('acct-r6b', 'billing', 'customers', { startKey: 'c_0' });
     expect(page.records.map((r) => r.id)).toEqual(['c_9']);
     expect(page.records.every((r) => r.accountId === 'acct-r6b')).toBe(true);
-    expect(await store.getRecord('acct-r6b', 'billing', 'customers', 'c_1')).toBeUndefined();
+    expect(await db.store.getRecord('acct-r6b', 'billing', 'customers', 'c_1')).toBeUndefined();
   });
 });
 
 describe('findRecordsByEmail', () => {
   it("finds an account's records by email, whatever the case, across connectors, and only that account's", async () => {
-    await store.putRecordIfChanged('acct-e1', 'payment', 'customers', customer('cus_e', { email: 'Ada@Example.com' }));
-    await store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_e', { email: 'ada@example.com' }));
-    await store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_other', { email: 'grace@example.com' }));
-    await store.putRecordIfChanged('acct-e2', 'payment', 'customers', customer('cus_e2', { email: 'ada@example.com' }));
+    await db.store.putRecordIfChanged('acct-e1', 'payment', 'customers', customer('cus_e', { email: 'Ada@Example.com' }));
+    await db.store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_e', { email: 'ada@example.com' }));
+    await db.store.putRecordIfChanged('acct-e1', 'billing', 'customers', customer('bc_other', { email: 'grace@example.com' }));
+    await db.store.putRecordIfChanged('acct-e2', 'payment', 'customers', customer('cus_e2', { email: 'ada@example.com' }));
 
-    const found = await store.findRecordsByEmail('acct-e1', ' ADA@example.COM ');
+    const found = await db.store.findRecordsByEmail('acct-e1', ' ADA@example.COM ');
     expect(found.map((r) => `${r.connector}/${r.id}`).sort()).toEqual(['billing/bc_e', 'payment/cus_e']);
-    expect((await store.findRecordsByEmail('acct-e2', 'ada@example.com')).map((r) => r.id)).toEqual(['cus_e2']);
-    expect(await store.findRecordsByEmail('acct-e3', 'ada@example.com')).toEqual([]);
+    expect((await db.store.findRecordsByEmail('acct-e2', 'ada@example.com')).map((r) => r.id)).toEqual(['cus_e2']);
+    expect(await db.store.findRecordsByEmail('acct-e3', 'ada@example.com')).toEqual([]);
   });
 
   it('stops finding a record by its old email once the email changes', async () => {
-    await store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'old@example.com' }));
-    await store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'new@example.com', hash: 'h2' }));
-    expect(await store.findRecordsByEmail('acct-e4', 'old@example.com')).toEqual([]);
-    expect((await store.findRecordsByEmail('acct-e4', 'new@example.com')).map((r) => r.id)).toEqual(['cus_m']);
+    await db.store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'old@example.com' }));
+    await db.store.putRecordIfChanged('acct-e4', 'payment', 'customers', customer('cus_m', { email: 'new@example.com', hash: 'h2' }));
+    expect(await db.store.findRecordsByEmail('acct-e4', 'old@example.com')).toEqual([]);
+    expect((await db.store.findRecordsByEmail('acct-e4', 'new@example.com')).map((r) => r.id)).toEqual(['cus_m']);
   });
 });
 
 describe('markRecordDeleted', () => {
   it('leaves a tombstone that lists and email lookups skip, and that a changed sync write revives', async () => {
     const record = customer('cus_d', { email: 'gone@example.com' });
-    await store.putRecordIfChanged('acct-d1', 'payment', 'customers', record);
-    expect(await store.markRecordDeleted('acct-d1', 'payment', 'customers', 'cus_d', { deletedAt: new Date('2025-05-01T00:00:00Z') })).toBe(
+    await db.store.putRecordIfChanged('acct-d1', 'payment', 'customers', record);
+    expect(await db.store.markRecordDeleted('acct-d1', 'payment', 'customers', 'cus_d', { deletedAt: new Date('2025-05-01T00:00:00Z') })).toBe(
       true,
     );
-    expect((await store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBe('2025-05-01T00:00:00.000Z');
-    expect((await store.listRecords('acct-d1', 'payment', 'customers')).records).toEqual([]);
-    expect((await store.listRecords('acct-d1', 'payment', 'customers', { includeDeleted: true })).records).toHaveLength(1);
-    expect(await store.findRecordsByEmail('acct-d1', 'gone@example.com')).toEqual([]);
-    expect(await store.findRecordsByEmail('acct-d1', 'gone@example.com', { includeDeleted: true })).toHaveLength(1);
+    expect((await db.store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBe('2025-05-01T00:00:00.000Z');
+    expect((await db.store.listRecords('acct-d1', 'payment', 'customers')).records).toEqual([]);
+    expect((await db.store.listRecords('acct-d1', 'payment', 'customers', { includeDeleted: true })).records).toHaveLength(1);
+    expect(await db.store.findRecordsByEmail('acct-d1', 'gone@example.com')).toEqual([]);
+    expect(await db.store.findRecordsByEmail('acct-d1', 'gone@example.com', { includeDeleted: true })).toHaveLength(1);
 
     // The same content seen again by a sync (restored on the platform) is written again.
-    expect(await store.putRecordIfChanged('acct-d1', 'payment', 'customers', record)).toBe('updated');
-    expect((await store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBeUndefined();
+    expect(await db.store.putRecordIfChanged('acct-d1', 'payment', 'customers', record)).toBe('updated');
+    expect((await db.store.getRecord('acct-d1', 'payment', 'customers', 'cus_d'))?.deletedAt).toBeUndefined();
   });
 
   it('ignores an older deletion, and a deletion of an unknown record or in another account', async () => {
-    await store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), sourceVersion: 9 });
+    await db.store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), sourceVersion: 9 });
     const deletion = { deletedAt: new Date('2025-05-01T00:00:00Z') };
-    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 8 })).toBe(false);
-    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_missing', deletion)).toBe(false);
-    expect(await store.markRecordDeleted('acct-d3', 'billing', 'subscriptions', 'sub_d', deletion)).toBe(false);
-    expect((await store.getRecord('acct-d2', 'billing', 'subscriptions', 'sub_d'))?.deletedAt).toBeUndefined();
-    expect(await store.getRecord('acct-d3', 'billing', 'subscriptions', 'sub_d')).toBeUndefined();
+    expect(await db.store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 8 })).toBe(false);
+    expect(await db.store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_missing', deletion)).toBe(false);
+    expect(await db.store.markRecordDeleted('acct-d3', 'billing', 'subscriptions', 'sub_d', deletion)).toBe(false);
+    expect((await db.store.getRecord('acct-d2', 'billing', 'subscriptions', 'sub_d'))?.deletedAt).toBeUndefined();
+    expect(await db.store.getRecord('acct-d3', 'billing', 'subscriptions', 'sub_d')).toBeUndefined();
 
-    expect(await store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 10 })).toBe(true);
+    expect(await db.store.markRecordDeleted('acct-d2', 'billing', 'subscriptions', 'sub_d', { ...deletion, sourceVersion: 10 })).toBe(true);
     // An update older than the deletion cannot bring it back.
     expect(
-      await store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), hash: 'late', sourceVersion: 9.5 }),
+      await db.store.putRecordIfNewer('acct-d2', 'billing', 'subscriptions', { ...customer('sub_d'), hash: 'late', sourceVersion: 9.5 }),
     ).toBe('stale');
   });
 });

@@ -1,3 +1,5 @@
+import { afterAll, beforeAll } from 'vitest';
+import { Store } from '../../shared/store/store';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 
@@ -10,3 +12,17 @@ export function startDynamo(tableName = 'gateway-test'): Promise<LocalDynamo> {
 }
 
 export { watchCommands } from '../../local/local-dynamo';
+
+/**
+ * A store on its own in-memory dynalite for one test file: started before its tests, stopped
+ * after. Use `db.store` and `db.dynamo` inside tests (they exist once `beforeAll` has run).
+ */
+export function useStore(): { readonly store: Store; readonly dynamo: LocalDynamo } {
+  const held = {} as { store: Store; dynamo: LocalDynamo };
+  beforeAll(async () => {
+    held.dynamo = await startDynamo();
+    held.store = new Store({ client: held.dynamo.client, tableName: held.dynamo.tableName });
+  });
+  afterAll(() => held.dynamo.stop());
+  return held;
+}
