@@ -37,7 +37,7 @@ describe('npm start', () => {
     const gateway = start();
     try {
       await waitFor(() => gateway.output().includes('sandbox keys to connect with'));
-      for (const address of ['/auth/crmmessaging/callback', '/auth/crmdata/callback', '/webhooks/billing', '/webhooks/payments', '/api/v1/openapi.json']) {
+      for (const address of ['/auth/crmmessaging/callback', '/auth/crmdata/callback', '/webhooks/billing', '/webhooks/payments', '/api/v1/openapi.json', 'Dashboard:']) {
         expect(gateway.output()).toContain(address);
       }
       const openapi = await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`);
