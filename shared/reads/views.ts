@@ -29,20 +29,21 @@ export const CustomerView = z
   .meta({ id: 'PlaybookCustomer' });
 export type CustomerView = z.infer<typeof CustomerView>;
 
-export const SubscriptionView = z
-  .object({
+export const SubscriptionView = NormalisedSubscription.pick({
+  id: true,
+  customerId: true,
+  planId: true,
+  planName: true,
+  amount: true,
+  currency: true,
+  currentPeriodEnd: true,
+  nextBillingAt: true,
+})
+  .extend({
     connector: PlaybookConnectorName,
-    id: z.string(),
-    customerId: z.string(),
-    planId: z.string().optional(),
-    planName: z.string().optional(),
     status: z.string().describe("The platform's own status word"),
     state: SubscriptionState.describe('The status in the gateway’s vocabulary, the same for both platforms'),
     cancelling: z.boolean().describe('Set to end at its period end (it will not renew)'),
-    amount: z.number().int().optional(),
-    currency: z.string().optional(),
-    currentPeriodEnd: Time.optional(),
-    nextBillingAt: Time.optional(),
   })
   .meta({ id: 'PlaybookSubscription' });
 export type SubscriptionView = z.infer<typeof SubscriptionView>;
