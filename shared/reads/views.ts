@@ -2,7 +2,6 @@ import * as z from 'zod';
 import {
   NormalisedPayment,
   NormalisedSubscription,
-  PaymentOutcome,
   SubscriptionState,
   type NormalisedCustomer,
   type NormalisedInvoice,
@@ -74,20 +73,11 @@ export const TierView = z
   })
   .meta({ id: 'Tier' });
 
-export const PaymentView = z
-  .object({
+export const PaymentView = NormalisedPayment.omit({ updatedAt: true })
+  .extend({
     connector: PlaybookConnectorName,
     object: z.string().describe('The synced object: payments (billing), charges or payment_intents (payment)'),
-    id: z.string(),
-    customerId: z.string(),
-    invoiceId: z.string().optional(),
-    subscriptionId: z.string().optional(),
-    amount: z.number().int(),
-    currency: z.string().optional(),
-    outcome: PaymentOutcome,
     status: z.string().describe("The platform's own status word"),
-    failureMessage: z.string().optional(),
-    at: Time.optional(),
   })
   .meta({ id: 'PlaybookPayment' });
 
