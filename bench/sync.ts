@@ -8,6 +8,7 @@ import { setLogSink } from '../shared/log/logger';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
 import type { Figures } from './results-file';
+import { storeConnection } from '../test/support/stored-connection';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
@@ -55,21 +56,16 @@ async function scenario(accountId: string): Promise<Scenario> {
   site.seedCustomers(CUSTOMERS);
   site.seedSubscriptions({ perCustomer: 1 });
 
-  const { store, vault } = local.gateway;
+  const { store } = local.gateway;
   const at = new Date().toISOString();
   await store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
-  const connect = async (connector: ConnectorName, config: Record<string, string | number>, credentials: Record<string, string>) =>
-    store.putConnection({
+  const connect = (connector: ConnectorName, config: Record<string, string | number>, credentials: Record<string, string>) =>
+    storeConnection(local.gateway, {
       accountId,
       connector,
       config,
-      credentials: await vault.seal({ accountId, connector }, credentials),
-      maskedSecrets: {},
+      credentials,
       syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api', ...(connector === 'billing' ? { subscriptionStatus: 'all' } : {}) },
-      health: { state: 'unknown' },
-      createdAt: at,
-      updatedAt: at,
-      version: 0,
     });
   await connect('payment', { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' }, { secretKey: paymentKey });
   await connect('billing', { siteName: 'bench-test', environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });

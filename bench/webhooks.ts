@@ -17,6 +17,7 @@ import { startPaymentSimulator, type PaymentEvent, type PaymentSubscription } fr
 import { postWebhook } from '../sandbox/webhook-delivery';
 import { startAwsHarness, webhookRequest } from '../test/webhooks/aws-harness';
 import type { Figures } from './results-file';
+import { storeConnection } from '../test/support/stored-connection';
 
 /**
  * The webhook path, measured:
@@ -54,17 +55,11 @@ async function receiverFigures(notes: string[]): Promise<Figures> {
     const at = new Date().toISOString();
     const { gateway } = harness;
     await gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
-    await gateway.store.putConnection({
+    await storeConnection(gateway, {
       accountId: 'bench',
       connector: 'payment',
-      config: {},
-      credentials: await gateway.vault.seal({ accountId: 'bench', connector: 'payment' }, { secretKey: secretLike('rk_test_'), webhookSigningSecret: secret }),
-      maskedSecrets: {},
+      credentials: { secretKey: secretLike('rk_test_'), webhookSigningSecret: secret },
       syncSettings: { method: 'webhooks' },
-      health: { state: 'unknown' },
-      createdAt: at,
-      updatedAt: at,
-      version: 0,
     });
     gateway.vault.forget({ accountId: 'bench', connector: 'payment' });
     forgetOpenedConnections(gateway);

@@ -7,6 +7,7 @@ import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { newKey, startSimulator } from './support';
+import { storeConnection } from '../support/stored-connection';
 
 /**
  * The payment connector under the real sync engine (shared/sync/run-sync-job.ts): its client and
@@ -36,18 +37,12 @@ describe('payment connector under the sync engine', () => {
     const accountId = `acct-pay-${++accountNumber}`;
     const secretKey = newKey('sk_test_');
     sim.addApiKey(secretKey);
-    const at = new Date().toISOString();
-    await local.gateway.store.putConnection({
+    await storeConnection(local.gateway, {
       accountId,
       connector: 'payment',
       config: { authenticationMethod: 'api_key', keyType: 'secret', mode: 'test', webhookSigningSecretSet: false },
-      credentials: await local.gateway.vault.seal({ accountId, connector: 'payment' }, { secretKey }),
-      maskedSecrets: {},
+      credentials: { secretKey },
       syncSettings: { dataObjects: ['customers', 'subscriptions', 'invoices', 'payment_intents', 'charges'], frequency: 'daily', method: 'api', ...settings },
-      health: { state: 'unknown' },
-      createdAt: at,
-      updatedAt: at,
-      version: 0,
     });
     const run = (object: string) => {
       const job: SyncJob = { accountId, connector: 'payment', object, trigger: 'daily', requestedAt: new Date().toISOString() };

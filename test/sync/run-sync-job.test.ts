@@ -8,6 +8,7 @@ import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions } from '../../shared/sync/run-sync-job';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
+import { storeConnection } from '../support/stored-connection';
 
 /**
  * The sync engine end to end: the billing connector's real client and sources over HTTP against
@@ -45,17 +46,12 @@ describe('sync engine', () => {
     sim.addApiKey(siteName, apiKey, { type: 'read-only' });
     site.seedCustomers(customers);
     const at = new Date().toISOString();
-    await local.gateway.store.putConnection({
+    await storeConnection(local.gateway, {
       accountId,
       connector: 'billing',
       config: { siteName, environment: 'test', requestsPerMinute: 3500 },
-      credentials: await local.gateway.vault.seal({ accountId, connector: 'billing' }, { apiKey }),
-      maskedSecrets: {},
+      credentials: { apiKey },
       syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method: 'api', subscriptionStatus: 'all', ...settings },
-      health: { state: 'unknown' },
-      createdAt: at,
-      updatedAt: at,
-      version: 0,
     });
     const job: SyncJob = { accountId, connector: 'billing', object: 'customers', trigger: 'daily', requestedAt: at };
     const run = (options?: SyncRunOptions, overrides: Partial<SyncJob> = {}) => runSyncJob(local.gateway, connectorPlatforms, { ...job, ...overrides }, log, options);

@@ -8,6 +8,7 @@ import { forgetOpenedConnections } from '../../shared/webhooks/connection-cache'
 import { generatedKey } from '../support/local-runtime';
 import { startAwsHarness, webhookRequest, type AwsHarness } from './aws-harness';
 import { basicHeader } from './support';
+import { storeConnection } from '../support/stored-connection';
 
 /**
  * What one verified webhook costs a receiver in AWS calls, counted at the SDK: the aim is at most
@@ -23,18 +24,7 @@ const stripe = new Stripe(generatedKey('sk_test_'));
 async function connect(gateway: Gateway, accountId: string, connector: 'payment' | 'billing', credentials: Record<string, string>) {
   const at = new Date().toISOString();
   await gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
-  await gateway.store.putConnection({
-    accountId,
-    connector,
-    config: {},
-    credentials: await gateway.vault.seal({ accountId, connector }, credentials),
-    maskedSecrets: {},
-    syncSettings: { method: 'webhooks' },
-    health: { state: 'unknown' },
-    createdAt: at,
-    updatedAt: at,
-    version: 0,
-  });
+  await storeConnection(gateway, { accountId, connector, credentials, syncSettings: { method: 'webhooks' } });
   // Another process sealed them: this receiver starts cold.
   gateway.vault.forget({ accountId, connector });
   forgetOpenedConnections(gateway);

@@ -1,0 +1,32 @@
+import type { ConnectorName } from '../../shared/connectors';
+import type { Gateway } from '../../shared/gateway';
+
+/**
+ * Stores a connection as Connect Account would (credentials sealed by the vault), without going
+ * through the API: for tests and benchmarks that start at the sync engine or the webhook worker.
+ */
+export async function storeConnection(
+  gateway: Pick<Gateway, 'store' | 'vault'>,
+  connection: {
+    accountId: string;
+    connector: ConnectorName;
+    credentials: Record<string, string>;
+    config?: Record<string, string | number | boolean>;
+    syncSettings?: Record<string, unknown>;
+  },
+): Promise<void> {
+  const { accountId, connector } = connection;
+  const at = new Date().toISOString();
+  await gateway.store.putConnection({
+    accountId,
+    connector,
+    config: connection.config ?? {},
+    credentials: await gateway.vault.seal({ accountId, connector }, connection.credentials),
+    maskedSecrets: {},
+    syncSettings: connection.syncSettings ?? {},
+    health: { state: 'unknown' },
+    createdAt: at,
+    updatedAt: at,
+    version: 0,
+  });
+}
