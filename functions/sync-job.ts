@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
@@ -26,6 +26,6 @@ export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBa
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
-    const result = await runSyncJob(gateway(), connectorPlatforms, job, jobLog, { ...(deadline ? { deadline } : {}) });
+    const result = await runSyncJob(gateway(), connectors.syncing(), job, jobLog, { ...(deadline ? { deadline } : {}) });
     if (result.outcome === 'failed' && result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
   });

@@ -1,31 +1,17 @@
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
-import { problems, ProblemError } from '../api/problem';
+import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
 import { maskSecret } from './connector-definition';
-import { connectorDefinitions } from './connectors';
-import { connectorPlatforms } from './platforms';
-import { settingsSchemas } from './sync-settings-schemas';
+import type { Connector } from './connector';
+import { connectors } from './registry';
 import type { ConnectionView } from './connection-view';
 
-function definitionFor(connector: ConnectorName) {
-  const definition = connectorDefinitions[connector];
-  if (!definition) {
-    throw new ProblemError({
-      type: 'urn:integration-gateway:problem:connector-not-available',
-      title: 'Connector not available yet',
-      status: 501,
-      detail: `The ${connector} connector connects through OAuth, which this version of the gateway does not offer yet.`,
-    });
-  }
-  return definition;
-}
-
-function defaultSyncSettings(connector: ConnectorName): Record<string, unknown> {
-  const schema = settingsSchemas[connector];
-  return schema ? { ...schema.parse({}) } : {};
+/** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
+function defaultSettings(connector: Connector): Record<string, unknown> {
+  return { ...connector.settings.parse({}) };
 }
 
 /** Integrations are switched on per account by the operator; until then nothing can connect. */
@@ -60,14 +46,15 @@ export async function connectAccount(
   connector: ConnectorName,
   body: unknown,
 ): Promise<ConnectionView> {
-  const definition = definitionFor(connector);
+  const definition = connectors.get(connector);
   await requireIntegrationsEnabled(gateway, accountId);
-  const parsed = definition.input.safeParse(body);
+  const form = definition.connection;
+  const parsed = form.input.safeParse(body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
 
   const existing = await gateway.store.getConnection(accountId, connector);
-  const kept = existing ? await keptParts(gateway, existing, definition.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
-  const parts = definition.split(parsed.data, kept.credentials);
+  const kept = existing ? await keptParts(gateway, existing, form.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
+  const parts = form.split(parsed.data, kept.credentials);
   const credentials = { ...kept.credentials, ...parts.credentials };
   const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
   const now = new Date(gateway.now()).toISOString();
@@ -78,7 +65,7 @@ export async function connectAccount(
     credentials: sealed,
     maskedSecrets: { ...kept.maskedSecrets, ...Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])) },
     // New connections start with the connector's default settings, so their scheduled syncs run.
-    syncSettings: existing?.syncSettings ?? defaultSyncSettings(connector),
+    syncSettings: existing?.syncSettings ?? defaultSettings(definition),
     health: { state: 'unknown' },
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
@@ -114,7 +101,7 @@ export async function disconnectAccount(gateway: Gateway, log: Logger, accountId
   await gateway.store.deleteConnection(accountId, connector);
   gateway.vault.forget({ accountId, connector });
   await gateway.store.deleteSyncCheckpoints(accountId, connector);
-  const objects = connectorPlatforms[connector]?.sync.objects ?? [];
+  const objects = connectors.find(connector)?.sync?.objects ?? [];
   const requestedAt = new Date(gateway.now()).toISOString();
   await gateway.queues.syncJobs.send(objects.map((object) => ({ accountId, connector, object, trigger: 'purge' as const, requestedAt })));
   log.info('connection deleted', { accountId, connector, purgeJobs: objects.length });

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import * as z from 'zod';
-import type { ConnectorDefinition } from '../connections/connector-definition';
+import type { ConnectionForm } from '../connections/connector-definition';
 
 /**
  * The data connection form (spec Resources, "Data connection", JWT bearer) and how Connect
@@ -102,8 +102,9 @@ export function looksLikeSandboxUsername(username: string): boolean {
   return /@[^@]+\.(com|org|net|io)\.[a-z0-9]{3,}$/i.test(username) && !/\.(com|org|net|edu|gov|info|biz)$/i.test(username);
 }
 
-export const dataConnector: ConnectorDefinition<typeof DataConnectionInput> = {
-  name: 'data',
+/** Connect Account for the data connector (JWT bearer): the spec's fields; the private key is the secret. */
+export const dataConnectionForm: ConnectionForm<typeof DataConnectionInput> = {
+  methods: ['jwt_bearer'],
   input: DataConnectionInput,
   split(input) {
     const warnings: string[] = [];

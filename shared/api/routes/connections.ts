@@ -1,9 +1,7 @@
 import * as z from 'zod';
-import { BillingConnectionInput } from '../../billing/config';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
-import { DataConnectionInput } from '../../data/config';
-import { PaymentConnectionInput } from '../../payment/config';
+import { connectors } from '../../connections/registry';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { route } from '../route';
@@ -31,7 +29,9 @@ export const connectionRoutes = [
     params: ConnectionParams,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput, DataConnectionInput]),
+    get documentedBody() {
+      return anyOf(connectors.all().map((connector) => connector.connection.input));
+    },
     response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
@@ -64,3 +64,10 @@ export const connectionRoutes = [
     },
   }),
 ];
+
+/** One of several shapes, as the OpenAPI document shows a body that depends on the connector. */
+export function anyOf(schemas: z.ZodType[]): z.ZodType {
+  const [first, ...rest] = schemas;
+  if (!first) return z.never();
+  return rest.length ? z.union([first, ...rest]) : first;
+}
