@@ -5,6 +5,7 @@ import type { ConnectorWebhooks } from '../webhooks/connector-webhooks';
 import type { ConnectionForm } from './connector-definition';
 import type { ClientOptions, CommonSyncSettings, ConnectionProblem } from './connector-platform';
 import type { ConnectorSync } from '../sync/sync-source';
+import type { AuthorizationCodeSupport } from '../identity/authorization';
 
 /**
  * One connector: everything the gateway's core needs to know about one platform, in one object
@@ -35,6 +36,10 @@ export interface Connector<Settings extends object = object> {
   client?(options: ClientOptions): PlatformClient;
   sync?: ConnectorSync<Settings>;
   webhooks?: ConnectorWebhooks;
+  /** Ends the platform-side grant when the connection is removed (a refresh token is revoked); best effort. */
+  revoke?(options: ClientOptions): Promise<void>;
+  /** The browser flow (OAuth authorization code with PKCE) for forms that offer that method. */
+  authorization?: AuthorizationCodeSupport;
   /** Operations of this connector's own, added to `/api/v1` and its OpenAPI document. */
   routes?: readonly Route[];
 }

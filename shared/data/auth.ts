@@ -5,14 +5,14 @@ import { createPlatformClient, type PlatformCall } from '../http/platform-client
 import { PlatformError } from '../http/platform-error';
 import { unlimitedRateBudget } from '../http/rate-budget';
 import type { RetryPolicy } from '../http/retry-policy';
-import { IdentitySetupError, jwtBearerGrant, refreshTokenGrant, type IdentityEndpoint } from '../identity/identity-client';
+import { IdentitySetupError, instanceOrigin, jwtBearerGrant, refreshTokenGrant, type IdentityEndpoint } from '../identity/identity-client';
 import { renewTime, TokenCache } from '../identity/token-cache';
 import { registerSecret } from '../log/redaction';
 import { normalisePem, type DataLoginChoice } from './config';
 
 import { IDENTITY_TOKEN_PATH } from '../identity/identity-client';
 
-export { ASSERTION_LIFETIME_SECONDS, IDENTITY_TOKEN_PATH, signBearerAssertion } from '../identity/identity-client';
+export { ASSERTION_LIFETIME_SECONDS, IDENTITY_TOKEN_PATH, instanceOrigin as tenantUrlFrom, signBearerAssertion } from '../identity/identity-client';
 export { renewTime } from '../identity/token-cache';
 
 /**
@@ -85,29 +85,6 @@ export function loginUrlFor(env: Pick<GatewayEnvironment, 'DATA_LOGIN_URL' | 'DA
   return url.replace(/\/+$/, '');
 }
 
-const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i;
-
-/**
- * The data tenant's base URL from the exchange's `instance_url`, which may be a bare host.
- * A bare host gets https, or http for a loopback simulator when insecure URLs are allowed;
- * an explicit http:// is refused unless they are allowed. Only the origin is kept.
- */
-export function tenantUrlFrom(instanceUrl: string, allowInsecure: boolean): string {
-  const text = instanceUrl.trim();
-  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
-  const withScheme = hasScheme ? text : `${allowInsecure && LOOPBACK_HOST.test(text.split('/')[0] ?? '') ? 'http' : 'https'}://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new DataSetupError('the data platform answered the token exchange with an instance_url that is not a host or URL');
-  }
-  if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
-    throw new DataSetupError(`the data platform's tenant address must use https (got ${url.protocol}//${url.host})`);
-  }
-  return url.origin;
-}
-
 const DataTokenAnswer = z.looseObject({
   access_token: z.string().min(1),
   instance_url: z.string().min(1),
@@ -136,7 +113,7 @@ export async function requestDataTokens(settings: DataAuthSettings): Promise<Dat
   const identity = await identityToken(settings);
   const identityAccessToken = identity.accessToken;
 
-  const instance = createPlatformClient({ ...transport, baseUrl: tenantUrlFrom(identity.instanceUrl, settings.allowInsecure), auth: { kind: 'none' } });
+  const instance = createPlatformClient({ ...transport, baseUrl: instanceOrigin(identity.instanceUrl, settings.allowInsecure), auth: { kind: 'none' } });
   const exchanged = await instance.request({
     method: 'POST',
     path: DATA_TOKEN_EXCHANGE_PATH,
@@ -150,7 +127,7 @@ export async function requestDataTokens(settings: DataAuthSettings): Promise<Dat
   const expiresAt = fetchedAt + (exchanged.body.expires_in ?? DEFAULT_DATA_TOKEN_LIFETIME_SECONDS) * 1000;
   return {
     accessToken: exchanged.body.access_token,
-    tenantUrl: tenantUrlFrom(exchanged.body.instance_url, settings.allowInsecure),
+    tenantUrl: instanceOrigin(exchanged.body.instance_url, settings.allowInsecure),
     expiresAt,
     renewAt: renewTime(fetchedAt, expiresAt),
   };

@@ -41,6 +41,30 @@ export interface IdentityEndpoint extends PlatformTransportOptions {
   allowInsecure: boolean;
 }
 
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i;
+
+/**
+ * An instance's base URL from an identity or token-exchange answer's `instance_url`, which may
+ * be a bare host (the data platform's exchange answers one).
+ * A bare host gets https, or http for a loopback simulator when insecure URLs are allowed;
+ * an explicit http:// is refused unless they are allowed. Only the origin is kept.
+ */
+export function instanceOrigin(instanceUrl: string, allowInsecure: boolean): string {
+  const text = instanceUrl.trim();
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+  const withScheme = hasScheme ? text : `${allowInsecure && LOOPBACK_HOST.test(text.split('/')[0] ?? '') ? 'http' : 'https'}://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new IdentitySetupError('the data platform answered the token exchange with an instance_url that is not a host or URL');
+  }
+  if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
+    throw new IdentitySetupError(`the data platform's tenant address must use https (got ${url.protocol}//${url.host})`);
+  }
+  return url.origin;
+}
+
 /** What a grant gives: the identity access token, the org's instance, and (authorization code) a refresh token. */
 export interface IdentityToken {
   accessToken: string;

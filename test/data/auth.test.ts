@@ -12,7 +12,7 @@ import {
   tenantUrlFrom,
   type DataAuthSettings,
 } from '../../shared/data/auth';
-import { DataConnectionInput, dataConnectionForm, looksLikeSandboxUsername } from '../../shared/data/config';
+import { DataConnectionInput, DataJwtBearerInput, dataConnectionForm, looksLikeSandboxUsername } from '../../shared/data/config';
 import { redactText } from '../../shared/log/redaction';
 import { rsaKeyPem, startDataSandbox, type DataSandbox } from './support';
 
@@ -36,8 +36,8 @@ describe('the data connection form', () => {
 
   it('accepts a key pasted as one line with literal \\n and CRLF line ends', () => {
     const oneLine = pkcs8.trim().replace(/\n/g, '\\n');
-    expect(DataConnectionInput.parse({ ...validForm, privateKey: oneLine }).privateKey).toBe(pkcs8.trim());
-    expect(DataConnectionInput.parse({ ...validForm, privateKey: pkcs8.replace(/\n/g, '\r\n') }).privateKey).toBe(pkcs8.trim());
+    expect(DataJwtBearerInput.parse({ ...validForm, privateKey: oneLine }).privateKey).toBe(pkcs8.trim());
+    expect(DataJwtBearerInput.parse({ ...validForm, privateKey: pkcs8.replace(/\n/g, '\r\n') }).privateKey).toBe(pkcs8.trim());
   });
 
   it('refuses bad keys with a clear message that never echoes the key', () => {
