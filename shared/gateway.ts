@@ -6,6 +6,8 @@ import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
 import { Vault } from './vault/vault';
+import type { PollerNotices } from './workflows/poller-notices';
+import type { StateMachines } from './workflows/state-machines';
 
 /**
  * The services a handler works with. In Lambda they are AWS's (built once per warm container,
@@ -18,6 +20,10 @@ export interface Gateway {
   vault: Vault;
   queues: { [Q in QueueName]: JobQueue<QueueMessage<Q>> };
   events: EventPublisher;
+  /** The lifecycle and poller-fleet state machines (Step Functions; a local interpreter locally). */
+  stateMachines: StateMachines;
+  /** Tells the running poller fleet about new conversations. */
+  pollerNotices: PollerNotices;
   now(): number;
 }
 
@@ -44,6 +50,8 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 export interface AwsServices {
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
+  stateMachines?: (env: GatewayEnvironment) => StateMachines;
+  pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
 }
 let awsServices: AwsServices = {};
 
@@ -64,6 +72,10 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
   let events: EventPublisher | undefined;
+  let stateMachines: StateMachines | undefined;
+  let notices: PollerNotices | undefined;
+  const machines = () => (stateMachines ??= (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
+  const noticeQueue = () => (notices ??= (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name].send(messages),
   });
@@ -77,6 +89,16 @@ function awsGateway(env: GatewayEnvironment): Gateway {
     }),
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
     events: { publish: (batch) => (events ??= (awsServices.events ?? (() => missing('EventBridge')))(env)).publish(batch) },
+    stateMachines: {
+      startLifecycle: (name, input) => machines().startLifecycle(name, input),
+      startFleet: (input) => machines().startFleet(input),
+      sendTaskSuccess: (token, output) => machines().sendTaskSuccess(token, output),
+      sendTaskFailure: (token, error, cause) => machines().sendTaskFailure(token, error, cause),
+    },
+    pollerNotices: {
+      tell: (notice) => noticeQueue().tell(notice),
+      receive: (options) => noticeQueue().receive(options),
+    },
     now: () => Date.now(),
   };
 }

@@ -1,6 +1,23 @@
 import * as z from 'zod';
 
-/** Messaging sync settings, as the spec's Sync settings table lists them. */
+/** A custom field of the MessagingSession object (the CRM's API names end in `__c`). */
+export const SessionFieldName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_]{0,36}__c$/, 'a custom field API name such as Transcript__c')
+  .describe('A custom field of MessagingSession, e.g. Transcript__c');
+
+/** One pre-chat field: which profile attribute fills it, where the platform stores it, whether the agent sees it. */
+export const PrechatField = z.strictObject({
+  /** The gateway profile attribute whose value fills this pre-chat field (e.g. `email`). */
+  attribute: z.string().regex(/^[A-Za-z][A-Za-z0-9_.]{0,79}$/, 'a profile attribute name: letters, digits, _ or .'),
+  /** MessagingSession fields where the platform stores the value (the spec's transcriptFields). */
+  transcriptFields: z.array(SessionFieldName).max(10).default([]),
+  /** Whether the agent sees the value (the spec's displayToAgent). */
+  displayToAgent: z.boolean().default(true),
+});
+export type PrechatField = z.infer<typeof PrechatField>;
+
+/** Messaging sync settings, as the spec's Sync settings table lists them, plus the license's cap. */
 export const MessagingSettings = z
   .strictObject({
     /** Inbound only (the end user starts), Outbound only (proactive invitations), or Both. */
@@ -13,8 +30,19 @@ export const MessagingSettings = z
       .default(['text', 'media', 'system_events']),
     /** Whether ended conversations' transcripts are assembled and stored. */
     transcriptStorage: z.enum(['enabled', 'disabled']).default('enabled'),
-    /** Pre-chat fields (by label) to the gateway's profile attributes. */
-    prechatMapping: z.record(z.string().min(1).max(80), z.string().min(1).max(80)).default({}),
+    /** The MessagingSession long-text field the transcript is written to (spec: transcript field mapping). */
+    transcriptField: SessionFieldName.default('Transcript__c'),
+    /** Pre-chat fields by label: the profile attribute that fills each, its transcript fields and agent visibility. */
+    prechatMapping: z.record(z.string().min(1).max(80), PrechatField).default({}),
+    /** Live conversations at once for this account: the digital engagement license's limit (spec Limits). */
+    maxConcurrentConversations: z.number().int().min(1).max(100_000).default(100),
+    /** The agent queue a handoff routes to when the playbook names none. */
+    handoffQueue: z.string().min(1).max(80).default('Default'),
   })
   .meta({ id: 'MessagingSettings' });
 export type MessagingSettings = z.infer<typeof MessagingSettings>;
+
+/** Which message types a settings value lets through, by the stored message's type. */
+export function keepsMessageType(settings: Pick<MessagingSettings, 'messageTypes'>, type: 'text' | 'media' | 'system'): boolean {
+  return settings.messageTypes.includes(type === 'system' ? 'system_events' : type);
+}

@@ -212,15 +212,21 @@ export async function releaseFleetLease(table: Table, executionId: string): Prom
   );
 }
 
-/** Whether this caller may ask for an extra poller now (one request per `windowMs` fleet-wide). */
-export async function takeSurgeTurn(table: Table, now: number, windowMs: number): Promise<boolean> {
+/**
+ * Whether this caller may start a fleet execution now: `start` (no fleet running) or `surge` (an
+ * extra poller). One caller per `windowMs`, fleet-wide, so a burst of new conversations starts one
+ * execution, not hundreds.
+ */
+export async function takeFleetTurn(table: Table, kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
+  const attribute = kind === 'start' ? 'startUntil' : 'surgeUntil';
   return writeIfCondition(() =>
     table.client.send(
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: toItem(key.fleet()),
-        UpdateExpression: 'SET surgeUntil = :until',
-        ConditionExpression: 'attribute_not_exists(surgeUntil) OR surgeUntil < :now',
+        UpdateExpression: 'SET #turn = :until',
+        ConditionExpression: 'attribute_not_exists(#turn) OR #turn < :now',
+        ExpressionAttributeNames: { '#turn': attribute },
         ExpressionAttributeValues: toItem({ ':until': now + windowMs, ':now': now }),
       }),
     ),

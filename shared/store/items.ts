@@ -277,7 +277,8 @@ export const FleetLease = z.object({
   executionId: z.string().default(''),
   until: z.number().int().default(0),
   shards: z.number().int().nonnegative().default(0),
-  /** Debounces surge requests (epoch ms). */
+  /** Debounce fleet starts and surge requests (epoch ms). */
+  startUntil: z.number().int().optional(),
   surgeUntil: z.number().int().optional(),
 });
 export type FleetLease = z.infer<typeof FleetLease>;

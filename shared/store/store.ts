@@ -308,8 +308,8 @@ export class Store {
   releaseFleetLease(executionId: string): Promise<boolean> {
     return conversationLeases.releaseFleetLease(this.#table, executionId);
   }
-  takeSurgeTurn(now: number, windowMs: number): Promise<boolean> {
-    return conversationLeases.takeSurgeTurn(this.#table, now, windowMs);
+  takeFleetTurn(kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
+    return conversationLeases.takeFleetTurn(this.#table, kind, now, windowMs);
   }
 
   // Pending OAuth authorizations

@@ -91,9 +91,9 @@ describe('live conversation leases', () => {
     expect(await db.store.releaseFleetLease('ex-1')).toBe(false);
     expect(await db.store.releaseFleetLease('ex-2')).toBe(true);
     expect(await db.store.claimFleetLease({ executionId: 'ex-3', now: 10, until: 1000, shards: 1 })).toBeDefined();
-    expect(await db.store.takeSurgeTurn(100, 500)).toBe(true);
-    expect(await db.store.takeSurgeTurn(200, 500)).toBe(false);
-    expect(await db.store.takeSurgeTurn(601, 500)).toBe(true);
+    expect(await db.store.takeFleetTurn('surge', 100, 500)).toBe(true);
+    expect(await db.store.takeFleetTurn('surge', 200, 500)).toBe(false);
+    expect(await db.store.takeFleetTurn('surge', 601, 500)).toBe(true);
   });
 });
 
