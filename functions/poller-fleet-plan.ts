@@ -1,10 +1,10 @@
+import * as z from 'zod';
+import { gateway } from '../shared/gateway';
 import { log } from '../shared/log/logger';
+import { FleetPlanInput, planFleet } from '../shared/messaging/fleet';
 
-/**
- * Sizes the poller fleet from the number of active conversations. Conversations arrive with the
- * messaging connector's issue; until then there are none, and the fleet state machine stops.
- */
-export const handler = async (): Promise<{ active: number; shards: Array<{ shard: number }> }> => {
-  log.info('poller fleet planned', { active: 0 });
-  return { active: 0, shards: [] };
-};
+/** The most pollers the fleet state machine runs at once (lib/conversations.ts `maxPollerShards`). */
+const MAX_SHARDS = z.coerce.number().int().min(1).default(50).parse(process.env.POLLER_MAX_SHARDS);
+
+/** Sizes the poller fleet to the live conversations; one fleet execution at a time (a lease). */
+export const handler = async (event: unknown) => planFleet(gateway(), FleetPlanInput.parse(event), { maxShards: MAX_SHARDS, log });

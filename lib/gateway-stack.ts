@@ -33,6 +33,8 @@ interface FunctionNeeds {
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
+  /** The poller notice queue: `send` tells the running fleet about a new conversation, `receive` takes notices. */
+  readonly pollerNotices?: 'send' | 'receive';
 }
 
 const needs: Record<HandlerName, FunctionNeeds> = {
@@ -45,6 +47,7 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     startsPollerFleet: true,
     callsPlatforms: true,
     knowsBaseUrl: true,
+    pollerNotices: 'send',
   },
   'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
@@ -63,7 +66,16 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   },
   // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
   'poller-fleet-plan': { table: 'readWrite' },
-  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, answersConversationTasks: true, callsPlatforms: true },
+  // startsPollerFleet: a poller with no room for a new conversation asks for a surge poller.
+  poller: {
+    table: 'readWrite',
+    credentials: 'open',
+    publishesEvents: true,
+    answersConversationTasks: true,
+    callsPlatforms: true,
+    startsPollerFleet: true,
+    pollerNotices: 'receive',
+  },
 };
 
 /** The integration gateway: one stack, composed of one construct per concern. */
@@ -188,6 +200,12 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('DATA_SANDBOX_LOGIN_URL', to.settings.dataSandboxLoginUrl);
   }
   if (need.knowsBaseUrl) fn.setVariable('BASE_URL', to.baseUrl);
+  if (need.pollerNotices) {
+    const queue = to.conversations.noticeQueue;
+    if (need.pollerNotices === 'send') queue.grantSendMessages(fn);
+    else queue.grant(fn, 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes');
+    fn.setVariable('POLLER_NOTICE_QUEUE_URL', queue.queueUrl);
+  }
 }
 
 /**

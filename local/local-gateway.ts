@@ -12,6 +12,9 @@ import { LocalEventBus } from './local-event-bus';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
 import { LocalSignIn } from './local-sign-in';
+import { LocalPollerNotices } from './local-poller-notices';
+import { LocalStateMachines } from './local-state-machines';
+import { localStateMachineHandlers } from './local-conversations';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -29,6 +32,9 @@ export interface LocalGateway {
   gateway: Gateway;
   queues: { syncJobs: LocalQueue<SyncJob>; webhookEvents: LocalQueue<WebhookEventMessage>; ingestion: LocalQueue<IngestionMessage> };
   bus: LocalEventBus;
+  /** The conversation lifecycle and poller fleet definitions, run in process. */
+  stateMachines: LocalStateMachines;
+  pollerNotices: LocalPollerNotices;
   dynamo: LocalDynamo;
   signIn: LocalSignIn;
   stop(): Promise<void>;
@@ -68,12 +74,16 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     ingestion: new LocalQueue<IngestionMessage>({ name: 'ingestion', batchSize: 50, retryDelayMs }),
   };
   const bus = new LocalEventBus();
+  const pollerNotices = new LocalPollerNotices();
+  const stateMachines = new LocalStateMachines(localStateMachineHandlers(() => gateway));
   const gateway: Gateway = {
     env,
     store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
     vault,
     queues,
     events: bus,
+    stateMachines,
+    pollerNotices,
     now: options.now ?? Date.now,
   };
 
@@ -81,9 +91,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     gateway,
     queues,
     bus,
+    stateMachines,
+    pollerNotices,
     dynamo,
     signIn: new LocalSignIn(signingKey),
     async stop() {
+      stateMachines.stopAll();
       for (const queue of Object.values(queues)) queue.stop();
       await dynamo.stop();
     },

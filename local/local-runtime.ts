@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import * as z from 'zod';
-import { handler as conversationTask } from '../functions/conversation-task';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
 import { useGateway } from '../shared/gateway';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
-import { LocalConversationLifecycle } from './local-lifecycle';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
 import { startLocalServer, type LocalExtra } from './local-server';
@@ -14,8 +12,6 @@ export interface LocalRuntime {
   url: string;
   local: LocalGateway;
   scheduler: LocalScheduler;
-  /** The conversation lifecycle state machine, run locally over functions/conversation-task.ts. */
-  lifecycle: LocalConversationLifecycle;
   stop(): Promise<void>;
 }
 
@@ -31,7 +27,6 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   useGateway(local.gateway);
   attachQueueConsumers(local);
   const scheduler = new LocalScheduler((event) => syncDispatcher(event));
-  const lifecycle = new LocalConversationLifecycle((event) => conversationTask(event));
   if (options.schedules !== false) scheduler.start();
 
   const extra: LocalExtra = async (req, body, url) => {
@@ -71,7 +66,6 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     url: server.url,
     local,
     scheduler,
-    lifecycle,
     async stop() {
       scheduler.stop();
       await server.stop();

@@ -176,6 +176,8 @@ export class PollerRun {
       clearTimeout(deadline);
       await this.handOver();
     }
+    // A killed run fails like a crashed Lambda: the fleet's Retry starts another for the rest of the round.
+    if (this.killed) throw new Killed('the poller run was killed');
     return this.stats;
   }
 
@@ -245,16 +247,22 @@ export class PollerRun {
   private async noticeLoop(): Promise<void> {
     while (!this.stop.signal.aborted) {
       const received = await this.gateway.pollerNotices.receive({ max: 10, waitMs: Math.min(20_000, Math.max(0, this.options.endsAt - this.gateway.now())), signal: this.stop.signal });
+      let full = false;
       for (const item of received) {
         if (this.killed) return;
         if (!this.hasRoom()) {
           await item.giveBack();
-          if (!this.stop.signal.aborted) await this.options.requestSurge?.();
+          full = true;
           continue;
         }
         await this.claim(item.notice.accountId, item.notice.conversationId);
         // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
         await item.done();
+      }
+      if (full && !this.stop.signal.aborted) {
+        // Every poller that sees it full asks; the fleet starts one extra poller per few seconds.
+        await this.options.requestSurge?.();
+        await this.sleep(1000, this.stop.signal);
       }
     }
   }
