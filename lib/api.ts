@@ -93,6 +93,15 @@ export class GatewayApi extends Construct {
       'Playbooks submit engagement events with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
     );
 
+    for (const path of ['/api/v1/playbook/conversations', '/api/v1/playbook/conversations/{proxy+}']) {
+      this.unauthorizedRoute(
+        path,
+        apigw.HttpMethod.POST,
+        apiHandler,
+        'Playbooks start, message, hand off and end conversations with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
+      );
+    }
+
     this.httpApi.addRoutes({
       path: '/api/v1/{proxy+}',
       methods: [apigw.HttpMethod.ANY],

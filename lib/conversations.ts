@@ -46,6 +46,8 @@ export class Conversations extends Construct {
    * lifecycle invokes conversation-task: a Ref in that grant would be a circular dependency.
    */
   readonly lifecycleArn: string;
+  /** The fleet's ARN built from its name, for the same reason: the poller starts surge executions of the fleet that invokes it. */
+  readonly fleetArn: string;
 
   constructor(scope: Construct, id: string, props: ConversationsProps) {
     super(scope, id);
@@ -86,6 +88,7 @@ export class Conversations extends Construct {
     this.lifecycle = this.stateMachine('Lifecycle', lifecycleName, this.lifecycleDefinition(), props.logRetention, [this.task]);
 
     const fleetName = `${stack.stackName}-poller-fleet`;
+    this.fleetArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: fleetName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.fleet = this.stateMachine('Fleet', fleetName, this.fleetDefinition(fleetName), props.logRetention, [
       this.fleetPlan,
       this.poller,

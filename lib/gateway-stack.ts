@@ -182,8 +182,8 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('CONVERSATION_STATE_MACHINE_ARN', to.conversations.lifecycle.stateMachineArn);
   }
   if (need.startsPollerFleet) {
-    to.conversations.fleet.grantStartExecution(fn);
-    fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleet.stateMachineArn);
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [to.conversations.fleetArn] }));
+    fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleetArn);
   }
   if (need.answersConversationTasks) {
     fn.addToRolePolicy(

@@ -34,6 +34,8 @@ export const GatewayEnvironment = z.object({
   /** A poller run's heartbeat period and how long its leases hold without one (seconds). */
   POLLER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
   POLLER_LEASE_SECONDS: z.coerce.number().min(0.2).max(300).default(20),
+  /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
+  POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
   /** The long-poll's `timeout` (spec: 30). */
   LONG_POLL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(30),
   /** The gateway's own public address ({base_url} in the spec). */

@@ -274,11 +274,19 @@ export class PollerRun {
    */
   private async sweepLoop(): Promise<void> {
     const period = Math.max(this.heartbeatMs, 1000);
+    const idleMs = this.gateway.env.POLLER_IDLE_SECONDS * 1000;
     let first = true;
+    let busyAt = this.gateway.now();
     while (!this.stop.signal.aborted) {
       if (this.hasRoom()) await this.sweep(first);
       first = false;
-      await this.sleep(period, this.stop.signal);
+      // Holding nothing for a while: end early, so an idle fleet stops (its next plan finds nothing live).
+      if (this.held.size > 0) busyAt = this.gateway.now();
+      else if (this.gateway.now() - busyAt >= idleMs) {
+        this.stop.abort();
+        return;
+      }
+      await this.sleep(Math.min(period, idleMs), this.stop.signal);
     }
   }
 

@@ -183,7 +183,7 @@ export async function claimFleetLease(
         TableName: table.tableName,
         Key: toItem(key.fleet()),
         UpdateExpression: 'SET executionId = :me, #until = :until, shards = :shards',
-        ConditionExpression: `attribute_not_exists(pk) OR executionId = :me OR #until < :now${handOver}`,
+        ConditionExpression: `attribute_not_exists(executionId) OR executionId = :me OR #until < :now${handOver}`,
         ExpressionAttributeNames: { '#until': 'until' },
         ExpressionAttributeValues: toItem({ ':me': claim.executionId, ':until': claim.until, ':now': claim.now, ':shards': claim.shards, ...(claim.handOverFrom ? { ':from': claim.handOverFrom } : {}) }),
         ReturnValues: 'ALL_NEW',
