@@ -96,7 +96,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     dynamo,
     signIn: new LocalSignIn(signingKey),
     async stop() {
-      stateMachines.stopAll();
+      await stateMachines.stopAll();
       for (const queue of Object.values(queues)) queue.stop();
       await dynamo.stop();
     },

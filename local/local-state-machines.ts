@@ -130,9 +130,11 @@ export class LocalStateMachines implements StateMachines {
     }
   }
 
-  /** Stops every execution (the local runtime shuts down). */
-  stopAll(): void {
+  /** Stops every execution (the local runtime shuts down): pollers first, as a crash would, then the rest. */
+  async stopAll(): Promise<void> {
     for (const run of this.running) run.kill();
+    const until = Date.now() + 2_000;
+    while (this.running.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
     for (const abort of this.aborts) abort();
   }
 

@@ -53,18 +53,22 @@ export async function messagingSettings(gateway: Gateway, accountId: string): Pr
   return MessagingSettings.parse(connection?.syncSettings ?? {});
 }
 
-/** The session token sealed with the conversation it belongs to: opening it for another conversation fails. */
+/**
+ * The session token sealed under a name that carries its conversation (names are not secrets;
+ * values are registered for redaction): opened for another conversation, it is refused.
+ */
+const sessionTokenName = (conversationId: string) => `sessionToken:${conversationId}`;
+
 export async function sealSessionToken(gateway: Gateway, accountId: string, conversationId: string, sessionToken: string) {
-  return gateway.vault.seal({ accountId, connector: 'messaging' }, { sessionToken, conversationId });
+  return gateway.vault.seal({ accountId, connector: 'messaging' }, { [sessionTokenName(conversationId)]: sessionToken });
 }
 
 export async function openSessionToken(gateway: Gateway, conversation: Conversation): Promise<string> {
   if (!conversation.sessionToken) throw new Error(`conversation ${conversation.conversationId} has no session token`);
   const opened = await gateway.vault.open({ accountId: conversation.accountId, connector: 'messaging' }, conversation.sessionToken);
-  if (opened.conversationId !== conversation.conversationId || !opened.sessionToken) {
-    throw new Error(`the session token stored with conversation ${conversation.conversationId} belongs to another conversation`);
-  }
-  return opened.sessionToken;
+  const token = opened[sessionTokenName(conversation.conversationId)];
+  if (!token) throw new Error(`the session token stored with conversation ${conversation.conversationId} belongs to another conversation`);
+  return token;
 }
 
 /** The conversation's own calls (poll, send, route, end), with its session token. */

@@ -299,13 +299,15 @@ export class PollerRun {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
       return owners.get(runId)!;
     };
-    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => live.leaseOwner !== this.runId);
+    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
     const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
     const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
     for (const live of [...mine, ...others]) {
       if (!this.hasRoom()) return;
-      if (live.leaseOwner) {
+      if (live.leaseOwner === this.runId) {
+        await this.claim(live.accountId, live.conversationId);
+      } else if (live.leaseOwner) {
         if (!leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) continue;
         await this.claim(live.accountId, live.conversationId, live.leaseOwner);
       } else {
@@ -452,7 +454,7 @@ export class PollerRun {
     }
     const now = new Date(this.gateway.now()).toISOString();
     let current = conversation;
-    if (lifecycle.queued && !lifecycle.ended) {
+    if (lifecycle.queued) {
       const queued = await this.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'active'] });
       if (queued) {
         current = queued;
@@ -467,7 +469,7 @@ export class PollerRun {
         );
       }
     }
-    if (lifecycle.agent && !lifecycle.ended) {
+    if (lifecycle.agent) {
       const agentName = typeof lifecycle.agent.details?.senderName === 'string' ? lifecycle.agent.details.senderName : undefined;
       const active = await this.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'active', updatedAt: now, ...(agentName ? { agentName } : {}) }, whenStateIn: ['starting', 'queued', 'active'] });
       if (active) {
