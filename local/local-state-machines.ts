@@ -36,8 +36,18 @@ export class LocalStateMachines implements StateMachines {
   private readonly tokens = new Map<string, { resolve(output: unknown): void; reject(error: Error): void }>();
   private readonly running = new Set<PollerRun>();
   private readonly aborts = new Set<() => void>();
+  /** Handler calls in progress: shutting down waits for them, so none writes to a closed table. */
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly handlers: LocalStateMachineHandlers;
 
-  constructor(private readonly handlers: LocalStateMachineHandlers, definitions = conversationDefinitions()) {
+  constructor(handlers: LocalStateMachineHandlers, definitions = conversationDefinitions()) {
+    const tracked = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+      const call = fn(...args);
+      this.inflight.add(call);
+      void call.catch(() => undefined).finally(() => this.inflight.delete(call));
+      return call;
+    };
+    this.handlers = { conversationTask: tracked(handlers.conversationTask), fleetPlan: tracked(handlers.fleetPlan), poller: tracked(handlers.poller) };
     const options = { validationOptions: { checkArn: false } };
     this.lifecycle = new StateMachine(definitions.lifecycle, options);
     this.fleet = new StateMachine(definitions.fleet, options);
@@ -136,6 +146,7 @@ export class LocalStateMachines implements StateMachines {
     const until = Date.now() + 2_000;
     while (this.running.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
     for (const abort of this.aborts) abort();
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((resolve) => setTimeout(resolve, 2_000))]);
   }
 
   private settle(taskToken: string) {
