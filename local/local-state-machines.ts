@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { StateMachines } from '../shared/workflows/state-machines';
-import type { PollerRun } from '../shared/messaging/poller';
+import type { PollerRun, PollerStats } from '../shared/messaging/poller';
 import { conversationDefinitions } from './state-machine-definitions';
 
 type Json = Parameters<StateMachine['run']>[0];
@@ -35,6 +35,8 @@ export class LocalStateMachines implements StateMachines {
   private readonly executions = new Map<string, LocalExecution & { result: Promise<unknown> }>();
   private readonly tokens = new Map<string, { resolve(output: unknown): void; reject(error: Error): void }>();
   private readonly running = new Set<PollerRun>();
+  /** Figures of every poller run that ended (benchmarks read the handover gaps from them). */
+  readonly finishedPollers: PollerStats[] = [];
   private readonly aborts = new Set<() => void>();
   /** Handler calls in progress: shutting down waits for them, so none writes to a closed table. */
   private readonly inflight = new Set<Promise<unknown>>();
@@ -92,7 +94,10 @@ export class LocalStateMachines implements StateMachines {
           }),
         );
       } finally {
-        if (started) this.running.delete(started);
+        if (started) {
+          this.running.delete(started);
+          this.finishedPollers.push(started.stats);
+        }
       }
     };
     this.start('fleet', id, this.fleet, input, {

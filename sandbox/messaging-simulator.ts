@@ -145,6 +145,13 @@ interface Conversation {
   wake: (() => void) | undefined;
   /** The agent queue a handoff routed it to. */
   routedTo: string | undefined;
+  createdAtMs: number;
+  firstPollAtMs: number | undefined;
+  lastPollEndMs: number | undefined;
+  maxGapMs: number;
+  polls: number;
+  /** Poll requests in progress right now (more than one is a client breaking rule 4). */
+  attempts: number;
 }
 
 export interface MessagingPlatformOptions {
@@ -168,6 +175,17 @@ export interface PollStats {
   open: number;
   /** The most polls open at once across all conversations. */
   maxOpen: number;
+  /** The most poll requests that reached one conversation at the same time (1 when the client keeps rule 4). */
+  maxPerConversation: number;
+}
+
+/** When a conversation was polled, for benchmarks: first poll after start, longest time with no poll open. */
+export interface PollTimings {
+  startedAt: number;
+  firstPollAt: number | undefined;
+  /** Longest stretch (ms) between a poll's end and the next poll's start. */
+  maxGapMs: number;
+  polls: number;
 }
 
 type SessionCheck = { ok: true; conversation: Conversation } | { ok: false; response: SimulatorResponse };
@@ -184,7 +202,7 @@ export class MessagingPlatform {
   private readonly updates: RecordUpdateEvent[] = [];
   private readonly updateListeners: Array<(event: RecordUpdateEvent) => void> = [];
   private readonly sessionFields: Set<string>;
-  private readonly stats: PollStats = { opened: 0, conflicts: 0, open: 0, maxOpen: 0 };
+  private readonly stats: PollStats = { opened: 0, conflicts: 0, open: 0, maxOpen: 0, maxPerConversation: 0 };
   /** When each inbox event was emitted (ms), by conversation: benchmarks measure delivery from it. */
   private readonly emittedAt = new Map<string, number[]>();
 
@@ -207,6 +225,11 @@ export class MessagingPlatform {
 
   pollStats(): PollStats {
     return { ...this.stats };
+  }
+
+  pollTimings(conversationId: string): PollTimings {
+    const c = this.conversation(conversationId);
+    return { startedAt: c.createdAtMs, firstPollAt: c.firstPollAtMs, maxGapMs: c.maxGapMs, polls: c.polls };
   }
 
   /** When the event at `sequence` (1-based) of a conversation's inbox was emitted, in ms. */
@@ -355,6 +378,12 @@ export class MessagingPlatform {
       polling: false,
       wake: undefined,
       routedTo: undefined,
+      createdAtMs: Date.now(),
+      firstPollAtMs: undefined,
+      lastPollEndMs: undefined,
+      maxGapMs: 0,
+      polls: 0,
+      attempts: 0,
     };
     this.conversations.set(id, conversation);
     const waiting = [...this.conversations.values()].filter(
@@ -377,6 +406,21 @@ export class MessagingPlatform {
     const session = await this.checkSession(request, conversationId);
     if (!session.ok) return session.response;
     const conversation = session.conversation;
+    const now = Date.now();
+    conversation.attempts++;
+    this.stats.maxPerConversation = Math.max(this.stats.maxPerConversation, conversation.attempts);
+    conversation.polls++;
+    conversation.firstPollAtMs ??= now;
+    if (conversation.lastPollEndMs !== undefined && conversation.attempts === 1) conversation.maxGapMs = Math.max(conversation.maxGapMs, now - conversation.lastPollEndMs);
+    try {
+      return await this.pollOnce(request, conversation, signal);
+    } finally {
+      conversation.attempts--;
+      conversation.lastPollEndMs = Date.now();
+    }
+  }
+
+  private async pollOnce(request: SimulatorRequest, conversation: Conversation, signal: AbortSignal): Promise<SimulatorResponse> {
 
     const ackParam = request.query.get('ack');
     if (ackParam === null) {
