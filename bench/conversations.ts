@@ -74,7 +74,8 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const commands = new Map<string, number>();
   local.dynamo.client.middlewareStack.add(
     (next, context) => async (args) => {
-      commands.set(context.commandName, (commands.get(context.commandName) ?? 0) + 1);
+      const name = context.commandName ?? 'unknown';
+      commands.set(name, (commands.get(name) ?? 0) + 1);
       return next(args);
     },
     { step: 'initialize', name: 'benchCount' },
@@ -171,6 +172,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     delivery_ms_p50: round(percentile(delivery, 50)),
     delivery_ms_p99: round(percentile(delivery, 99)),
     handover_gap_ms_max: round(Math.max(0, ...handoverGaps)),
+    handover_gap_ms_p50: round(percentile(handoverGaps, 50)),
     handovers: handoverGaps.length,
     // The killed run's conversations: the longest a conversation had no poll open (lease lapse + sweep).
     kill_gap_ms_max: round(Math.max(0, ...timings.map((t) => t.maxGapMs))),
@@ -241,6 +243,6 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
       ],
     };
   } finally {
-    restoreLogs();
+    setLogSink(restoreLogs);
   }
 }

@@ -78,7 +78,8 @@ export async function requestSurge(gateway: Gateway): Promise<void> {
   const now = gateway.now();
   if (!(await gateway.store.takeFleetTurn('surge', now, 5_000))) return;
   const fleet = await gateway.store.getFleetLease();
-  const endsAt = fleet && fleet.until > now ? Math.max(now + 60_000, fleet.until - 60_000) : now + gateway.env.POLLER_RUN_SECONDS * 1000;
+  // It ends with the round, so the next plan counts its conversations (the plan's lease runs a minute past the round).
+  const endsAt = fleet && fleet.until > now ? Math.max(now + 5_000, fleet.until - 60_000) : now + gateway.env.POLLER_RUN_SECONDS * 1000;
   await gateway.stateMachines.startFleet({ surge: { shard: 0, shards: 1, endsAt } });
 }
 

@@ -90,7 +90,8 @@ export interface LeaseClaim {
 /**
  * Takes a conversation's lease if nobody holds it, its hard expiry passed, or it is held by
  * `lapsedOwner`. Returns the item as claimed, or undefined when someone else holds it or the
- * conversation is no longer live.
+ * conversation is no longer live. `releasedAt` in the answer is the release this claim follows
+ * (a planned handover), and is cleared in the table, so a later claim never reads a stale one.
  */
 export async function claimConversationLease(table: Table, accountId: string, conversationId: string, claim: LeaseClaim): Promise<LiveConversation | undefined> {
   const lapsed = claim.lapsedOwner ? ' OR #owner = :lapsed' : '';
@@ -99,14 +100,18 @@ export async function claimConversationLease(table: Table, accountId: string, co
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: toItem(key.liveConversation(checkAccountId(accountId), conversationId)),
-        UpdateExpression: 'SET #owner = :me, #expires = :expires',
+        UpdateExpression: 'SET #owner = :me, #expires = :expires REMOVE #released',
         ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#owner) OR #owner = :me OR #expires < :now${lapsed})`,
-        ExpressionAttributeNames: { '#owner': 'leaseOwner', '#expires': 'leaseExpiresAt' },
+        ExpressionAttributeNames: { '#owner': 'leaseOwner', '#expires': 'leaseExpiresAt', '#released': 'releasedAt' },
         ExpressionAttributeValues: toItem({ ':me': claim.owner, ':expires': claim.expiresAt, ':now': claim.now, ...(claim.lapsedOwner ? { ':lapsed': claim.lapsedOwner } : {}) }),
-        ReturnValues: 'ALL_NEW',
+        ReturnValues: 'ALL_OLD',
       }),
     );
-    return Attributes ? LiveConversation.parse(fromItem(Attributes)) : undefined;
+    if (!Attributes) return undefined;
+    const before = LiveConversation.parse(fromItem(Attributes));
+    // A release counts only if nobody held the lease in between (a lapsed or expired holder is no handover).
+    const { releasedAt, ...rest } = before;
+    return { ...rest, leaseOwner: claim.owner, leaseExpiresAt: claim.expiresAt, ...(releasedAt !== undefined && !before.leaseOwner ? { releasedAt } : {}) };
   } catch (error) {
     if (isConditionalCheckFailed(error)) return undefined;
     throw error;
