@@ -17,7 +17,7 @@ import type { Figures } from './results-file';
  * within the run; the cost model uses the production values.
  */
 
-const POLL_MS_PER_SECOND = 10;
+const POLL_MS_PER_SECOND = 50;
 
 // AWS list prices (us-east-1, arm64 Lambda, on-demand DynamoDB, standard Step Functions).
 const PRICE = {
@@ -57,6 +57,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const sandbox: MessagingSandbox = await startMessagingSandbox({
     simulator: { pollSecondsToMs: POLL_MS_PER_SECOND, sessionTokenLifetimeMs: 24 * 3600 * 1000 },
     settings: { maxConcurrentConversations: 100_000 },
+    dynamoInChildProcess: true,
     env: {
       POLLER_CAPACITY: String(PRODUCTION.capacity),
       POLLER_RUN_SECONDS: String(Math.round(options.windowMs / 3000)),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
@@ -13,6 +13,10 @@ const SandboxKeys = z.object({
   paymentSecretKey: z.string(),
   billingSite: z.string(),
   billingReadOnlyKey: z.string(),
+  messagingClientId: z.string(),
+  messagingClientSecret: z.string(),
+  messagingUsername: z.string(),
+  messagingPlatformKey: z.string(),
 });
 type SandboxKeys = z.infer<typeof SandboxKeys>;
 
@@ -27,16 +31,19 @@ const SEED = { customers: 200 } as const;
 function sandboxKeys(dataDir: string): SandboxKeys {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, 'sandbox-keys.json');
-  if (existsSync(path)) {
-    const parsed = SandboxKeys.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    if (parsed.success) return parsed.data;
-  }
   const token = () => randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
+  // Keys made by an older version are kept; only the ones it did not make are added.
+  const existing = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : {};
   const keys: SandboxKeys = {
     paymentRestrictedKey: `rk_test_${token()}`,
     paymentSecretKey: `sk_test_${token()}`,
     billingSite: 'acme-test',
     billingReadOnlyKey: `test_${token()}`,
+    messagingClientId: `3MVG9${token()}`,
+    messagingClientSecret: token(),
+    messagingUsername: 'messaging@acme.example',
+    messagingPlatformKey: `mpk-${token().slice(0, 16)}`,
+    ...SandboxKeys.partial().catch({}).parse(existing),
   };
   writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
   return keys;
@@ -79,9 +86,23 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   if (!env.DATA_LOGIN_URL) {
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
+    // The messaging connector's sandbox org: a connected app whose certificate matches the key in
+    // sandbox-messaging.pem, an approved integration user with the Messaging User license, a channel.
+    const keyPath = join(dataDir, 'sandbox-messaging.pem');
+    if (!existsSync(keyPath)) writeFileSync(keyPath, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+    crm.identity.registerConnectedApp({
+      clientId: keys.messagingClientId,
+      clientSecret: keys.messagingClientSecret,
+      publicKey: createPublicKey(readFileSync(keyPath, 'utf8')),
+      callbackUrl: `http://localhost:${gatewayPort}/auth/crmmessaging/callback`,
+      scopes: ['api', 'refresh_token', 'offline_access'],
+      approvedUsers: [keys.messagingUsername],
+    });
+    crm.identity.registerUser({ username: keys.messagingUsername, hasMessagingUserLicense: true });
+    crm.messaging.registerMessagingChannel(keys.messagingPlatformKey);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
-    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host)`);
+    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; messaging key: ${keyPath})`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';

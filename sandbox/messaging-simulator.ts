@@ -484,6 +484,8 @@ export class MessagingPlatform {
     const waiting = [...this.conversations.values()].filter((c) => c.record.Status === 'Waiting' && c.routedTo !== undefined).length;
     this.updateRecord(conversation, { Status: 'Waiting', AgentName: null });
     this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting + 1, estimatedWaitSeconds: 60 * (waiting + 1), queue: conversation.routedTo });
+    // For `npm start`: a human agent of the queue picks the conversation up a second later.
+    if (this.echoAgent) setTimeout(() => conversation.record.Status === 'Waiting' && this.agentJoins(conversation.id, `${conversation.routedTo} Agent`), 1000).unref();
     return { status: 202, body: { queue: conversation.routedTo } };
   }
 
