@@ -17,7 +17,7 @@ import type { Figures } from './results-file';
  * within the run; the cost model uses the production values.
  */
 
-const POLL_MS_PER_SECOND = 50;
+const POLL_MS_PER_SECOND = 100;
 
 // AWS list prices (us-east-1, arm64 Lambda, on-demand DynamoDB, standard Step Functions).
 const PRICE = {
@@ -61,8 +61,8 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     env: {
       POLLER_CAPACITY: String(PRODUCTION.capacity),
       POLLER_RUN_SECONDS: String(Math.round(options.windowMs / 3000)),
-      POLLER_HEARTBEAT_SECONDS: '0.5',
-      POLLER_LEASE_SECONDS: '2',
+      POLLER_HEARTBEAT_SECONDS: '2',
+      POLLER_LEASE_SECONDS: '8',
       POLLER_IDLE_SECONDS: '30',
       PLATFORM_TIMEOUT_MS: '20000',
     },
@@ -116,7 +116,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
     crm.messaging.agentJoins(platformId, 'Agent');
     while (Date.now() < windowEnd - 1000) {
-      await new Promise((resolve) => setTimeout(resolve, 500 + Math.random() * 4500));
+      await new Promise((resolve) => setTimeout(resolve, 3000 + Math.random() * 12_000));
       if (Date.now() < windowEnd - 1000) crm.messaging.agentSays(platformId, `reply at ${Date.now()}`);
     }
   });
@@ -223,7 +223,7 @@ function costModel(conversationsPerPoller: number, writesPerMessage: number): Fi
 export async function benchConversations(): Promise<{ figures: Figures; notes: string[] }> {
   const restoreLogs = setLogSink(() => {});
   try {
-    const main = await scenario({ conversations: Number(process.env.BENCH_CONVERSATIONS ?? 1000), windowMs: 30_000, latencyMs: 0, kill: true });
+    const main = await scenario({ conversations: Number(process.env.BENCH_CONVERSATIONS ?? 1000), windowMs: 45_000, latencyMs: 0, kill: true });
     const latency = await scenario({ conversations: 200, windowMs: 20_000, latencyMs: 300, kill: false });
     const writesPerMessage = main.counts.writes / Math.max(1, main.counts.messages);
     const figures: Figures = {};
@@ -236,7 +236,7 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     return {
       figures,
       notes: [
-        `${main.counts.conversations} simultaneous conversations, agents replying every 0.5-5 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~10 s.`,
+        `${main.counts.conversations} simultaneous conversations, agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 2 s, lease 8 s.`,
         `Time: only the long-poll wait is compressed: 1 platform second = ${POLL_MS_PER_SECOND} ms, so an idle poll (timeout=30) answers after ${30 * POLL_MS_PER_SECOND} ms; platform_calls_per_hour is per conversation per platform hour (3,600 platform seconds). Latencies (ms) are real.`,
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
         'Cost model (README "Conversation cost"): per conversation-hour of holding, production settings (128 MB poller, 200 per poller, 14-min runs, 5 s heartbeat), at the conversations per poller this run planned; per message extra (table writes + one EventBridge event), the same for the naive design.',

@@ -406,6 +406,7 @@ export class MessagingPlatform {
     const session = await this.checkSession(request, conversationId);
     if (!session.ok) return session.response;
     const conversation = session.conversation;
+    if (signal.aborted) return { status: 204 };
     const now = Date.now();
     conversation.attempts++;
     this.stats.maxPerConversation = Math.max(this.stats.maxPerConversation, conversation.attempts);

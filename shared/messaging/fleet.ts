@@ -73,10 +73,10 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
   return { run: true, active: live, shards: Array.from({ length: shards }, (_, shard) => ({ shard, shards, endsAt })) };
 }
 
-/** One more poller for the rest of the round, when new conversations found no room. */
+/** One more poller for the rest of the round, when new conversations found no room (one per second, fleet-wide). */
 export async function requestSurge(gateway: Gateway): Promise<void> {
   const now = gateway.now();
-  if (!(await gateway.store.takeFleetTurn('surge', now, 5_000))) return;
+  if (!(await gateway.store.takeFleetTurn('surge', now, 1_000))) return;
   const fleet = await gateway.store.getFleetLease();
   // It ends with the round, so the next plan counts its conversations (the plan's lease runs a minute past the round).
   const endsAt = fleet && fleet.until > now ? Math.max(now + 5_000, fleet.until - 60_000) : now + gateway.env.POLLER_RUN_SECONDS * 1000;

@@ -185,12 +185,29 @@ export class PollerRun {
 
   private guard(): void {
     if (this.killed) throw new Killed('killed');
+    // Past the point where a claimer may think our leases lapsed: stop before touching anything.
+    if (this.lastBeatSentAt > 0 && this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
+    if (this.stats.fenced) throw new Killed('fenced');
   }
 
+  /** How long before its leases could be taken a run stops polling: a heartbeat period or a quarter lease. */
+  private get fenceMarginMs(): number {
+    return Math.max(this.heartbeatMs, this.leaseMs / 4);
+  }
+
+  private fence(): void {
+    if (this.stats.fenced) return;
+    this.stats.fenced = true;
+    this.log.error('poller could not renew its leases in time: it stops polling before they lapse', {});
+    this.stop.abort();
+    for (const held of this.held.values()) held.controller.abort();
+  }
+
+  /** Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent). */
   private async beat(now: number): Promise<void> {
-    this.guard();
-    this.lastBeatSentAt = now;
+    if (this.killed) throw new Killed('killed');
     await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
+    this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
   }
 
   /**
@@ -199,21 +216,13 @@ export class PollerRun {
    */
   private async heartbeat(): Promise<void> {
     if (this.killed || this.stop.signal.aborted) return;
-    const sentAt = this.gateway.now();
-    const previous = this.lastBeatSentAt;
     try {
-      await this.beat(sentAt);
+      await this.beat(this.gateway.now());
     } catch (error) {
       if (error instanceof Killed) return;
-      this.lastBeatSentAt = previous;
       this.log.warn('poller heartbeat failed', { error });
-      if (this.gateway.now() > previous + this.leaseMs - Math.max(this.heartbeatMs, this.leaseMs / 4)) {
-        this.stats.fenced = true;
-        this.log.error('poller could not renew its leases: it stops polling before they lapse', {});
-        this.stop.abort();
-        for (const held of this.held.values()) held.controller.abort();
-      }
     }
+    if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
   }
 
   private hasRoom(): boolean {
