@@ -112,13 +112,13 @@ describe('a lease renewal that fails', () => {
 
   it('the poller stops polling before its leases lapse; another takes over without a double poll, and nothing is lost', async () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
-    // A run whose heartbeats fail after the first one (the table refuses its writes).
-    let beats = 0;
+    // A run whose heartbeats fail once it holds the conversation (the table refuses its writes).
+    let failBeats = false;
     const store = new Proxy(gateway.store, {
       get(target, name, receiver) {
         if (name === 'beatPollerRun') {
           return async (...args: Parameters<Gateway['store']['beatPollerRun']>) => {
-            if (++beats > 1) throw new Error('ProvisionedThroughputExceededException');
+            if (failBeats) throw new Error('ProvisionedThroughputExceededException');
             return target.beatPollerRun(...args);
           };
         }
@@ -133,6 +133,8 @@ describe('a lease renewal that fails', () => {
     const platformId = await platformIdOf(sandbox, id);
     await sandbox.until('held by the failing run', () => failing.stats.claimed === 1);
     sandbox.crm.messaging.agentSays(platformId, 'before the fence');
+    await sandbox.until('delivered before the fence', () => sandbox.events('message.received').length >= 1);
+    failBeats = true;
     await sandbox.until('fenced', () => failing.stats.fenced, 10_000);
     await done;
     expect(failing.stats.released).toBe(1);
