@@ -59,7 +59,10 @@ export class LocalStateMachines implements StateMachines {
     return conversationDefinitions();
   }
 
+  private stopped = false;
+
   async startLifecycle(name: string, input: Record<string, unknown>): Promise<void> {
+    if (this.stopped) return;
     // Same name: the execution that runs already (Step Functions answers the same for the same input).
     if (this.executions.has(`lifecycle:${name}`)) return;
     const token = randomUUID();
@@ -83,14 +86,18 @@ export class LocalStateMachines implements StateMachines {
   }
 
   async startFleet(input: Record<string, unknown>): Promise<void> {
+    if (this.stopped) return;
     const id = `fleet:${randomUUID()}`;
     const poll = async (params: Json) => {
+      // Shutting down: no new poller starts (a Map that was already running would start one).
+      if (this.stopped) return lambdaAnswer({});
       let started: PollerRun | undefined;
       try {
         return lambdaAnswer(
           await this.handlers.poller(payloadOf(params), (run) => {
             started = run;
             this.running.add(run);
+            if (this.stopped) run.kill();
           }),
         );
       } finally {
@@ -147,6 +154,7 @@ export class LocalStateMachines implements StateMachines {
 
   /** Stops every execution (the local runtime shuts down): pollers first, as a crash would, then the rest. */
   async stopAll(): Promise<void> {
+    this.stopped = true;
     for (const run of this.running) run.kill();
     const until = Date.now() + 2_000;
     while (this.running.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));

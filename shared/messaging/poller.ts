@@ -225,8 +225,11 @@ export class PollerRun {
     if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
   }
 
+  /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
+  private claiming = 0;
+
   private hasRoom(): boolean {
-    return this.held.size < this.capacity && !this.stop.signal.aborted;
+    return this.held.size + this.claiming < this.capacity && !this.stop.signal.aborted;
   }
 
   /** Claims a conversation and starts holding its poll; false if it is held, gone, or there is no room. */
@@ -235,13 +238,19 @@ export class PollerRun {
     if (this.held.has(key) || !this.hasRoom()) return false;
     this.guard();
     const now = this.gateway.now();
-    const live = await this.gateway.store.claimConversationLease(accountId, conversationId, {
-      owner: this.runId,
-      now,
-      // The hard bound: past the run's end (and the Lambda's own limit), whatever the heartbeat says.
-      expiresAt: this.options.endsAt + this.leaseMs,
-      ...(lapsedOwner ? { lapsedOwner } : {}),
-    });
+    this.claiming++;
+    let live: LiveConversation | undefined;
+    try {
+      live = await this.gateway.store.claimConversationLease(accountId, conversationId, {
+        owner: this.runId,
+        now,
+        // The hard bound: past the run's end (and the Lambda's own limit), whatever the heartbeat says.
+        expiresAt: this.options.endsAt + this.leaseMs,
+        ...(lapsedOwner ? { lapsedOwner } : {}),
+      });
+    } finally {
+      this.claiming--;
+    }
     if (!live) return false;
     if (this.held.has(key) || this.killed) return false;
     this.stats.claimed++;
@@ -312,18 +321,25 @@ export class PollerRun {
     const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
     const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
+    const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
     for (const live of [...mine, ...others]) {
-      if (!this.hasRoom()) return;
-      if (live.leaseOwner === this.runId) {
-        await this.claim(live.accountId, live.conversationId);
-      } else if (live.leaseOwner) {
-        if (!leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) continue;
-        await this.claim(live.accountId, live.conversationId, live.leaseOwner);
+      if (live.leaseOwner === this.runId) ready.push({ live });
+      else if (live.leaseOwner) {
+        if (leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) ready.push({ live, lapsedOwner: live.leaseOwner });
       } else {
         const freeSince = live.releasedAt ?? live.startedAt;
-        if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) await this.claim(live.accountId, live.conversationId);
+        if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
       }
     }
+    // Claims side by side (a handover takes the whole previous run's conversations at once).
+    let next = 0;
+    const claimer = async (): Promise<void> => {
+      while (next < ready.length && this.hasRoom()) {
+        const { live, lapsedOwner } = ready[next++]!;
+        await this.claim(live.accountId, live.conversationId, lapsedOwner);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, claimer));
   }
 
   /** The run ends: stop every poll, release every lease (the next run claims them), end the heartbeat. */
