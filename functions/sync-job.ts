@@ -1,7 +1,8 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectorPlatforms } from '../shared/connections/platforms';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { processBatch } from '../shared/queues/batch';
+import { queueFunction } from '../shared/handler/gateway-handler';
+import { traces } from '../shared/handler/traces';
+import { recordMetric } from '../shared/metrics/gateway-metrics';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
@@ -18,14 +19,25 @@ const HAND_OVER_MARGIN_MS = 30_000;
  * reported as a batch failure so SQS retries it later from the saved checkpoint; a failure only
  * the user can fix (a revoked key) is recorded on the connection's health and not retried.
  */
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-  processBatch(event, SyncJob, async (job, log) => {
+export const handler = queueFunction(
+  'sync-job',
+  SyncJob,
+  async (job, log, { context }) => {
     const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;
-    const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
+    const jobLog = log.with({ connector: job.connector, object: job.object, trigger: job.trigger });
     if (job.trigger === 'purge') {
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
     const result = await runSyncJob(gateway(), connectorPlatforms, job, jobLog, { ...(deadline ? { deadline } : {}) });
-    if (result.outcome === 'failed' && result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
-  });
+    if (result.outcome === 'finished') {
+      recordMetric.syncRun(job.connector, 'finished');
+      recordMetric.recordsSynced(job.connector, job.object, result.counts.created + result.counts.updated + result.counts.deleted);
+    }
+    if (result.outcome === 'failed') {
+      recordMetric.syncRun(job.connector, 'failed');
+      if (result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
+    }
+  },
+  { accountOf: (job) => job.accountId, sequential: true, use: [traces()] },
+);

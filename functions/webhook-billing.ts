@@ -1,12 +1,13 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { httpFunction } from '../shared/handler/gateway-handler';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { billingVerifier, receiveWebhook } from '../shared/webhooks/receiver';
 
 // Verified events go to the webhook queue; the event worker applies them.
 provideAwsServices({ queues: sqsQueues });
 
-/** POST /webhooks/billing?account=<accountId>: check the Basic credentials, enqueue, answer 200. */
-export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(await receiveWebhook(gateway(), requestFromApiGateway(event), billingVerifier));
+/**
+ * POST /webhooks/billing?account=<accountId>: check the Basic credentials, enqueue, answer 200.
+ * No tracer: the work is one SQS call, which Lambda's own trace already times.
+ */
+export const handler = httpFunction('webhook-billing', (request) => receiveWebhook(gateway(), request, billingVerifier));

@@ -1,12 +1,13 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { httpFunction } from '../shared/handler/gateway-handler';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { paymentVerifier, receiveWebhook } from '../shared/webhooks/receiver';
 
 // Verified events go to the webhook queue; the event worker applies them.
 provideAwsServices({ queues: sqsQueues });
 
-/** POST /webhooks/payments?account=<accountId>: verify the signature over the raw body, enqueue, answer 200. */
-export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(await receiveWebhook(gateway(), requestFromApiGateway(event), paymentVerifier));
+/**
+ * POST /webhooks/payments?account=<accountId>: verify the signature over the raw body, enqueue, answer 200.
+ * No tracer: the work is one SQS call, which Lambda's own trace already times.
+ */
+export const handler = httpFunction('webhook-payments', (request) => receiveWebhook(gateway(), request, paymentVerifier));

@@ -1,4 +1,6 @@
 import { ProblemError } from '../api/problem';
+import type { WebhookRefusalReason } from '../metrics/catalogue';
+import { BASIC_CHALLENGE } from './basic-credentials';
 
 /**
  * What the webhook receivers answer when they refuse a delivery. Each names what is wrong and what
@@ -59,14 +61,18 @@ export const webhookProblems = {
     }),
 
   unauthorized: (detail: string) =>
-    new ProblemError({
-      type: type('webhook-unauthorized'),
-      title: 'Webhook credentials required',
-      status: 401,
-      detail,
-      remedy:
-        "Create webhook credentials for the billing connection in the dashboard, and enter them as the webhook's Basic authentication username and password on the billing platform.",
-    }),
+    new ProblemError(
+      {
+        type: type('webhook-unauthorized'),
+        title: 'Webhook credentials required',
+        status: 401,
+        detail,
+        remedy:
+          "Create webhook credentials for the billing connection in the dashboard, and enter them as the webhook's Basic authentication username and password on the billing platform.",
+      },
+      // RFC 9110: a 401 names the scheme that would be accepted.
+      { 'www-authenticate': BASIC_CHALLENGE },
+    ),
 
   unavailable: () =>
     new ProblemError({
@@ -76,3 +82,24 @@ export const webhookProblems = {
       detail: 'The event could not be queued; nothing was recorded. The platform retries the delivery.',
     }),
 } as const;
+
+/** The `reason` dimension of the WebhooksRefused metric for a refusal (a small fixed set: see shared/metrics/catalogue.ts). */
+export function refusalReason(error: unknown): WebhookRefusalReason {
+  if (!(error instanceof ProblemError)) return 'unavailable';
+  switch (error.problem.type) {
+    case type('webhook-signature'):
+    case type('webhook-unauthorized'):
+      return 'signature';
+    case type('webhook-signature-expired'):
+      return 'stale';
+    case type('webhook-address'):
+    case type('webhook-unknown-account'):
+      return 'account';
+    case type('webhook-secret-missing'):
+      return 'secret_missing';
+    case type('webhook-unavailable'):
+      return 'unavailable';
+    default:
+      return error.problem.status >= 500 ? 'unavailable' : 'request';
+  }
+}

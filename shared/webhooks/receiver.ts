@@ -1,14 +1,16 @@
 import { AccountId } from '../connectors';
 import type { Gateway } from '../gateway';
-import { BODY_LIMITS, assertBodyWithin, json, problemResponse, responseForError, type HttpRequest, type HttpResponse } from '../api/http';
-import { ProblemError, problems } from '../api/problem';
+import { BODY_LIMITS, assertBodyWithin, json, type HttpRequest, type HttpResponse } from '../api/http';
+import { problems, type ProblemError } from '../api/problem';
+import { addToLogContext } from '../log/log-context';
 import { log as rootLog } from '../log/logger';
+import { recordMetric } from '../metrics/gateway-metrics';
 import type { WebhookEventMessage } from '../queues/messages';
 import type { Credentials } from '../vault/sealed-credentials';
-import { BASIC_CHALLENGE, WEBHOOK_PASSWORD, WEBHOOK_USERNAME, parseBasicAuthorization, sameCredentials } from './basic-credentials';
+import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, parseBasicAuthorization, sameCredentials } from './basic-credentials';
 import { openedConnection } from './connection-cache';
 import { TRIMMED, readBillingEnvelope, readPaymentEnvelope, type EnvelopeReading } from './event-envelope';
-import { webhookProblems, type WebhookConnector } from './problems';
+import { refusalReason, webhookProblems, type WebhookConnector } from './problems';
 import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from './signature';
 
 /**
@@ -84,9 +86,14 @@ const RELOAD_AFTER_REFUSAL_MS = 5_000;
  */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
+/**
+ * Answers 200 or throws the refusal (a ProblemError; the handler engine answers it as
+ * problem+json and logs it). Each delivery counts once: WebhooksVerified, or WebhooksRefused with
+ * its reason.
+ */
 export async function receiveWebhook(gateway: Gateway, request: HttpRequest, verifier: WebhookVerifier): Promise<HttpResponse> {
   const connector = verifier.connector;
-  const log = rootLog.with({ requestId: request.requestId, connector, route: 'webhook' });
+  addToLogContext({ connector, route: 'webhook' });
   try {
     const accountId = request.query.account;
     if (accountId === undefined || accountId === '') throw webhookProblems.accountMissing(connector);
@@ -130,19 +137,15 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, ver
     try {
       await gateway.queues.webhookEvents.send([message]);
     } catch (error) {
-      log.error('webhook event could not be enqueued; the platform will retry', { accountId, eventId: envelope.eventId, error });
+      rootLog.error('webhook event could not be enqueued; the platform will retry', { eventId: envelope.eventId, error });
       throw webhookProblems.unavailable();
     }
-    log.info('webhook received', { accountId, eventId: envelope.eventId, eventType: envelope.eventType });
+    rootLog.info('webhook received', { eventId: envelope.eventId, eventType: envelope.eventType });
+    recordMetric.webhookVerified(connector);
     return json(200, { received: true, eventId: envelope.eventId });
   } catch (error) {
-    if (!(error instanceof ProblemError)) {
-      log.error('webhook failed', { error });
-      return responseForError(error);
-    }
-    log.info('webhook refused', { status: error.problem.status, problem: error.problem.type });
-    // RFC 9110: a 401 names the scheme that would be accepted.
-    return problemResponse(error.problem, error.problem.status === 401 ? { 'www-authenticate': BASIC_CHALLENGE } : {});
+    recordMetric.webhookRefused(connector, refusalReason(error));
+    throw error;
   }
 }
 

@@ -14,9 +14,11 @@ describe('npm start', () => {
   // A port unlikely to be taken; the sandbox uses the next three.
   const port = 41_000 + Math.floor(Math.random() * 4_000) * 4;
 
-  function start(): { output: () => string; exited: Promise<number | null>; stop: () => void } {
+  function start(extraEnv: Record<string, string> = {}): { output: () => string; exited: Promise<number | null>; stop: () => void } {
+    // vitest puts Vite's BASE_URL=/ in the environment; the gateway reads BASE_URL as its public address (and refuses "/").
+    const { BASE_URL: _vite, ...env } = process.env;
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir },
+      env: { ...env, PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';
