@@ -2,7 +2,8 @@ import type { SQSEvent } from 'aws-lambda';
 import { dataClient } from '../shared/data/client';
 import { connectionTargets, ingestSqsBatch, type OpenDataSession } from '../shared/data/ingestion';
 import { gateway } from '../shared/gateway';
-import { taskFunction } from '../shared/handler/gateway-handler';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { traces } from '../shared/handler/traces';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
 
@@ -15,8 +16,9 @@ const openDataSession: OpenDataSession = async ({ accountId, config, credentials
  * outcomes and the partial batch response come from shared/data/ingestion.ts rather than a
  * per-record batch processor.
  */
+checkSettingsAtLoad('ingest');
+
 export const handler = taskFunction(
-  'ingest',
   async (event: SQSEvent) => {
     const response = await ingestSqsBatch(event, { targetFor: connectionTargets(gateway(), openDataSession) });
     const failed = response.batchItemFailures.length;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { taskFunction } from '../shared/handler/gateway-handler';
+import { taskFunction } from '../shared/handler/engine';
 import { log } from '../shared/log/logger';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
 
@@ -10,7 +10,7 @@ const PollerInput = z.object({ shard: z.number().int().min(0) });
  * conversations. It reports the polls it holds (PollsOpen: once a minute while it runs, and 0 as it
  * ends) and the messages it delivers (MessagesDelivered): see shared/metrics/gateway-metrics.ts.
  */
-export const handler = taskFunction('poller', async (event: unknown): Promise<{ shard: number; polled: number }> => {
+export const handler = taskFunction(async (event: unknown): Promise<{ shard: number; polled: number }> => {
   const { shard } = PollerInput.parse(event);
   recordMetric.pollsOpen(0);
   log.info('poller ran', { shard, polled: 0 });

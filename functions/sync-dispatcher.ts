@@ -1,19 +1,21 @@
 import * as z from 'zod';
 import { syncSettingsSchemas } from '../shared/connections/sync-settings-schemas';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { taskFunction } from '../shared/handler/gateway-handler';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
 import { SyncFrequency } from '../shared/sync/sync-settings';
 
 provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('sync-dispatcher');
 
 /** What each EventBridge Scheduler schedule sends (see lib/sync.ts). */
 const ScheduleEvent = z.object({ frequency: SyncFrequency });
 
 /** Fired by the hourly, daily and weekly schedules: one sync job per due connection and data object. */
-export const handler = taskFunction('sync-dispatcher', async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
+export const handler = taskFunction(async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
   const { frequency } = ScheduleEvent.parse(event);
   const enqueued = await dispatchDueSyncs(gateway(), syncSettingsSchemas, frequency, log.with({ frequency }));
   return { frequency, enqueued };

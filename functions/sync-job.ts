@@ -1,15 +1,17 @@
 import { connectorPlatforms } from '../shared/connections/platforms';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { queueFunction } from '../shared/handler/gateway-handler';
+import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
 import { runSyncJob } from '../shared/sync/run-sync-job';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
 provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('sync-job');
 
 /** Leaves this much of the invocation for saving the checkpoint and enqueueing the continuation. */
 const HAND_OVER_MARGIN_MS = 30_000;
@@ -20,7 +22,6 @@ const HAND_OVER_MARGIN_MS = 30_000;
  * the user can fix (a revoked key) is recorded on the connection's health and not retried.
  */
 export const handler = queueFunction(
-  'sync-job',
   SyncJob,
   async (job, log, { context }) => {
     const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;

@@ -1,13 +1,15 @@
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { queueFunction } from '../shared/handler/gateway-handler';
+import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
 import { WebhookEventMessage } from '../shared/queues/messages';
 import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 
 // Applied events are published on the gateway's bus for the playbooks.
 provideAwsServices({ events: eventBridgeEvents });
+checkSettingsAtLoad('webhook-event');
 
 /**
  * Applies verified webhook events (batch of 10, partial batch failures). A failed event is retried
@@ -16,7 +18,6 @@ provideAwsServices({ events: eventBridgeEvents });
  * conditional, so their order does not matter. A batch reads each connection once.
  */
 export const handler = queueFunction(
-  'webhook-event',
   WebhookEventMessage,
   async (message, log, { batch: connections }) => {
     await applyWebhookEvent(gateway(), message, log, { connections });

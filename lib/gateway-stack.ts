@@ -9,6 +9,8 @@ import { DashboardAuth } from './dashboard-auth';
 import { GatewayEvents } from './events';
 import { type GatewayFunction, type HandlerName, handlerNames } from './gateway-function';
 import { Ingestion } from './ingestion';
+import { connectorPlatforms } from '../shared/connections/platforms';
+import type { ConnectorName } from '../shared/connectors';
 import { Monitoring } from './monitoring';
 import { type GatewaySettings, readGatewaySettings } from './settings';
 import { Storage } from './storage';
@@ -51,7 +53,8 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  'sync-job': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // Continuations and purges go back on the sync queue.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
@@ -88,17 +91,6 @@ export class IntegrationGatewayStack extends Stack {
       userPool: auth.userPool,
       dashboardClient: auth.dashboardClient,
     });
-    new Monitoring(this, 'Monitoring', {
-      deadLetterQueues: {
-        WebhookEvents: webhooks.work.deadLetterQueue,
-        SyncJobs: sync.work.deadLetterQueue,
-        EngagementEvents: ingestion.work.deadLetterQueue,
-        Schedules: scheduleDeadLetterQueue,
-      },
-      syncJob: sync.job,
-      alarmEmail: settings.alarmEmail,
-    });
-
     const functions: Record<HandlerName, GatewayFunction> = {
       api: api.apiHandler,
       'oauth-callback': api.oauthCallback,
@@ -112,6 +104,22 @@ export class IntegrationGatewayStack extends Stack {
       'poller-fleet-plan': conversations.fleetPlan,
       poller: conversations.poller,
     };
+    new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: {
+        WebhookEvents: webhooks.work.deadLetterQueue,
+        SyncJobs: sync.work.deadLetterQueue,
+        EngagementEvents: ingestion.work.deadLetterQueue,
+        Schedules: scheduleDeadLetterQueue,
+      },
+      workQueues: { WebhookEvents: webhooks.work.queue, SyncJobs: sync.work.queue, EngagementEvents: ingestion.work.queue },
+      syncJob: sync.job,
+      functions,
+      syncedConnectors: Object.keys(connectorPlatforms) as ConnectorName[],
+      // The receivers lib/api.ts routes: /webhooks/payments and /webhooks/billing.
+      webhookConnectors: ['payment', 'billing'],
+      alarmEmail: settings.alarmEmail,
+    });
+
     const targets: WiringTargets = {
       storage,
       bus: gatewayEvents.bus,

@@ -1,5 +1,4 @@
-import { checkedEnvironment, type GatewayVariable } from '../config';
-import { log } from '../log/logger';
+import type { GatewayVariable } from '../config';
 
 /** Every Lambda handler of the gateway: one file each in functions/. */
 export const handlerNames = [
@@ -39,18 +38,3 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
   'poller-fleet-plan': [],
   poller: [],
 };
-
-/**
- * In Lambda (AWS_LAMBDA_FUNCTION_NAME is set), checks the function's settings as it loads and
- * stops it with every problem named. Under `npm start` and in tests the local runtime checks its
- * own settings when it starts (local/local-gateway.ts).
- */
-export function checkSettingsAtLoad(name: HandlerName, env: NodeJS.ProcessEnv = process.env): void {
-  if (!env.AWS_LAMBDA_FUNCTION_NAME) return;
-  try {
-    checkedEnvironment(env, functionSettings[name]);
-  } catch (error) {
-    log.error('function settings are not valid; fix the stack or the function configuration', { handler: name, error });
-    throw error;
-  }
-}

@@ -1,8 +1,7 @@
 /**
- * X-Ray segments for the gateway's own work, without loading the X-Ray SDK unless a trace is being
- * recorded. The tracing middleware (shared/handler/traces.ts) loads Powertools Tracer on the first
- * sampled invocation and activates it here; until then, and in functions that leave tracing to
- * Lambda alone, these calls cost a property read.
+ * X-Ray segments for the gateway's own work, without importing the X-Ray SDK here: the functions
+ * that trace (shared/handler/traces.ts) activate Powertools Tracer in this module; in the others,
+ * and outside Lambda, these calls cost a property read.
  */
 
 /** The part of a Powertools Tracer this module uses. */
@@ -40,7 +39,7 @@ export function tracedAwsClient<T extends AwsClient>(client: T): T {
   return client;
 }
 
-/** Called by the tracing middleware once Powertools Tracer is loaded. */
+/** Called by shared/handler/traces.ts when tracing is on (in Lambda, with active tracing). */
 export function activateTracer(tracer: ActiveTracer): void {
   active = tracer;
   for (const client of awsClients) capture(client);
