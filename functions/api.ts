@@ -9,7 +9,7 @@ import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 provideAwsServices({ queues: sqsQueues });
 checkSettingsAtLoad('api');
 
-const dispatch = createRouter(apiRoutes);
+const dispatch = createRouter(apiRoutes());
 
 /** `/api/v1/*`: the dashboard's and playbooks' API. */
 export const handler = httpFunction(dispatch);

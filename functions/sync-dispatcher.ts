@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { syncSettingsSchemas } from '../shared/connections/sync-settings-schemas';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -17,6 +17,6 @@ const ScheduleEvent = z.object({ frequency: SyncFrequency });
 /** Fired by the hourly, daily and weekly schedules: one sync job per due connection and data object. */
 export const handler = taskFunction(async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
   const { frequency } = ScheduleEvent.parse(event);
-  const enqueued = await dispatchDueSyncs(gateway(), syncSettingsSchemas, frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
   return { frequency, enqueued };
 });

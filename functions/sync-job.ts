@@ -1,4 +1,4 @@
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
@@ -30,7 +30,7 @@ export const handler = queueFunction(
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
-    const result = await runSyncJob(gateway(), connectorPlatforms, job, jobLog, { ...(deadline ? { deadline } : {}) });
+    const result = await runSyncJob(gateway(), connectors.syncing(), job, jobLog, { ...(deadline ? { deadline } : {}) });
     if (result.outcome === 'finished') {
       recordMetric.syncRun(job.connector, 'finished');
       recordMetric.recordsSynced(job.connector, job.object, result.counts.created + result.counts.updated + result.counts.deleted);

@@ -44,15 +44,20 @@ export function requestFromApiGateway(event: APIGatewayProxyEventV2 | APIGateway
   };
 }
 
-/** Security headers (nosniff, no-store, CSP...) are added to every answer by the handler engine (shared/handler/security-headers.ts). */
+/** The handler engine adds the other security headers to every answer (shared/handler/security-headers.ts). */
 export function responseToApiGateway(response: HttpResponse): APIGatewayProxyResultV2 {
   return { statusCode: response.status, headers: response.headers, body: response.body };
 }
 
+export const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
+
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...SECURITY_HEADERS, ...headers },
     body: status === 204 ? '' : JSON.stringify(body),
   };
 }
@@ -60,13 +65,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 export function problemResponse(problem: Problem, headers: Record<string, string> = {}): HttpResponse {
   return {
     status: problem.status,
-    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...SECURITY_HEADERS, ...headers },
     body: JSON.stringify(problem),
   };
 }
 
 export function redirect(location: string): HttpResponse {
-  return { status: 302, headers: { location }, body: '' };
+  return { status: 302, headers: { location, ...SECURITY_HEADERS }, body: '' };
 }
 
 /** Body size caps, checked before parsing. API Gateway's own cap (10 MB) is far too generous. */

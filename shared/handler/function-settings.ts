@@ -25,7 +25,7 @@ const PLATFORM_ADDRESSES = ['PAYMENT_API_BASE_URL', 'BILLING_BASE_URL_TEMPLATE',
  */
 export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> = {
   api: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
-  'oauth-callback': [],
+  'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', ...PLATFORM_ADDRESSES],
   'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
   'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
   'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', ...PLATFORM_ADDRESSES],

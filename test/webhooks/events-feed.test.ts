@@ -52,7 +52,7 @@ describe('GET /api/v1/accounts/{accountId}/events', () => {
   it('answers 501 in AWS, pointing at EventBridge', async () => {
     const local = world.gateway.runtime.local.gateway;
     const aws: Gateway = { ...local, events: { publish: async () => {} } };
-    const dispatch = createRouter(apiRoutes, { gateway: () => aws });
+    const dispatch = createRouter(apiRoutes(), { gateway: () => aws });
     // The router throws its refusals; the handler engine answers them (as responseForError does here).
     const response = await dispatch({
       method: 'GET',

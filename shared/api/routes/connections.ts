@@ -1,13 +1,17 @@
 import * as z from 'zod';
-import { BillingConnectionInput } from '../../billing/config';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
-import { DataConnectionInput } from '../../data/config';
-import { PaymentConnectionInput } from '../../payment/config';
+import { connectors } from '../../connections/registry';
+import { AuthorizationStarted } from '../../identity/authorization';
+import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { route } from '../route';
 import { AccountParams, ConnectionParams } from './params';
+
+const ConnectQuery = z.strictObject({
+  returnTo: z.string().max(200).optional().describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)'),
+});
 
 export const connectionRoutes = [
   route({
@@ -31,11 +35,19 @@ export const connectionRoutes = [
     params: ConnectionParams,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput, DataConnectionInput]),
+    get documentedBody() {
+      return anyOf(connectors.all().map((connector) => connector.connection.input));
+    },
+    query: ConnectQuery,
     response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
-    async handle({ params, body, caller, gateway, log }) {
+    otherResponses: [{ status: 202, description: "Authorization code: send the browser to authorizationUrl; the connection is saved when it comes back", schema: AuthorizationStarted }],
+    async handle({ params, body, query, caller, gateway, log, request }) {
       assertAccountAccess(caller, params.accountId);
-      return connectAccount(gateway, log, params.accountId, params.connector, body);
+      const outcome = await connectAccount(gateway, log, params.accountId, params.connector, body, {
+        baseUrl: gatewayBaseUrl(gateway.env, request),
+        ...(query.returnTo ? { returnTo: query.returnTo } : {}),
+      });
+      return outcome.kind === 'connected' ? outcome.view : json(202, outcome.started);
     },
   }),
   route({
@@ -64,3 +76,10 @@ export const connectionRoutes = [
     },
   }),
 ];
+
+/** One of several shapes, as the OpenAPI document shows a body that depends on the connector. */
+export function anyOf(schemas: z.ZodType[]): z.ZodType {
+  const [first, ...rest] = schemas;
+  if (!first) return z.never();
+  return rest.length ? z.union([first, ...rest]) : first;
+}
