@@ -40,7 +40,7 @@ export function tracedAwsClient<T extends AwsClient>(client: T): T {
 }
 
 /** Called by shared/handler/traces.ts when tracing is on (in Lambda, with active tracing). */
-export function activateTracer(tracer: ActiveTracer): void {
+export function activateTracer(tracer: ActiveTracer | undefined): void {
   active = tracer;
   for (const client of awsClients) capture(client);
 }
@@ -49,15 +49,19 @@ export function tracingActive(): boolean {
   return active !== undefined;
 }
 
+/** An API's own words: `customers`, `payment_intents`, `v1`, `v61.0`, `queryv2`. Anything else may be data. */
+const API_WORD = /^(?:[a-z][a-z_]{0,23}|v\d+(?:\.\d+)*|[a-z]{1,16}v\d+)$/;
+
 /**
  * Path segments that may carry data (ids, emails, names) become `{id}`: a segment records the
  * shape of a call, never what it was about. `/v1/customers/cus_123` → `/v1/customers/{id}`.
+ * Kept: lower-case words (with underscores) and version tokens; the query string is dropped.
  */
 export function pathShape(path: string): string {
   const bare = path.split('?')[0] ?? '';
   return bare
     .split('/')
-    .map((part) => (part === '' || /^[a-z][a-z_.-]*$/i.test(part) ? part : '{id}'))
+    .map((part) => (part === '' || API_WORD.test(part) ? part : '{id}'))
     .join('/');
 }
 

@@ -59,4 +59,12 @@ describe('npm start', () => {
     expect(code).toBe(1);
     expect(gateway.output()).toMatch(/Cannot start: The local key file .* is damaged .* Restore it from your backup/);
   });
+
+  it('refuses to start when a setting is wrong, naming it and what is wrong', async () => {
+    // A real billing address (so the sandbox stays off for it) without the {site} placeholder.
+    const gateway = start({ BILLING_BASE_URL_TEMPLATE: 'https://acme.chargebee.com' });
+    const code = await gateway.exited;
+    expect(code).toBe(1);
+    expect(gateway.output()).toMatch(/Cannot start: Settings are not valid:\s+BILLING_BASE_URL_TEMPLATE: must contain \{site\}/);
+  });
 });
