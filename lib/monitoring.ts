@@ -32,7 +32,7 @@ export const ALARM_THRESHOLDS = {
   /** Percent of a connector's sync runs failing in an hour, once at least `syncRunsAtLeast` ran. */
   syncFailurePercent: 50,
   syncRunsAtLeast: 2,
-  /** Signature refusals in 15 minutes that outnumber the verified deliveries: a wrong or rolled secret. */
+  /** Signature refusals in 15 minutes: a wrong or rolled secret refuses every delivery a platform retries. */
   signatureRefusals: 10,
   /** Percent of engagement events not taken in 15 minutes, once at least `ingestionRecordsAtLeast` were sent. */
   ingestionFailurePercent: 20,
@@ -141,16 +141,10 @@ export class Monitoring extends Construct {
     }
 
     for (const connector of props.webhookConnectors) {
-      const refused = gatewayMetric('WebhooksRefused', { connector, reason: 'signature' }, cloudwatch.Stats.SUM, quarter);
-      const verified = gatewayMetric('WebhooksVerified', { connector }, cloudwatch.Stats.SUM, quarter);
+      // One metric, not a ratio against verified deliveries: each metric in an alarm costs $0.10 a month.
       alarm(
-        new cloudwatch.MathExpression({
-          expression: `IF(FILL(refused, 0) >= ${ALARM_THRESHOLDS.signatureRefusals} AND FILL(refused, 0) > FILL(verified, 0), FILL(refused, 0), 0)`,
-          usingMetrics: { refused, verified },
-          label: `${connector} webhook signature refusals`,
-          period: quarter,
-        }).createAlarm(this, `WebhookSignatureRefusals-${connector}`, {
-          alarmDescription: `The ${connector} webhook receiver refuses more deliveries for their signature or credentials than it accepts: the signing secret or webhook password on the platform and on the connection probably differ (or someone is sending forged deliveries). Check the connection's webhook settings.`,
+        gatewayMetric('WebhooksRefused', { connector, reason: 'signature' }, cloudwatch.Stats.SUM, quarter).createAlarm(this, `WebhookSignatureRefusals-${connector}`, {
+          alarmDescription: `The ${connector} webhook receiver refused ${ALARM_THRESHOLDS.signatureRefusals} or more deliveries in 15 minutes for their signature or credentials: the signing secret or webhook password on the platform and on the connection probably differ (or someone is sending forged deliveries). Check the connection's webhook settings.`,
           threshold: ALARM_THRESHOLDS.signatureRefusals,
           comparisonOperator: atLeast,
           ...once,

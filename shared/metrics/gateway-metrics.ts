@@ -41,17 +41,12 @@ type Dimensions = Partial<Record<MetricDimension, string>>;
 class GatewayMetrics extends SinkMetrics {
   readonly #byDimensions = new Map<string, SinkMetrics>();
 
-  /** A counter: zero is not sent (nothing happened; CloudWatch reads no data as none). */
+  /**
+   * Zero is not sent, for counters and levels alike: a series costs $0.30 a month for every hour it
+   * receives data, and the alarms read missing data as 0 (FILL), so an idle stack pays for none.
+   */
   count(name: GatewayMetricName, value: number, dimensions: Dimensions = {}): void {
-    if (value > 0) this.#add(name, value, dimensions);
-  }
-
-  /** A level (polls open, live conversations): zero is sent, since "none" is what an alarm watches for. */
-  gauge(name: GatewayMetricName, value: number, dimensions: Dimensions = {}): void {
-    this.#add(name, Math.max(0, value), dimensions);
-  }
-
-  #add(name: GatewayMetricName, value: number, dimensions: Dimensions): void {
+    if (!(value > 0)) return;
     const wanted = gatewayMetrics[name].dimensions;
     const given = Object.keys(dimensions) as MetricDimension[];
     // Only the catalogue's dimensions, each with a value: an extra one would multiply the bill.
@@ -105,11 +100,11 @@ export const recordMetric = {
   },
   /**
    * For the messaging connector's pollers: the long-polls this poller holds now. Call it once a
-   * minute per poller (the dashboard sums a minute across pollers) and once with 0 before a run ends.
+   * minute per poller (the dashboard and the alarm sum a minute across pollers; none sent reads as 0).
    */
-  pollsOpen: (count: number) => metrics.gauge('PollsOpen', count),
+  pollsOpen: (count: number) => metrics.count('PollsOpen', count),
   /** For the messaging connector: conversation messages written and published. */
   messagesDelivered: (count: number) => metrics.count('MessagesDelivered', count),
   /** For the poller fleet's plan: conversations that should have a poll open now. */
-  liveConversations: (count: number) => metrics.gauge('LiveConversations', count),
+  liveConversations: (count: number) => metrics.count('LiveConversations', count),
 } as const;

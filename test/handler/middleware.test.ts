@@ -166,6 +166,8 @@ describe('metrics flushed after each invocation', () => {
       recordMetric.webhookRefused('billing', 'signature');
       recordMetric.recordsSynced('billing', 'customers', 120);
       recordMetric.ingestionRecords(48, 2);
+      recordMetric.liveConversations(12);
+      recordMetric.pollsOpen(0);
       log.info('done', { accountId: 'acme' });
       return 'ok';
     });
@@ -184,6 +186,9 @@ describe('metrics flushed after each invocation', () => {
     expect(byMetric.get('WebhooksRefused')).toMatchObject({ connector: 'billing', reason: 'signature', WebhooksRefused: 1 });
     expect(byMetric.get('RecordsSynced')).toMatchObject({ connector: 'billing', object: 'customers', RecordsSynced: 120, dimensions: [['service', 'connector', 'object']] });
     expect(byMetric.get('IngestionRecordsAccepted')).toMatchObject({ IngestionRecordsAccepted: 48, dimensions: [['service']] });
+    expect(byMetric.get('LiveConversations')).toMatchObject({ LiveConversations: 12 });
+    // Zero is sent as nothing (the alarms read missing data as 0).
+    expect(byMetric.has('PollsOpen')).toBe(false);
     // Flushed: the next invocation starts empty.
     documents = [];
     await taskFunction(async () => 'nothing')({});
