@@ -13,7 +13,8 @@ export const tableDefinition = {
   /**
    * One overloaded secondary index, used only where a read needs it:
    * customer by email (`ACCOUNT#a#EMAIL#<email>` → `<connector>#<object>#<id>`) and
-   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`).
+   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`), and
+   * the operator's list of accounts (`ACCOUNTS` → `<account id>`).
    */
   indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
 } as const;
@@ -80,6 +81,9 @@ export const indexKey = {
     gsi1sk: `ACCOUNT#${accountId}#CONNECTION#${connector}`,
   }),
   scheduleLookup: (frequency: string) => ({ gsi1pk: `SCHEDULE#${frequency}` }),
+  /** Every account, for the operator's list (one small partition: accounts are few and rarely written). */
+  account: (accountId: string) => ({ gsi1pk: 'ACCOUNTS', gsi1sk: accountId }),
+  accountsLookup: () => ({ gsi1pk: 'ACCOUNTS' }),
 } as const;
 
 function normaliseEmail(email: string): string {

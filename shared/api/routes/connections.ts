@@ -1,13 +1,22 @@
 import * as z from 'zod';
 import { BillingConnectionInput } from '../../billing/config';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
+import { connectionChecks } from '../../connections/connection-checks';
 import { ConnectionView } from '../../connections/connection-view';
+import { testConnection } from '../../connections/test-connection';
 import { DataConnectionInput } from '../../data/config';
 import { PaymentConnectionInput } from '../../payment/config';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { route } from '../route';
 import { AccountParams, ConnectionParams } from './params';
+
+const ConnectQuery = z.strictObject({
+  test: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe('Test the connection once it is saved, and store the health found (default true); false saves it untested, health unknown'),
+});
 
 export const connectionRoutes = [
   route({
@@ -27,15 +36,20 @@ export const connectionRoutes = [
     method: 'PUT',
     path: '/api/v1/accounts/{accountId}/connections/{connector}',
     operationId: 'connectAccount',
-    summary: 'Connect Account: store a connector’s configuration; secrets go to the vault',
+    summary: 'Connect Account: store a connector’s configuration (secrets go to the vault), then Test Connection once unless ?test=false',
     params: ConnectionParams,
+    query: ConnectQuery,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
     documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput, DataConnectionInput]),
-    response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
-    async handle({ params, body, caller, gateway, log }) {
+    response: { status: 200, description: 'The connection, secrets masked, with the health its test found', schema: ConnectionView },
+    async handle({ params, query, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return connectAccount(gateway, log, params.accountId, params.connector, body);
+      const view = await connectAccount(gateway, log, params.accountId, params.connector, body);
+      // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
+      if (query.test === 'false' || !connectionChecks[params.connector]) return view;
+      const tested = await testConnection(gateway, connectionChecks, params.accountId, params.connector, log);
+      return { ...view, health: tested.health };
     },
   }),
   route({
