@@ -1,0 +1,180 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The README's "Try it" blocks, run as written, top to bottom, in one shell, against a fresh
+ * `npm start` (bin/local.ts in a child process, on a random port, with its own LOCAL_DATA_DIR).
+ * The shell gets only what a user sets for `npm start` (PORT, LOCAL_DATA_DIR), so the commands
+ * must find the gateway and the sandbox keys themselves. Every command must answer without an
+ * error; at the end, every connector the sandbox offers is healthy with the sandbox keys alone.
+ */
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+/** The ```sh blocks of every section whose heading starts with "Try it", in order. */
+export function tryItBlocks(markdown: string): string[] {
+  const blocks: string[] = [];
+  let inTryIt = false;
+  let block: string[] | undefined;
+  for (const line of markdown.split('\n')) {
+    if (block) {
+      if (line.startsWith('```')) {
+        blocks.push(block.join('\n'));
+        block = undefined;
+      } else block.push(line);
+    } else if (/^#{1,6} /.test(line)) {
+      inTryIt = /^#{1,6} Try it\b/.test(line);
+    } else if (inTryIt && line.trim() === '```sh') {
+      block = [];
+    }
+  }
+  return blocks;
+}
+
+/** A block's commands: a line at the margin starts one, indented lines continue it; comments and blank lines separate. */
+export function commandsOf(block: string): string[] {
+  const commands: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    if (/^\s/.test(line) && commands.length > 0) commands[commands.length - 1] += `\n${line}`;
+    else commands.push(line);
+  }
+  return commands;
+}
+
+/** Why an answer is an error, or undefined: a problem document, a failed test, an unhealthy connection. */
+function errorIn(output: string): string | undefined {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(output);
+  } catch {
+    return undefined;
+  }
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const fields = answer as { type?: unknown; status?: unknown; ok?: unknown; health?: { state?: unknown }; connections?: Array<{ connector: string; health: { state: string } }> };
+  if (typeof fields.type === 'string' && fields.type.includes(':problem:')) return `a problem (${String(fields.status)})`;
+  if (fields.ok === false) return 'a failed test';
+  if (fields.health?.state === 'degraded' || fields.health?.state === 'needs_reconnect') return `health ${String(fields.health.state)}`;
+  const unhealthy = fields.connections?.filter((c) => c.health.state !== 'healthy');
+  if (unhealthy?.length) return `unhealthy connections: ${unhealthy.map((c) => `${c.connector} ${c.health.state}`).join(', ')}`;
+  return undefined;
+}
+
+/** One bash process for the whole session, so variables carry from command to command, as in a terminal. */
+class Shell {
+  private readonly bash: ChildProcessWithoutNullStreams;
+  private output = '';
+  private waiting: ((text: string) => void) | undefined;
+  private count = 0;
+
+  constructor(
+    private readonly scratch: string,
+    env: Record<string, string>,
+    cwd: string,
+  ) {
+    this.bash = spawn('bash', ['--noprofile', '--norc'], { env, cwd });
+    this.bash.stdout.on('data', (data: Buffer) => {
+      this.output += data.toString();
+      const end = /\n?__DONE__ (\d+)\n$/.exec(this.output);
+      if (end && this.waiting) {
+        const text = this.output.slice(0, end.index) + `\n__rc=${end[1]}`;
+        this.output = '';
+        this.waiting(text);
+      }
+    });
+    this.bash.stdin.write('exec 2>&1\n');
+  }
+
+  /** Runs one command (from a file, with no stdin of its own); answers its output and exit code. */
+  run(command: string): Promise<{ output: string; code: number }> {
+    const file = join(this.scratch, `command-${(this.count += 1)}.sh`);
+    writeFileSync(file, `${command}\n`);
+    return new Promise((resolve) => {
+      this.waiting = (text) => {
+        const at = text.lastIndexOf('\n__rc=');
+        resolve({ output: text.slice(0, at).trim(), code: Number(text.slice(at + '\n__rc='.length)) });
+      };
+      this.bash.stdin.write(`source ${JSON.stringify(file)} < /dev/null; printf '\\n__DONE__ %d\\n' $?\n`);
+    });
+  }
+
+  stop(): void {
+    this.bash.stdin.end();
+    this.bash.kill();
+  }
+}
+
+describe("README: Try it, as written, against npm start", { timeout: 120_000 }, () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gateway-readme-'));
+  const scratch = mkdtempSync(join(tmpdir(), 'gateway-readme-shell-'));
+  // A port unlikely to be taken; the sandbox uses the next three.
+  const port = 45_000 + Math.floor(Math.random() * 4_000) * 4;
+  const userEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: String(port), LOCAL_DATA_DIR: dataDir };
+  let gateway: ReturnType<typeof spawn> | undefined;
+  let startOutput = '';
+  let shell: Shell;
+
+  beforeAll(async () => {
+    gateway = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env: { ...process.env, ...userEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    gateway.stdout!.on('data', (d: Buffer) => (startOutput += d.toString()));
+    gateway.stderr!.on('data', (d: Buffer) => (startOutput += d.toString()));
+    const deadline = Date.now() + 60_000;
+    while (!startOutput.includes('sandbox keys to connect with')) {
+      if (Date.now() > deadline || gateway.exitCode !== null) throw new Error(`npm start did not come up:\n${startOutput}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    shell = new Shell(scratch, userEnv, process.cwd());
+  }, 90_000);
+
+  afterAll(async () => {
+    shell?.stop();
+    if (gateway && gateway.exitCode === null) {
+      const exited = new Promise((resolve) => gateway!.once('exit', resolve));
+      gateway.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const blocks = tryItBlocks(README);
+
+  it('finds the Try it blocks, with the sandbox keys and the gateway address read by the commands themselves', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const text = blocks.join('\n');
+    expect(text).toContain('sandbox-keys.json');
+    expect(text).not.toMatch(/localhost:3000\//);
+    expect(text).not.toMatch(/^\s*USER=/m);
+    expect(text).not.toMatch(/<[^>]*>/);
+  });
+
+  it('every command of every block answers without an error, in order', async () => {
+    const ran: string[] = [];
+    for (const command of blocks.flatMap(commandsOf)) {
+      const { output, code } = await shell.run(command);
+      const context = `${command}\n→ ${output.slice(0, 600)}`;
+      expect(code, context).toBe(0);
+      expect(errorIn(output), context).toBeUndefined();
+      // A variable set from an answer (a token, a key, a form) must hold something.
+      const assigned = /^([A-Z_]+)=\$\(/.exec(command)?.[1];
+      if (assigned) {
+        const { output: value } = await shell.run(`printf '%s' "$${assigned}" | wc -c; [ "$${assigned}" != undefined ]`);
+        expect(Number(value), `${assigned} is empty`).toBeGreaterThan(10);
+      }
+      ran.push(command);
+    }
+    expect(ran.length).toBeGreaterThan(10);
+  });
+
+  it('with the sandbox keys alone, billing, payment and data are connected and healthy', async () => {
+    const { output } = await shell.run('curl -s $GATEWAY/api/v1/accounts/acme/connections -H "authorization: Bearer $ACME"');
+    const { connections } = JSON.parse(output) as { connections: Array<{ connector: string; health: { state: string } }> };
+    expect(Object.fromEntries(connections.map((c) => [c.connector, c.health.state]))).toEqual({ billing: 'healthy', data: 'healthy', payment: 'healthy' });
+    // What the sandbox wrote for the forms stays in LOCAL_DATA_DIR.
+    const keys = JSON.parse(readFileSync(join(dataDir, 'sandbox-keys.json'), 'utf8')) as { data: { privateKeyFile: string } };
+    expect(keys.data.privateKeyFile.startsWith(dataDir)).toBe(true);
+  });
+});
