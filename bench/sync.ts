@@ -2,7 +2,7 @@ import { startLocalGateway, type LocalGateway } from '../local/local-gateway';
 import { watchCommands } from '../local/local-dynamo';
 import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
 import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import type { ConnectorName } from '../shared/connectors';
 import { setLogSink } from '../shared/log/logger';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
@@ -87,7 +87,7 @@ async function syncObjects(s: Scenario, accountId: string, connector: ConnectorN
   const results: SyncRunResult[] = [];
   for (const object of OBJECTS) {
     const job = { accountId, connector, object, trigger: 'manual' as const, requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) };
-    results.push(await runSyncJob(s.local.gateway, connectorPlatforms, job, silentLog, options));
+    results.push(await runSyncJob(s.local.gateway, connectors.syncing(), job, silentLog, options));
   }
   return results;
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { syncSettingsSchemas } from '../shared/connections/sync-settings-schemas';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { log } from '../shared/log/logger';
 import { sqsQueues } from '../shared/queues/sqs-queue';
@@ -19,6 +19,6 @@ export const handler = async (event: unknown): Promise<{ frequency: string; enqu
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), syncSettingsSchemas, frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
   return { frequency, enqueued };
 };

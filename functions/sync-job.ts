@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
@@ -28,5 +28,5 @@ export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBa
       return;
     }
     const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };
-    await processSyncJob(gateway(), connectorPlatforms, job, message, jobLog, deadline ? { deadline } : {});
+    await processSyncJob(gateway(), connectors.syncing(), job, message, jobLog, deadline ? { deadline } : {});
   });

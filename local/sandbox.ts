@@ -31,6 +31,8 @@ const SandboxKeys = z.object({
   billingReadOnlyKey: z.string(),
   /** The data connector's form: these, with Login URL `production` and API Region `US`. */
   data: SandboxIdentityClient.extend({ loginUrl: z.literal('production'), apiRegion: z.literal('US') }).optional(),
+  /** The messaging connector's form (JWT bearer: the private key file's content is its Certificate). */
+  messaging: SandboxIdentityClient.extend({ messagingPlatformKey: z.string(), loginUrl: z.literal('production') }).optional(),
 });
 type SandboxKeys = z.infer<typeof SandboxKeys>;
 
@@ -62,7 +64,7 @@ function sandboxKeys(dataDir: string): SandboxKeys {
 }
 
 /**
- * The identity client for one connector (`data` now; `messaging` registers the same way): read
+ * The identity client for one connector (`data`, `messaging`): read
  * from the keys, or made once (ids, secret, a 2048-bit RSA key pair whose private half goes to
  * `<dataDir>/sandbox-<name>-private-key.pem`, mode 0600).
  */
@@ -103,6 +105,8 @@ export function registerIdentityClient(
 
 /** The data connector's scopes (spec Authentication, Data connector 4). */
 const DATA_SCOPES = ['api', 'refresh_token', 'offline_access', 'cdp_query_api', 'cdp_profile_api', 'cdp_ingest_api'];
+/** The messaging connector's scopes (spec Authentication, Messaging connector 1). */
+const MESSAGING_SCOPES = ['api', 'refresh_token', 'offline_access'];
 
 export interface RunningSandbox {
   env: Record<string, string>;
@@ -150,14 +154,24 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
     const data = sandboxIdentityClient(dataDir, 'data', keys.data);
-    const dataForm = { ...data, loginUrl: 'production', apiRegion: 'US' } as const;
-    // Written on first start, and again if the folder moved (the key file's path is absolute).
-    if (JSON.stringify(keys.data) !== JSON.stringify(dataForm)) writeSandboxKeys(keysFile, { ...keys, data: dataForm });
+    const messaging = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
+    const forms = {
+      data: { ...data, loginUrl: 'production', apiRegion: 'US' } as const,
+      messaging: { ...messaging, messagingPlatformKey: keys.messaging?.messagingPlatformKey ?? `mpk_${token()}`, loginUrl: 'production' } as const,
+    };
+    // Written on first start, and again if the folder moved (the key files' paths are absolute).
+    if (JSON.stringify([keys.data, keys.messaging]) !== JSON.stringify([forms.data, forms.messaging])) writeSandboxKeys(keysFile, { ...keys, ...forms });
     registerIdentityClient(crm.identity, data, {
       callbackUrl: `http://localhost:${gatewayPort}/auth/crmdata/callback`,
       scopes: DATA_SCOPES,
       user: { hasDataPlatformPermissionSet: true },
     });
+    registerIdentityClient(crm.identity, messaging, {
+      callbackUrl: `http://localhost:${gatewayPort}/auth/crmmessaging/callback`,
+      scopes: MESSAGING_SCOPES,
+      user: { hasMessagingUserLicense: true },
+    });
+    crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
     crm.data.seedUnifiedIndividuals(SEED.customers);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;

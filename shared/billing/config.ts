@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { ConnectorDefinition } from '../connections/connector-definition';
+import type { ConnectionForm } from '../connections/connector-definition';
 import { placeholderProblem } from '../connections/placeholders';
 
 const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -44,8 +44,9 @@ export const BillingConnectionInput = z
   .meta({ id: 'BillingConnectionInput' });
 export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
 
-export const billingConnector: ConnectorDefinition<typeof BillingConnectionInput> = {
-  name: 'billing',
+/** Connect Account for the billing connector: the spec's fields, and which of them are secrets. */
+export const billingConnectionForm: ConnectionForm<typeof BillingConnectionInput> = {
+  methods: ['api_key'],
   input: BillingConnectionInput,
   // The webhook's Basic credentials (shared/webhooks/billing-credentials.ts) are on the platform already.
   keptOnReconnect: ['webhookUsername', 'webhookPassword'],

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { ConnectorDefinition } from '../connections/connector-definition';
+import type { ConnectionForm } from '../connections/connector-definition';
 import { placeholderProblem } from '../connections/placeholders';
 
 /** Key prefixes the payment platform issues; the mode (live/test) is part of the key. */
@@ -50,8 +50,9 @@ export const PaymentConnectionInput = z
   .meta({ id: 'PaymentConnectionInput' });
 export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;
 
-export const paymentConnector: ConnectorDefinition<typeof PaymentConnectionInput> = {
-  name: 'payment',
+/** Connect Account for the payment connector: the spec's fields, and which of them are secrets. */
+export const paymentConnectionForm: ConnectionForm<typeof PaymentConnectionInput> = {
+  methods: ['api_key'],
   input: PaymentConnectionInput,
   // Reconnecting with a new key but no signing secret keeps the one the webhook endpoint uses.
   keptOnReconnect: ['webhookSigningSecret'],

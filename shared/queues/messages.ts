@@ -26,7 +26,7 @@ export type SyncJob = z.infer<typeof SyncJob>;
 export const WebhookEventMessage = z
   .object({
     accountId: AccountId,
-    connector: z.enum(['billing', 'payment']),
+    connector: ConnectorName,
     eventId: z.string().min(1).max(255),
     eventType: z.string().min(1).max(255),
     receivedAt: z.iso.datetime(),

@@ -204,12 +204,21 @@ export type Message = z.infer<typeof Message>;
 export const MessageWrite = Message.omit({ accountId: true, conversationId: true, sequence: true });
 export type MessageWrite = z.infer<typeof MessageWrite>;
 
-/** An OAuth authorization in flight: single use, about 10 minutes. */
+/**
+ * An OAuth authorization in flight: single use, about 10 minutes. The table keys it by a hash of
+ * its `state` (a table reader cannot finish someone's sign-in), and the secrets Connect Account
+ * was given (client secret, PKCE verifier) stay sealed until the callback opens them.
+ */
 export const PendingAuthorization = z.object({
   state: z.string().min(16),
   accountId: AccountId,
   connector: ConnectorName,
-  codeVerifier: z.string().min(43).max(128),
+  /** The connection form's non-secret fields, stored with the connection once the browser returns. */
+  config: JsonObject,
+  /** Sealed for `{account, connector}`: the form's secrets and the PKCE `codeVerifier`. */
+  credentials: SealedCredentials,
+  /** The exact callback address sent to the platform; the code exchange must repeat it. */
+  redirectUri: z.string().min(1),
   /** Epoch seconds; also the TTL attribute. */
   expiresAt: EpochSeconds,
   /** Where to send the browser back to in the dashboard afterwards. */

@@ -239,7 +239,7 @@ export class Store {
   putPendingAuthorization(pending: PendingAuthorization): Promise<void> {
     return pendingAuthorizations.putPendingAuthorization(this.#table, pending);
   }
-  takePendingAuthorization(state: string, now: Date): Promise<PendingAuthorization | undefined> {
-    return pendingAuthorizations.takePendingAuthorization(this.#table, state, now);
+  takePendingAuthorization(state: string, now: Date, options?: { connector?: string }): Promise<PendingAuthorization | undefined> {
+    return pendingAuthorizations.takePendingAuthorization(this.#table, state, now, options);
   }
 }

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The one table's shape, shared by the CDK stack (lib/storage.ts), the local runtime and the
  * tests, so every copy of the table has the same keys and index.
  *
  * Keys follow DESIGN.md: every partition key starts with the account (`ACCOUNT#<id>`), except
- * pending OAuth authorizations (`OAUTH#<state>`), which are looked up by state alone.
+ * pending OAuth authorizations (`OAUTH#<hash of state>`), which are looked up by state alone.
  */
 export const tableDefinition = {
   partitionKey: 'pk',
@@ -44,7 +46,8 @@ export const key = {
     // Zero-padded so the sort key orders messages numerically.
     sk: `MESSAGE#${String(sequence).padStart(12, '0')}`,
   }),
-  oauthState: (state: string) => ({ pk: `OAUTH#${state}`, sk: 'OAUTH' }),
+  /** By the state's hash: the state itself, a bearer of the sign-in in flight, is never stored. */
+  oauthState: (state: string) => ({ pk: `OAUTH#${createHash('sha256').update(state).digest('base64url')}`, sk: 'OAUTH' }),
   /** The ids one page of a full sync saw (run = when the run started), for its deletion sweep. */
   seenPage: (accountId: string, connector: string, object: string, run: string, page: number) => ({
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,

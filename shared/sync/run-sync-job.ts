@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectionProblem, ConnectorPlatform } from '../connections/connector-platform';
-import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
@@ -41,7 +40,7 @@ const seconds = (iso: string | undefined, fallback: number) => (iso ? Math.floor
  */
 export async function runSyncJob(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  platforms: Readonly<Record<string, ConnectorPlatform>>,
   job: SyncJob,
   log: Logger,
   options: SyncRunOptions = {},

@@ -1,5 +1,3 @@
-import type { ConnectorPlatform } from '../connections/connector-platform';
-import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
@@ -29,7 +27,7 @@ export class SyncJobReturned extends Error {
  */
 export async function processSyncJob(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  platforms: Parameters<typeof runSyncJob>[1],
   job: SyncJob,
   message: SyncJobMessage,
   log: Logger,

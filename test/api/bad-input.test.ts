@@ -121,7 +121,9 @@ describe('API bad input', () => {
     await expectProblem(await gateway.call('POST', '/api/v1/accounts/acme', { token, body: {} }), 405);
   });
 
-  it('connectors that connect through OAuth say they are not available yet (501)', async () => {
-    await expectProblem(await gateway.call('PUT', '/api/v1/accounts/acme/connections/messaging', { token, body: {} }), 501);
+  it('the messaging connection form names each missing field', async () => {
+    const problem = await expectProblem(await gateway.call('PUT', '/api/v1/accounts/acme/connections/messaging', { token, body: {} }), 400);
+    expect(JSON.stringify(problem)).toContain('clientId');
+    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'messaging')).toBeUndefined();
   });
 });

@@ -187,6 +187,12 @@ describe('HTTP API', () => {
     expect(resource(stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0]).Type).toBe('AWS::Logs::LogGroup');
     const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
     expect(references(template.toJSON().Outputs.ApiUrl.Value, apiId)).toBe(true);
+    // The callback addresses to register on the OAuth clients, one per connector with the authorization code.
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    for (const [id, path] of [['MessagingOAuthCallbackUrl', '/auth/crmmessaging/callback'], ['DataOAuthCallbackUrl', '/auth/crmdata/callback']] as const) {
+      expect(references(outputs[id]!.Value, apiId)).toBe(true);
+      expect(JSON.stringify(outputs[id]!.Value)).toContain(path);
+    }
   });
 });
 

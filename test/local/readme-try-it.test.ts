@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePortRun } from '../support/free-ports';
 
 /**
  * The README's "Try it" blocks, run as written, top to bottom, in one shell, against a fresh
@@ -113,23 +114,35 @@ class Shell {
 describe.skipIf(!hasShellTools)('README: Try it, as written, against npm start', { timeout: 120_000 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-readme-'));
   const scratch = mkdtempSync(join(tmpdir(), 'gateway-readme-shell-'));
-  // A port unlikely to be taken; the sandbox uses the next three.
-  const port = 45_000 + Math.floor(Math.random() * 4_000) * 4;
-  const userEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: String(port), LOCAL_DATA_DIR: dataDir };
   let gateway: ReturnType<typeof spawn> | undefined;
-  let startOutput = '';
   let shell: Shell;
 
-  beforeAll(async () => {
+  /** npm start as a user runs it, with only PORT and LOCAL_DATA_DIR set; the sandbox takes the next three ports. */
+  async function npmStart(userEnv: Record<string, string>): Promise<{ started: boolean; output: string }> {
     gateway = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env: { ...process.env, ...userEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-    gateway.stdout!.on('data', (d: Buffer) => (startOutput += d.toString()));
-    gateway.stderr!.on('data', (d: Buffer) => (startOutput += d.toString()));
+    let output = '';
+    gateway.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    gateway.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const deadline = Date.now() + 60_000;
-    while (!startOutput.includes('sandbox keys to connect with')) {
-      if (Date.now() > deadline || gateway.exitCode !== null) throw new Error(`npm start did not come up:\n${startOutput}`);
+    while (!output.includes('sandbox keys to connect with')) {
+      if (gateway.exitCode !== null) return { started: false, output };
+      if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    shell = new Shell(scratch, userEnv, process.cwd());
+    return { started: true, output };
+  }
+
+  beforeAll(async () => {
+    // Other test files (and other checkouts on this machine) take ports too: a lost race starts again elsewhere.
+    for (let attempt = 1; ; attempt += 1) {
+      const userEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), PORT: String(await freePortRun(4)), LOCAL_DATA_DIR: dataDir };
+      const { started, output } = await npmStart(userEnv);
+      if (started) {
+        shell = new Shell(scratch, userEnv, process.cwd());
+        return;
+      }
+      if (!output.includes('EADDRINUSE') || attempt === 3) throw new Error(`npm start did not come up:\n${output}`);
+    }
   }, 90_000);
 
   afterAll(async () => {
@@ -172,10 +185,10 @@ describe.skipIf(!hasShellTools)('README: Try it, as written, against npm start',
     expect(ran.length).toBeGreaterThan(10);
   });
 
-  it('with the sandbox keys alone, billing, payment and data are connected and healthy', async () => {
+  it('with the sandbox keys alone, every connector (billing, payment, data, messaging) is connected and healthy', async () => {
     const { output } = await shell.run('curl -s $GATEWAY/api/v1/accounts/acme/connections -H "authorization: Bearer $ACME"');
     const { connections } = JSON.parse(output) as { connections: Array<{ connector: string; health: { state: string } }> };
-    expect(Object.fromEntries(connections.map((c) => [c.connector, c.health.state]))).toEqual({ billing: 'healthy', data: 'healthy', payment: 'healthy' });
+    expect(Object.fromEntries(connections.map((c) => [c.connector, c.health.state]))).toEqual({ billing: 'healthy', data: 'healthy', messaging: 'healthy', payment: 'healthy' });
     // What the sandbox wrote for the forms stays in LOCAL_DATA_DIR.
     const keys = JSON.parse(readFileSync(join(dataDir, 'sandbox-keys.json'), 'utf8')) as { data: { privateKeyFile: string } };
     expect(keys.data.privateKeyFile.startsWith(dataDir)).toBe(true);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import type { PaymentSimulator } from '../../sandbox/payment-simulator';
-import { connectorPlatforms } from '../../shared/connections/platforms';
+import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
@@ -46,7 +46,7 @@ describe('payment connector under the sync engine', () => {
     });
     const run = (object: string) => {
       const job: SyncJob = { accountId, connector: 'payment', object, trigger: 'daily', requestedAt: new Date().toISOString() };
-      return runSyncJob(local.gateway, connectorPlatforms, job, log);
+      return runSyncJob(local.gateway, connectors.syncing(), job, log);
     };
     const stored = async (object: string) => {
       const page = await local.gateway.store.listRecords(accountId, 'payment', object, { limit: 1000, includeDeleted: true });

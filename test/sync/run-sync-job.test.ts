@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import { startBillingSimulator, type BillingSimulator, type BillingSite } from '../../sandbox/billing-simulator';
-import { connectorPlatforms } from '../../shared/connections/platforms';
+import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
@@ -54,7 +54,7 @@ describe('sync engine', () => {
       syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method: 'api', subscriptionStatus: 'all', ...settings },
     });
     const job: SyncJob = { accountId, connector: 'billing', object: 'customers', trigger: 'daily', requestedAt: at };
-    const run = (options?: SyncRunOptions, overrides: Partial<SyncJob> = {}) => runSyncJob(local.gateway, connectorPlatforms, { ...job, ...overrides }, log, options);
+    const run = (options?: SyncRunOptions, overrides: Partial<SyncJob> = {}) => runSyncJob(local.gateway, connectors.syncing(), { ...job, ...overrides }, log, options);
     const requests = () => sim.requests.get(`GET /sites/${siteName}/api/v2/customers`) ?? 0;
     const storedIds = async () => {
       const ids: string[] = [];

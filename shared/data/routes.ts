@@ -1,19 +1,19 @@
 import * as z from 'zod';
-import { DataSetupError } from '../../data/auth';
-import { dataClient } from '../../data/client';
-import { dataProblem } from '../../data/errors';
-import { DataSyncSettings, allowsIngestion, allowsProfileReads } from '../../data/settings';
-import { IngestionConfig } from '../../data/ingestion';
-import { ingestionSchemaDocument } from '../../data/ingestion-schema';
-import { profileByEmail, UnifiedProfile } from '../../data/query';
-import type { Gateway } from '../../gateway';
-import { PlatformError } from '../../http/platform-error';
-import { EngagementEvent } from '../../queues/messages';
-import { assertAccountAccess, type Caller } from '../caller';
-import { json } from '../http';
-import { ProblemError, problems } from '../problem';
-import { route } from '../route';
-import { AccountParams } from './params';
+import { DataSetupError } from './auth';
+import { dataClient } from './client';
+import { dataProblem } from './errors';
+import { DataSyncSettings, allowsIngestion, allowsProfileReads } from './settings';
+import { IngestionConfig } from './ingestion';
+import { ingestionSchemaDocument } from './ingestion-schema';
+import { profileByEmail, UnifiedProfile } from './query';
+import type { Gateway } from '../gateway';
+import { PlatformError } from '../http/platform-error';
+import { EngagementEvent } from '../queues/messages';
+import { assertAccountAccess, type Caller } from '../api/caller';
+import { json } from '../api/http';
+import { ProblemError, problems } from '../api/problem';
+import { route } from '../api/route';
+import { AccountParams } from '../api/routes/params';
 
 /**
  * The data connector's routes: playbooks send engagement events (queued, then ingested by the
