@@ -7,6 +7,7 @@ import { startSandbox } from '../../local/sandbox';
 import { forgetDataTokens } from '../../shared/data/auth';
 import { forgetIdentitySessions } from '../../shared/identity/identity-session';
 import { freePortRun } from '../support/free-ports';
+import { generatedKey } from '../support/local-runtime';
 
 interface Keys {
   paymentRestrictedKey: string;
@@ -102,7 +103,7 @@ describe('sandbox keys (npm start)', () => {
 
   it('a keys file from before the data platform keeps its payment and billing keys and gains the data client', async () => {
     const dataDir = newFolder();
-    const old = { paymentRestrictedKey: 'rk_test_keptFromBefore1', paymentSecretKey: 'sk_test_keptFromBefore2', billingSite: 'acme-test', billingReadOnlyKey: 'test_keptFromBefore3' };
+    const old = { paymentRestrictedKey: generatedKey('rk_test_'), paymentSecretKey: generatedKey('sk_test_'), billingSite: 'acme-test', billingReadOnlyKey: generatedKey('test_') };
     writeFileSync(join(dataDir, 'sandbox-keys.json'), JSON.stringify(old));
     const sandbox = await startSandbox({}, dataDir, await freePort());
     await sandbox.stop();
