@@ -8,6 +8,10 @@ import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
 import { benchWebhooks } from './webhooks';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
+
+// Handlers and the domain record metrics as they run; the benchmarks read their own counts instead.
+setMetricSink(() => {});
 
 const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>> = {
   bundle: benchBundles,

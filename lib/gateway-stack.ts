@@ -52,7 +52,7 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  // Continuations and purges go back on the sync queue.
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue.
   'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {

@@ -20,6 +20,10 @@ export interface BatchInvocation<B> {
   context: Context | undefined;
   batch: B;
 }
+export interface RecordInvocation<B> extends BatchInvocation<B> {
+  /** The SQS record itself (its id, receive count, receipt handle). */
+  record: SQSRecord;
+}
 
 /**
  * An SQS consumer: each record parsed with `schema` and handed to `work` in its own log context
@@ -29,7 +33,7 @@ export interface BatchInvocation<B> {
  */
 export function queueFunction<S extends z.ZodType, B = undefined>(
   schema: S,
-  work: (message: z.infer<S>, log: Logger, invocation: BatchInvocation<B>) => Promise<void>,
+  work: (message: z.infer<S>, log: Logger, invocation: RecordInvocation<B>) => Promise<void>,
   options: QueueFunctionOptions<z.infer<S>, B> = {},
 ): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const onRecord = (invocation: BatchInvocation<B>) => (record: SQSRecord) =>
@@ -39,7 +43,7 @@ export function queueFunction<S extends z.ZodType, B = undefined>(
         if (!parsed.success) throw new Error(`message does not match ${schema.description ?? 'its schema'}: ${parsed.error.issues.length} issue(s)`);
         const accountId = options.accountOf?.(parsed.data);
         if (accountId) addToLogContext({ accountId });
-        await work(parsed.data, log, invocation);
+        await work(parsed.data, log, { ...invocation, record });
       } catch (error) {
         log.warn('message failed; it will be retried', { error });
         throw error;

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePortRun } from '../support/free-ports';
 
 /**
  * `npm start` itself (bin/local.ts in a child process, as a user runs it): it serves the gateway
@@ -11,14 +12,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-  // A port unlikely to be taken; the sandbox uses the next three.
-  const port = 41_000 + Math.floor(Math.random() * 4_000) * 4;
+  // Free now (checked, not guessed); the sandbox uses the next three.
+  let port: number;
+  beforeAll(async () => {
+    port = await freePortRun(4);
+  });
 
   function start(extraEnv: Record<string, string> = {}): { output: () => string; exited: Promise<number | null>; stop: () => void } {
-    // vitest puts Vite's BASE_URL=/ in the environment; the gateway reads BASE_URL as its public address (and refuses "/").
-    const { BASE_URL: _vite, ...env } = process.env;
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...env, PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
+      env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';
