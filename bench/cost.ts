@@ -120,6 +120,12 @@ function happyPath(definition: { StartAt: string; States: Record<string, { Next?
   return transitions;
 }
 
+/** The logical id a `{Ref}` or `{Fn::GetAtt}` points at. */
+function targetId(arn: unknown): string {
+  const value = arn as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+  return value.Ref ?? value['Fn::GetAtt']?.[0] ?? '';
+}
+
 /** Fixed costs and function sizes, counted in the template the stack synthesizes. */
 function stackCounts(): StackCounts {
   const cdkJson = JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
@@ -141,7 +147,11 @@ function stackCounts(): StackCounts {
     const handler = /^functions\/([a-z-]+)\.ts/.exec(String(fn.Properties.Description))?.[1];
     if (handler) memoryMbByHandler[handler] = Number(fn.Properties.MemorySize ?? 128);
   }
-  const rates = ofType('AWS::Scheduler::Schedule').map((s) => String(s.Properties.ScheduleExpression));
+  const schedules = ofType('AWS::Scheduler::Schedule').map((schedule) => ({
+    rate: String(schedule.Properties.ScheduleExpression),
+    // The fleet's restart targets a state machine; the sync schedules (and the retry schedule) the dispatcher.
+    startsStateMachine: resources[targetId((schedule.Properties.Target as { Arn: unknown }).Arn)]?.Type === 'AWS::StepFunctions::StateMachine',
+  }));
   const perMonth = (expression: string) => {
     const [, amount, unit] = /rate\((\d+) (minute|minutes|hour|hours|day|days)\)/.exec(expression) ?? [];
     const minutes = Number(amount) * (unit!.startsWith('minute') ? 1 : unit!.startsWith('hour') ? 60 : 1440);
@@ -163,8 +173,8 @@ function stackCounts(): StackCounts {
     standardQueuesPolled: mappings.length - fifo,
     fifoQueuesPolled: fifo,
     memoryMbByHandler,
-    scheduleRunsPerMonth: rates.reduce((sum, rate) => sum + perMonth(rate), 0),
-    fleetRunsPerMonth: rates.filter((rate) => rate.includes('minute')).reduce((sum, rate) => sum + perMonth(rate), 0),
+    scheduleRunsPerMonth: schedules.reduce((sum, schedule) => sum + perMonth(schedule.rate), 0),
+    fleetRunsPerMonth: schedules.filter((schedule) => schedule.startsStateMachine).reduce((sum, schedule) => sum + perMonth(schedule.rate), 0),
   };
 }
 

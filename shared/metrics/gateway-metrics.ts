@@ -40,6 +40,8 @@ type Dimensions = Partial<Record<MetricDimension, string>>;
  */
 class GatewayMetrics extends SinkMetrics {
   readonly #byDimensions = new Map<string, SinkMetrics>();
+  /** The sets with counts since the last flush: only those are serialized (a flush runs after every invocation). */
+  readonly #pending = new Set<SinkMetrics>();
 
   /**
    * Zero is not sent, for counters and levels alike: a series costs $0.30 a month for every hour it
@@ -55,6 +57,7 @@ class GatewayMetrics extends SinkMetrics {
     }
     const target = wanted.length === 0 ? this : this.#forDimensions(dimensions);
     target.addMetric(name, MetricUnit.Count, value);
+    this.#pending.add(target);
   }
 
   #forDimensions(dimensions: Dimensions): SinkMetrics {
@@ -68,8 +71,13 @@ class GatewayMetrics extends SinkMetrics {
   }
 
   override publishStoredMetrics(): this {
-    for (const metrics of this.#byDimensions.values()) metrics.publishStoredMetrics();
-    return super.publishStoredMetrics();
+    const pending = [...this.#pending];
+    this.#pending.clear();
+    for (const metrics of pending) {
+      if (metrics === this) super.publishStoredMetrics();
+      else metrics.publishStoredMetrics();
+    }
+    return this;
   }
 }
 
