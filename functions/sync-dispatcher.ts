@@ -14,6 +14,6 @@ const ScheduleEvent = z.object({ frequency: SyncFrequency });
 /** Fired by the hourly, daily and weekly schedules: one sync job per due connection and data object. */
 export const handler = async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
   const { frequency } = ScheduleEvent.parse(event);
-  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }), connectors.scheduling());
   return { frequency, enqueued };
 };

@@ -6,6 +6,7 @@ import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
 import { runSyncJob } from '../shared/sync/run-sync-job';
+import { runScheduledWork } from '../shared/sync/scheduled-work';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
 provideAwsServices({ queues: sqsQueues });
@@ -24,6 +25,11 @@ export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBa
     const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
     if (job.trigger === 'purge') {
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
+      return;
+    }
+    const scheduled = connectors.scheduling()[job.connector]?.scheduled;
+    if (scheduled?.owns(job.object)) {
+      await runScheduledWork(scheduled, job, { gateway: gateway(), log: jobLog, ...(deadline ? { deadline } : {}) });
       return;
     }
     const result = await runSyncJob(gateway(), connectors.syncing(), job, jobLog, { ...(deadline ? { deadline } : {}) });
