@@ -49,8 +49,8 @@ describe('SQL builder', () => {
         const parsed = parseQuery(sql);
         expect(parsed.object).toBe('UnifiedIndividual__dlm');
         expect(parsed.conditions).toEqual([
-          { column: 'Email', value: email },
-          { column: 'FirstName', value: firstName },
+          { column: 'Email', op: '=', value: email },
+          { column: 'FirstName', op: '=', value: firstName },
         ]);
         expect(parsed.limit).toBe(5);
         // Exactly two string tokens, whatever the input held.
