@@ -12,9 +12,9 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** The whole local gateway (in-memory dynalite, throwaway key) on a free port, for end-to-end tests. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env });
+/** The whole local gateway (in-memory dynalite, throwaway key; or on disk in `dataDir`) on a free port, for end-to-end tests. */
+export async function startTestGateway(env: Record<string, string> = {}, options: { dataDir?: string } = {}): Promise<TestGateway> {
+  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env, ...options });
   const call: TestGateway['call'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
