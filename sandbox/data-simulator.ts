@@ -439,6 +439,8 @@ export class DataPlatform {
   private readonly ingestion = new Map<string, { records: Array<Record<string, unknown>>; processed: number }>();
   private readonly cursors = new Map<string, QueryCursor>();
   private queryCount = 0;
+  /** The largest ingestion request body received, in bytes. */
+  largestIngestionBytes = 0;
   /** The SQL of every query received, latest last (tests read what the gateway sent). */
   readonly sqlReceived: string[] = [];
 
@@ -658,6 +660,7 @@ export class DataPlatform {
   private ingest(request: SimulatorRequest, connector: string, object: string): SimulatorResponse {
     const refused = this.authorizeDataCall(request, 'cdp_ingest_api');
     if (refused) return refused;
+    this.largestIngestionBytes = Math.max(this.largestIngestionBytes, request.rawBody.length);
     if (request.rawBody.length > INGESTION_MAX_BYTES) {
       return platformError(413, 'PAYLOAD_TOO_LARGE', `the payload is ${request.rawBody.length} bytes; the limit is 200 KB per request`);
     }

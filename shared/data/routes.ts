@@ -94,7 +94,7 @@ async function readContext(gateway: Gateway, accountId: string, needs?: { model:
   const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);
   let session: ReturnType<typeof dataClient>;
   try {
-    session = dataClient({ env: gateway.env, accountId, config: connection.config, credentials });
+    session = dataClient({ env: gateway.env, accountId, config: connection.config, credentials, now: () => gateway.now() });
   } catch (error) {
     if (!(error instanceof DataSetupError)) throw error;
     throw new ProblemError({
