@@ -16,6 +16,12 @@ export interface HeldEvent {
   payload: Record<string, unknown>;
 }
 
+/**
+ * A held event is kept 14 days at most (SQS's longest retention): a daily send retried for days
+ * still finds it, and the events of an account that disconnected and never came back go away.
+ */
+export const HELD_EVENT_TTL_SECONDS = 14 * 24 * 60 * 60;
+
 /** Holds events in the order given; `batch` makes keys of one acceptance unique. */
 export async function holdEvents(
   table: Table,
@@ -26,8 +32,9 @@ export async function holdEvents(
   batch: string,
 ): Promise<void> {
   const at = String(Math.max(0, Math.floor(acceptedAtMs))).padStart(15, '0');
+  const expiresAt = Math.floor(acceptedAtMs / 1000) + HELD_EVENT_TTL_SECONDS;
   const requests = events.map((payload, index) => ({
-    PutRequest: { Item: toItem({ ...key.heldEvent(checkAccountId(accountId), checkConnector(connector), `${at}#${batch}#${String(index).padStart(5, '0')}`), payload }) },
+    PutRequest: { Item: toItem({ ...key.heldEvent(checkAccountId(accountId), checkConnector(connector), `${at}#${batch}#${String(index).padStart(5, '0')}`), payload, expiresAt }) },
   }));
   await batchWriteAll(table, requests);
 }
