@@ -3,6 +3,7 @@ import { DataSetupError } from './auth';
 import { DataCatalog } from './catalog';
 import { dataClient } from './client';
 import { acceptEngagementEvents } from './delivery';
+import { dataProblem } from './errors';
 import { DataSyncSettings, allowsIngestion, allowsProfileReads, allowsQueries } from './settings';
 import { IngestionConfig } from './ingestion';
 import { ingestionSchemaDocument } from './ingestion-schema';
@@ -115,31 +116,39 @@ async function readContext(gateway: Gateway, accountId: string, needs?: { model:
   return { context, connection, settings };
 }
 
-function dataPlatformProblem(error: PlatformError): ProblemError {
-  // The platform error's message names status, path and the platform's words; never a secret or the query.
-  return new ProblemError({
-    type: 'urn:integration-gateway:problem:data-platform',
-    title: 'The data platform did not answer',
-    status: 502,
-    detail: error.message,
-    ...(error.kind === 'auth' || error.kind === 'permission'
-      ? { remedy: 'Reconnect the data platform connection.' }
-      : error.kind === 'rate_limited'
-        ? { remedy: 'Too many API calls: reduce the sync frequency or move to a higher tier.' }
-        : error.kind === 'invalid_request'
-          ? { remedy: 'Verify the object names declared in the data connection settings (wrong SQL syntax or object name).' }
-          : {}),
-  });
+/**
+ * A data read that failed, in the spec's words (its Errors table): what went wrong and what to do.
+ * A failure only the user can fix (the key, the OAuth client, a scope) is a 409 and marks the
+ * connection's health, as Test Connection would; rate limits and outages are a 503.
+ */
+async function dataReadProblem(gateway: Gateway, accountId: string, error: PlatformError): Promise<ProblemError> {
+  const problem = dataProblem(error);
+  // The platform's own words (secrets masked) help support; the query is never quoted.
+  const detail = problem.platformMessage ? `${problem.reason} The data platform said: ${problem.platformMessage}` : problem.reason;
+  if (problem.health === 'needs_reconnect') {
+    const checkedAt = new Date(gateway.now()).toISOString();
+    await gateway.store.updateConnectionHealth(accountId, 'data', { state: 'needs_reconnect', checkedAt, reason: problem.reason, remedy: problem.remedy });
+    return new ProblemError({
+      type: 'urn:integration-gateway:problem:data-connection-needs-reconnect',
+      title: 'The data connection needs attention',
+      status: 409,
+      detail,
+      remedy: problem.remedy,
+    });
+  }
+  return error.retryable
+    ? new ProblemError({ type: 'urn:integration-gateway:problem:data-platform-unavailable', title: 'The data platform is not available right now', status: 503, detail, remedy: problem.remedy })
+    : new ProblemError({ type: 'urn:integration-gateway:problem:data-platform', title: 'The data platform refused the request', status: 502, detail, remedy: problem.remedy });
 }
 
 /** Runs a read; refusals become 400 problems naming the field, platform failures 502. */
-async function answering<T>(read: () => Promise<T>): Promise<T> {
+async function answering<T>(gateway: Gateway, accountId: string, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
     if (error instanceof DataReadError) throw problems.invalidBody([{ path: error.path, message: error.message }], 'The read asks for something the data connection does not allow.');
     if (error instanceof SqlBuildError) throw problems.invalidBody([{ path: '(body)', message: error.message }], 'The read asks for something the data connection does not allow.');
-    if (error instanceof PlatformError) throw dataPlatformProblem(error);
+    if (error instanceof PlatformError) throw await dataReadProblem(gateway, accountId, error);
     throw error;
   }
 }
@@ -234,7 +243,7 @@ export const dataRoutes = [
     async handle({ body, caller, gateway }) {
       const accountId = playbookAccount(caller);
       const { context } = await readContext(gateway, accountId);
-      return answering(() => queryRecords(context, body));
+      return answering(gateway, accountId, () => queryRecords(context, body));
     },
   }),
   route({
@@ -249,7 +258,7 @@ export const dataRoutes = [
     async handle({ params, query, caller, gateway }) {
       const accountId = playbookAccount(caller);
       const { context } = await readContext(gateway, accountId, { model: 'engagement', what: 'engagement data', setting: 'Engagement' });
-      return answering(() => engagementHistory(context, params.email, query));
+      return answering(gateway, accountId, () => engagementHistory(context, params.email, query));
     },
   }),
   route({
@@ -264,7 +273,7 @@ export const dataRoutes = [
     async handle({ body, caller, gateway }) {
       const accountId = playbookAccount(caller);
       const { context } = await readContext(gateway, accountId);
-      return answering(() => aggregate(context, body));
+      return answering(gateway, accountId, () => aggregate(context, body));
     },
   }),
   route({
@@ -283,7 +292,7 @@ export const dataRoutes = [
       const { context } = await readContext(gateway, accountId, { model: 'unified_individual', what: 'unified profiles', setting: 'Unified Individual' });
       const key = `${accountId}|${connection.version}|${params.email.toLowerCase()}`;
       const now = gateway.now();
-      const read = await answering(() => profileCache.get(key, query.maxAgeSeconds * 1000, now, () => profileByEmail(context.session, params.email)));
+      const read = await answering(gateway, accountId, () => profileCache.get(key, query.maxAgeSeconds * 1000, now, () => profileByEmail(context.session, params.email)));
       // The email is not echoed.
       if (!read.profile) throw problems.notFound('No unified profile has that email address.');
       return {

@@ -34,8 +34,9 @@ import type { StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
- * account's keys (ids are checked so none can reach outside them); the two exceptions are named:
- * pending OAuth authorizations (found by state alone) and a poller shard's live conversations.
+ * account's keys (ids are checked so none can reach outside them); the exceptions are named:
+ * pending OAuth authorizations (found by state alone), a poller shard's live conversations, the
+ * dispatcher's scheduled connections, the retry schedule's due retries and the operator's list of accounts.
  *
  * Conditional-write failures become answers (false, 'unchanged', undefined, VersionConflictError,
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
@@ -54,6 +55,10 @@ export class Store {
   }
   putAccount(account: Account): Promise<void> {
     return accounts.putAccount(this.#table, account);
+  }
+  /** Across accounts, for operators only. */
+  listAccounts(options: { limit: number; startAfter?: string }): Promise<{ accounts: Account[]; lastAccountId?: string }> {
+    return accounts.listAccounts(this.#table, options);
   }
   setIntegrationsEnabled(accountId: string, enabled: boolean, at?: Date): Promise<Account | undefined> {
     return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
@@ -106,6 +111,10 @@ export class Store {
     read?: { current: SyncCheckpoint | undefined },
   ): Promise<SyncCheckpoint | undefined> {
     return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim, read);
+  }
+  /** Across accounts, for the retry schedule only. */
+  listDueSyncRetries(now: Date): Promise<SyncCheckpoint[]> {
+    return syncCheckpoints.listDueSyncRetries(this.#table, now);
   }
   putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
     return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);

@@ -1,0 +1,26 @@
+import { createServer } from 'node:net';
+
+/**
+ * A run of `count` consecutive loopback ports free right now (npm start takes PORT and the next
+ * three for its simulators, so the OS's port 0 does not fit). Tests on this shared machine run
+ * side by side, so a port is checked, not guessed; a start that still loses the race retries.
+ */
+export async function freePortRun(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = 20_000 + Math.floor(Math.random() * 10_000) * 4;
+    if (await allFree(base, count)) return base;
+  }
+  throw new Error(`no run of ${count} free ports found`);
+}
+
+async function allFree(base: number, count: number): Promise<boolean> {
+  for (let port = base; port < base + count; port += 1) {
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
+}
