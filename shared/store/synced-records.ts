@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { indexKey, key } from './table';
