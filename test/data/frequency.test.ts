@@ -191,6 +191,9 @@ describe('the frequency setting, end to end', () => {
       { event_id: 'conversation_outcome:o1', customer_email: 'ann@example.com', event_type: 'conversation_outcome.booked_meeting', event_timestamp: '2030-02-01T10:00:00.000Z', conversation_id: 'c1', channel: '' },
       { event_id: 'lead_score:s1', customer_email: 'ann@example.com', event_type: 'lead_score.87', event_timestamp: '2030-02-01T10:00:00.000Z', conversation_id: '', channel: '' },
     ]);
+    // The ingestion worker counted them as sent, for the dashboard.
+    const sent = (await deliveries()).hours.reduce((sum, hour) => sum + (hour.sent ?? 0), 0);
+    expect(sent).toBe(ingested().length);
     const bad = await d.gateway.call('POST', '/api/v1/playbook/data/writes', { token: d.key, body: { writes: [{ kind: 'lead_score', id: 's2', email: 'ann@example.com', score: 101, at }] } });
     expect(bad.status).toBe(400);
   });
