@@ -4,6 +4,7 @@
  */
 import { benchBundles } from './bundles';
 import { benchCost } from './cost';
+import { benchData } from './data';
 import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
@@ -18,6 +19,7 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   sync: benchSync,
   reads: benchReads,
   webhook: benchWebhooks,
+  data: benchData,
   // Last: it reads the other parts' figures (bundle import times, webhook calls per event).
   cost: benchCost,
 };

@@ -20,7 +20,11 @@ checkSettingsAtLoad('ingest');
 
 export const handler = taskFunction(
   async (event: SQSEvent) => {
-    const response = await ingestSqsBatch(event, { targetFor: connectionTargets(gateway(), openDataSession) });
+    const services = gateway();
+    const response = await ingestSqsBatch(event, {
+      targetFor: connectionTargets(services, openDataSession),
+      recordCounts: (accountId, counts) => services.store.addDeliveryCounts(accountId, 'data', services.now(), counts),
+    });
     const failed = response.batchItemFailures.length;
     recordMetric.ingestionRecords(event.Records.length - failed, failed);
     return response;

@@ -22,6 +22,6 @@ export const handler = taskFunction(async (event: unknown): Promise<{ frequency:
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }), connectors.scheduling());
   return { frequency, enqueued };
 });

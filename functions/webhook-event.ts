@@ -1,4 +1,6 @@
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
@@ -8,7 +10,8 @@ import { applyWebhookEvent } from '../shared/webhooks/apply';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 
 // Applied events are published on the gateway's bus for the playbooks.
-provideAwsServices({ events: eventBridgeEvents });
+// Connectors' reactions to published events may queue engagement events (shared/events/reactions.ts).
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type) });
 checkSettingsAtLoad('webhook-event');
 
 /**

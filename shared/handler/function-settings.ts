@@ -28,10 +28,11 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
   'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', ...PLATFORM_ADDRESSES],
   'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
   'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
-  'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', ...PLATFORM_ADDRESSES],
+  // Connectors' reactions to published events may queue engagement events.
+  'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
   'sync-dispatcher': ['TABLE_NAME', 'SYNC_QUEUE_URL'],
-  // Continuations and purges go back on the sync queue.
-  'sync-job': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  // Continuations, retries and purges go back on the sync queue; refused held engagement events to the ingestion queue.
+  'sync-job': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
   ingest: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'DATA_LOGIN_URL', 'DATA_SANDBOX_LOGIN_URL'],
   // The messaging connector's steps are not built yet: they read nothing.
   'conversation-task': [],

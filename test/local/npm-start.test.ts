@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePortRun } from '../support/free-ports';
+import { freePortRun, userShellEnv } from '../support/free-ports';
 
 /**
  * `npm start` itself (bin/local.ts in a child process, as a user runs it): it serves the gateway
@@ -20,7 +20,7 @@ describe('npm start', () => {
 
   function start(extraEnv: Record<string, string> = {}): { output: () => string; exited: Promise<number | null>; stop: () => void } {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
+      env: { ...userShellEnv(), PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';

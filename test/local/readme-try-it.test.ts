@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePortRun } from '../support/free-ports';
+import { freePortRun, userShellEnv } from '../support/free-ports';
 
 /**
  * The README's "Try it" blocks, run as written, top to bottom, in one shell, against a fresh
@@ -119,7 +119,7 @@ describe.skipIf(!hasShellTools)('README: Try it, as written, against npm start',
 
   /** npm start as a user runs it, with only PORT and LOCAL_DATA_DIR set; the sandbox takes the next three ports. */
   async function npmStart(userEnv: Record<string, string>): Promise<{ started: boolean; output: string }> {
-    gateway = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env: { ...process.env, ...userEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    gateway = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env: { ...userShellEnv(), ...userEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     gateway.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     gateway.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -24,3 +24,12 @@ async function allFree(base: number, count: number): Promise<boolean> {
   }
   return true;
 }
+
+/**
+ * This process's environment as a user's shell would have it: vitest adds Vite's own variables
+ * (BASE_URL, MODE, DEV, PROD, SSR), and BASE_URL means the gateway's public address to the gateway.
+ */
+export function userShellEnv(): NodeJS.ProcessEnv {
+  const { BASE_URL: _base, MODE: _mode, DEV: _dev, PROD: _prod, SSR: _ssr, ...env } = process.env;
+  return env;
+}
