@@ -1,18 +1,26 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { createRouter } from '../shared/api/router';
 import { apiRoutes } from '../shared/api/routes/index';
+import { connectors } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { provideAwsServices } from '../shared/gateway';
+import { httpFunction } from '../shared/handler/http-function';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-// Sync now and ingestion queue work; conversations start lifecycles, tell the poller fleet and publish events.
-provideAwsServices({ queues: sqsQueues, events: eventBridgeEvents, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+// Sync now, Disconnect (purge jobs) and engagement events go to their queues; conversations start
+// lifecycles, tell the poller fleet and publish events (connectors may react to them).
+provideAwsServices({
+  queues: sqsQueues,
+  events: eventBridgeEvents,
+  reactions: (type) => connectors.reactingTo(type),
+  stateMachines: stepFunctionsStateMachines,
+  pollerNotices: sqsPollerNotices,
+});
+checkSettingsAtLoad('api');
 
 const dispatch = createRouter(apiRoutes());
 
 /** `/api/v1/*`: the dashboard's and playbooks' API. */
-export const handler = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(await dispatch(requestFromApiGateway(event)));
+export const handler = httpFunction(dispatch);

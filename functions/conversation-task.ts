@@ -1,14 +1,20 @@
+import { connectors } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { LifecycleStep, runLifecycleStep } from '../shared/messaging/lifecycle';
+import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-provideAwsServices({ events: eventBridgeEvents, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+// Conversation events (connectors may react: the data connector queues an engagement event).
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type), stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+checkSettingsAtLoad('conversation-task');
 
 /** One step of a conversation's lifecycle execution (lib/conversations.ts): start, await-end, transcript, mark-failed. */
-export const handler = async (event: unknown): Promise<Record<string, unknown>> => {
+export const handler = taskFunction(async (event: unknown): Promise<Record<string, unknown>> => {
   const step = LifecycleStep.parse(event);
   return runLifecycleStep(gateway(), step, log.with({ step: step.step, accountId: step.input.accountId }));
-};
+});

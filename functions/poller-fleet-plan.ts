@@ -1,10 +1,13 @@
-import * as z from 'zod';
 import { gateway } from '../shared/gateway';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
-import { FleetPlanInput, planFleet } from '../shared/messaging/fleet';
+import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet } from '../shared/messaging/fleet';
 
-/** The most pollers the fleet state machine runs at once (lib/conversations.ts `maxPollerShards`). */
-const MAX_SHARDS = z.coerce.number().int().min(1).default(50).parse(process.env.POLLER_MAX_SHARDS);
+checkSettingsAtLoad('poller-fleet-plan');
 
-/** Sizes the poller fleet to the live conversations; one fleet execution at a time (a lease). */
-export const handler = async (event: unknown) => planFleet(gateway(), FleetPlanInput.parse(event), { maxShards: MAX_SHARDS, log });
+/**
+ * Sizes the poller fleet to the live conversations; one fleet execution at a time (a lease). The
+ * count is reported (LiveConversations) for the "live conversations, no poller" alarm.
+ */
+export const handler = taskFunction(async (event: unknown) => planFleet(gateway(), FleetPlanInput.parse(event), { maxShards: MAX_POLLER_SHARDS, log }));

@@ -1,20 +1,28 @@
-import type { Context } from 'aws-lambda';
+import { connectors } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { PollerInput, runPoller } from '../shared/messaging/fleet';
+import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-provideAwsServices({ events: eventBridgeEvents, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type), stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+checkSettingsAtLoad('poller');
 
-/** Holds many conversations' long-polls for one fleet round (~14 minutes), then hands them over. */
-export const handler = async (event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
+/**
+ * Holds many conversations' long-polls for one fleet round (~14 minutes), then hands them over. It
+ * reports the polls it holds (PollsOpen, once a minute and 0 as it ends) and the messages it
+ * delivers (MessagesDelivered): shared/metrics/gateway-metrics.ts.
+ */
+export const handler = taskFunction(async (event: unknown, context) => {
   const input = PollerInput.parse(event);
   // Never past the function's own limit: leases are released with 30 s to spare.
   const limit = context ? Date.now() + context.getRemainingTimeInMillis() - 30_000 : input.endsAt;
   const stats = await runPoller(gateway(), { ...input, endsAt: Math.min(input.endsAt, limit) }, log.with({ shard: input.shard }));
   const { handoverGapsMs, firstPollMs, ...counts } = stats;
-  log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs) });
+  log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs), firstPolls: firstPollMs.length });
   return { shard: input.shard, polled: counts.claimed };
-};
+});

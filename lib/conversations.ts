@@ -6,6 +6,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { MAX_POLLER_SHARDS } from '../shared/messaging/fleet';
 import { GatewayFunction } from './gateway-function';
 import { nagArnOf } from './nag-findings';
 import { scheduleRetry } from './sync';
@@ -14,7 +15,7 @@ import { scheduleRetry } from './sync';
  * Pollers running at once. The plan should return at most this many shards: a shard beyond it would wait
  * for a free slot, i.e. a whole poller run (~14 minutes), before its conversations are polled.
  */
-export const maxPollerShards = 50;
+export const maxPollerShards = MAX_POLLER_SHARDS;
 
 /**
  * A fleet execution hands over to a fresh one after this many rounds (~14 minutes each), well below the 25,000
@@ -52,20 +53,16 @@ export class Conversations extends Construct {
   constructor(scope: Construct, id: string, props: ConversationsProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const fn = (fnId: string, handler: 'conversation-task' | 'poller-fleet-plan' | 'poller', purpose: string, timeout: Duration) =>
-      new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention });
+    const fn = (fnId: string, handler: 'conversation-task' | 'poller-fleet-plan' | 'poller', purpose: string, timeout: Duration, memorySize?: number) =>
+      new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention, ...(memorySize ? { memorySize } : {}) });
 
     this.task = fn('Task', 'conversation-task', 'runs each step of a conversation lifecycle', Duration.seconds(30));
     this.fleetPlan = fn('FleetPlan', 'poller-fleet-plan', 'sizes the poller fleet to the active conversations', Duration.seconds(30));
-    // The poller returns after ~14 minutes, before this limit.
-    // 128 MB: a run holds up to 200 idle long-polls (the bench measures memory per conversation); cost is GB-seconds.
-    this.poller = new GatewayFunction(this, 'Poller', {
-      handler: 'poller',
-      purpose: 'holds the long-polls of one shard of active conversations',
-      timeout: Duration.minutes(15),
-      memorySize: 128,
-      logRetention: props.logRetention,
-    });
+    // The poller returns after ~14 minutes, before this limit. It waits on sockets, nearly all the
+    // time while any conversation lives: at 128 MB a shard costs ~$4.30 a month running nonstop
+    // ($17 at 512 MB), which is what keeps a full shard (200 polls) under the design's
+    // $0.00005 per conversation-hour (README "Cost").
+    this.poller = fn('Poller', 'poller', 'holds the long-polls of one shard of active conversations', Duration.minutes(15), 128);
 
     this.noticeQueue = new sqs.Queue(this, 'PollerNotices', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

@@ -3,6 +3,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { connectors } from '../shared/connections/registry';
 import { GatewayApi } from './api';
 import { Conversations } from './conversations';
 import { DashboardAuth } from './dashboard-auth';
@@ -43,6 +44,8 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     credentials: 'openAndSeal',
     gatewaySecret: true,
     sendsTo: ['sync', 'ingestion'],
+    // Conversation events (started, sent, handed off...).
+    publishesEvents: true,
     startsConversations: true,
     startsPollerFleet: true,
     callsPlatforms: true,
@@ -52,14 +55,18 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
-  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
+  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  'sync-job': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue;
+  // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync', 'ingestion'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
     credentials: 'open',
     publishesEvents: true,
+    sendsTo: ['ingestion'],
     startsPollerFleet: true,
     answersConversationTasks: true,
     callsPlatforms: true,
@@ -67,10 +74,12 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
   'poller-fleet-plan': { table: 'readWrite' },
   // startsPollerFleet: a poller with no room for a new conversation asks for a surge poller.
+  // sendsTo ingestion: connectors' reactions to conversation events (the data connector's engagement events).
   poller: {
     table: 'readWrite',
     credentials: 'open',
     publishesEvents: true,
+    sendsTo: ['ingestion'],
     answersConversationTasks: true,
     callsPlatforms: true,
     startsPollerFleet: true,
@@ -100,17 +109,6 @@ export class IntegrationGatewayStack extends Stack {
       userPool: auth.userPool,
       dashboardClient: auth.dashboardClient,
     });
-    new Monitoring(this, 'Monitoring', {
-      deadLetterQueues: {
-        WebhookEvents: webhooks.work.deadLetterQueue,
-        SyncJobs: sync.work.deadLetterQueue,
-        EngagementEvents: ingestion.work.deadLetterQueue,
-        Schedules: scheduleDeadLetterQueue,
-      },
-      syncJob: sync.job,
-      alarmEmail: settings.alarmEmail,
-    });
-
     const functions: Record<HandlerName, GatewayFunction> = {
       api: api.apiHandler,
       'oauth-callback': api.oauthCallback,
@@ -124,6 +122,21 @@ export class IntegrationGatewayStack extends Stack {
       'poller-fleet-plan': conversations.fleetPlan,
       poller: conversations.poller,
     };
+    new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: {
+        WebhookEvents: webhooks.work.deadLetterQueue,
+        SyncJobs: sync.work.deadLetterQueue,
+        EngagementEvents: ingestion.work.deadLetterQueue,
+        Schedules: scheduleDeadLetterQueue,
+      },
+      workQueues: { WebhookEvents: webhooks.work.queue, SyncJobs: sync.work.queue, EngagementEvents: ingestion.work.queue },
+      syncJob: sync.job,
+      functions,
+      syncedConnectors: Object.keys(connectors.syncing()),
+      webhookConnectors: connectors.withWebhooks().map((connector) => connector.name),
+      alarmEmail: settings.alarmEmail,
+    });
+
     const targets: WiringTargets = {
       storage,
       bus: gatewayEvents.bus,
@@ -135,6 +148,12 @@ export class IntegrationGatewayStack extends Stack {
     for (const handler of handlerNames) wire(functions[handler], needs[handler], targets);
 
     new CfnOutput(this, 'ApiUrl', { value: api.baseUrl, description: 'The gateway address ({base_url} in the spec)' });
+    // The addresses to register as each OAuth client's Callback URL (spec Authentication, messaging 1 and data 3).
+    for (const connector of connectors.all()) {
+      if (!connector.authorization) continue;
+      const id = `${connector.name[0]!.toUpperCase()}${connector.name.slice(1)}OAuthCallbackUrl`;
+      new CfnOutput(this, id, { value: `${api.baseUrl}${connector.authorization.callbackPath}`, description: `Callback URL of the ${connector.platform}'s OAuth client` });
+    }
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId, description: 'Dashboard user pool' });
     new CfnOutput(this, 'UserPoolClientId', { value: auth.dashboardClient.userPoolClientId, description: 'Dashboard app client' });
     new CfnOutput(this, 'EventBusName', { value: gatewayEvents.bus.eventBusName, description: 'Bus of normalised gateway events' });

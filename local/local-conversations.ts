@@ -1,11 +1,9 @@
 import type { Gateway } from '../shared/gateway';
 import { log } from '../shared/log/logger';
-import { FleetPlanInput, planFleet, PollerInput, runPoller } from '../shared/messaging/fleet';
+import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet, PollerInput, runPoller } from '../shared/messaging/fleet';
 import { LifecycleStep, runLifecycleStep } from '../shared/messaging/lifecycle';
 import type { LocalStateMachineHandlers } from './local-state-machines';
 
-/** The most pollers the fleet runs at once, as in the stack (lib/conversations.ts). */
-const MAX_SHARDS = 50;
 
 /**
  * What each Task state of the local state machines runs: the same domain calls as the Lambda
@@ -17,7 +15,7 @@ export function localStateMachineHandlers(gateway: () => Gateway): LocalStateMac
       const step = LifecycleStep.parse(payload);
       return runLifecycleStep(gateway(), step, log.with({ step: step.step, accountId: step.input.accountId }));
     },
-    fleetPlan: async (payload) => planFleet(gateway(), FleetPlanInput.parse(payload), { maxShards: MAX_SHARDS, log }),
+    fleetPlan: async (payload) => planFleet(gateway(), FleetPlanInput.parse(payload), { maxShards: MAX_POLLER_SHARDS, log }),
     poller: async (payload, onStart) => {
       const input = PollerInput.parse(payload);
       const stats = await runPoller(gateway(), input, log.with({ shard: input.shard }), { onStart });

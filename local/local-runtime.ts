@@ -2,15 +2,20 @@ import { readFile } from 'node:fs/promises';
 import * as z from 'zod';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
 import { useGateway } from '../shared/gateway';
+import { METRICS_NAMESPACE } from '../shared/metrics/catalogue';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
+import { LocalMetrics } from './local-metrics';
 import { startLocalServer, type LocalExtra } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 
 export interface LocalRuntime {
   url: string;
   local: LocalGateway;
+  /** What the handlers reported as CloudWatch metrics (also on GET /local/metrics). */
+  metrics: LocalMetrics;
   scheduler: LocalScheduler;
   stop(): Promise<void>;
 }
@@ -25,6 +30,8 @@ const SignInRequest = z.strictObject({ accountId: z.string().optional(), operato
 export async function startLocalRuntime(options: LocalGatewayOptions & { port?: number; schedules?: boolean }): Promise<LocalRuntime> {
   const local = await startLocalGateway(options);
   useGateway(local.gateway);
+  const metrics = new LocalMetrics();
+  const previousMetricSink = setMetricSink((document) => metrics.record(document));
   attachQueueConsumers(local);
   const scheduler = new LocalScheduler((event) => syncDispatcher(event));
   if (options.schedules !== false) scheduler.start();
@@ -41,6 +48,9 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       const frequency = schedule[1] as Frequency;
       if (!(frequency in SCHEDULES)) return reply(404, { message: `Schedules are ${Object.keys(SCHEDULES).join(', ')}.` });
       return reply(200, await scheduler.fire(frequency));
+    }
+    if (req.method === 'GET' && url.pathname === '/local/metrics') {
+      return reply(200, { namespace: METRICS_NAMESPACE, metrics: metrics.list() });
     }
     if (req.method === 'GET' && url.pathname === '/local/queues') {
       return reply(
@@ -65,12 +75,14 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   return {
     url: server.url,
     local,
+    metrics,
     scheduler,
     async stop() {
       scheduler.stop();
       await server.stop();
       await local.stop();
       useGateway(undefined);
+      setMetricSink(previousMetricSink);
     },
   };
 }

@@ -70,6 +70,10 @@ export const CONVERSATION_EVENT_DATA = {
   'conversation.handed_off': z.object({ ...base, queue: z.string() }),
   'conversation.ended': z.object({
     ...base,
+    /** The same as conversation.id, at the top for consumers that read flat fields (the data connector). */
+    conversationId: z.string(),
+    endUserEmail: z.string().optional(),
+    channel: z.literal('messaging'),
     reason: z.string(),
     startedAt: Time,
     endedAt: Time,

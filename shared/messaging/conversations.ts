@@ -95,6 +95,7 @@ export const StartConversationInput = z
     /** Profile attributes by name; the pre-chat mapping turns them into prechatDetails. */
     prechat: z.record(z.string().min(1).max(80), ProfileValue).optional().describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails'),
     messagingPlatformKey: z.string().min(8).max(255).optional().describe("Overrides the connection's Messaging Platform Key"),
+    endUserEmail: z.email().max(254).optional().describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended"),
   })
   .meta({ id: 'StartConversation' });
 export type StartConversationInput = z.infer<typeof StartConversationInput>;
@@ -120,6 +121,12 @@ export function prechatDetails(settings: MessagingSettings, prechat: Record<stri
     const value = prechat[field.attribute];
     return value === undefined ? [] : [{ label, value, transcriptFields: field.transcriptFields, displayToAgent: field.displayToAgent }];
   });
+}
+
+function endUserEmailOf(input: StartConversationInput): string | undefined {
+  if (input.endUserEmail) return input.endUserEmail;
+  const email = input.prechat?.email;
+  return email && z.email().safeParse(email).success ? email : undefined;
 }
 
 function allowsDirection(settings: MessagingSettings, direction: 'inbound' | 'outbound'): boolean {
@@ -178,6 +185,7 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     direction: input.direction,
     sessionToken: await sealSessionToken(gateway, accountId, conversationId, started.sessionToken),
     ...(input.contactId ? { contactId: input.contactId } : {}),
+    ...(endUserEmailOf(input) ? { endUserEmail: endUserEmailOf(input) } : {}),
     startedAt: at,
     updatedAt: at,
     version: 0,
@@ -402,7 +410,16 @@ export async function finishConversation(gateway: Gateway, conversation: Convers
     conversationEvent(
       'conversation.ended',
       done,
-      { reason, startedAt: new Date(done.startedAt).toISOString(), endedAt, durationSeconds: Math.max(0, Math.round((now - Date.parse(done.startedAt)) / 1000)), handedOff: done.handedOff !== undefined },
+      {
+        conversationId: done.conversationId,
+        ...(done.endUserEmail ? { endUserEmail: done.endUserEmail } : {}),
+        channel: 'messaging',
+        reason,
+        startedAt: new Date(done.startedAt).toISOString(),
+        endedAt,
+        durationSeconds: Math.max(0, Math.round((now - Date.parse(done.startedAt)) / 1000)),
+        handedOff: done.handedOff !== undefined,
+      },
       { occurredAt: endedAt },
     ),
   );

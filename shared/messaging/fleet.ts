@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
+import { recordMetric } from '../metrics/gateway-metrics';
 import { PollerRun, type PollerStats } from './poller';
 
 /**
@@ -10,6 +11,9 @@ import { PollerRun, type PollerStats } from './poller';
  * (a lease in the table), and a surge execution adds one poller mid-round when new conversations
  * find every poller full.
  */
+
+/** Pollers running at once at most (the fleet state machine's Map concurrency, lib/conversations.ts). */
+export const MAX_POLLER_SHARDS = 50;
 
 /** Live conversations per poller the plan aims for: 80% of capacity, so a round has room for new ones. */
 export const PLAN_FILL = 0.8;
@@ -45,6 +49,7 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
   const env = gateway.env;
   const runMs = env.POLLER_RUN_SECONDS * 1000;
   let live = await gateway.store.countLiveConversations();
+  recordMetric.liveConversations(live);
   if (live === 0) {
     // Stop, then look once more: a conversation started while the lease was still held finds the
     // fleet stopped and starts a new one, or is counted here.

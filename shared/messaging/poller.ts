@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
+import { recordMetric } from '../metrics/gateway-metrics';
 import type { Conversation, LiveConversation, MessageWrite } from '../store/items';
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
@@ -166,6 +167,8 @@ export class PollerRun {
     const now = this.gateway.now();
     await this.beat(now);
     const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
+    const pollsOpen = setInterval(() => recordMetric.pollsOpen(this.held.size), 60_000);
     const deadline = setTimeout(() => this.stop.abort(), Math.max(0, this.options.endsAt - now));
     try {
       await Promise.all([this.noticeLoop(), this.sweepLoop()]);
@@ -173,8 +176,10 @@ export class PollerRun {
       if (!(error instanceof Killed)) throw error;
     } finally {
       clearInterval(heartbeat);
+      clearInterval(pollsOpen);
       clearTimeout(deadline);
       await this.handOver();
+      recordMetric.pollsOpen(0);
     }
     // A killed run fails like a crashed Lambda: the fleet's Retry starts another for the rest of the round.
     if (this.killed) throw new Killed('the poller run was killed');
@@ -505,6 +510,7 @@ export class PollerRun {
     this.guard();
     await publishConversationEvents(this.gateway, events);
     this.stats.delivered += answer.messages.length;
+    recordMetric.messagesDelivered(events.length);
     this.guard();
     if (!(await this.gateway.store.advanceAck(conversation.accountId, conversation.conversationId, this.runId, answer.sequence))) return 'lost';
     if (lifecycle.ended) {

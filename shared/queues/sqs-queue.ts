@@ -1,5 +1,6 @@
-import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { GatewayEnvironment } from '../config';
+import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
 import type { JobQueue, SyncJob } from './messages';
 
@@ -35,11 +36,15 @@ export class SqsJobQueue<T> implements JobQueue<T> {
       }
     }
   }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+  }
 }
 
 /** The gateway's three queues over SQS, for `provideAwsServices({ queues: sqsQueues })`. */
 export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
-  const client = new SQSClient({});
+  const client = tracedAwsClient(new SQSClient({}));
   const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
     url ? new SqsJobQueue<T>(client, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
   return {

@@ -24,6 +24,7 @@ import type {
   SyncedRecord,
   WebhookEventMark,
 } from './items';
+import * as heldEvents from './held-events';
 import * as pendingAuthorizations from './pending-authorizations';
 import * as syncCheckpoints from './sync-checkpoints';
 import * as syncedRecords from './synced-records';
@@ -34,12 +35,14 @@ export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
 export type { RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
 export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
+export type { DeliveryCounts, DeliveryHour, HeldEvent } from './held-events';
 import type { StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
- * account's keys (ids are checked so none can reach outside them); the two exceptions are named:
- * pending OAuth authorizations (found by state alone) and a poller shard's live conversations.
+ * account's keys (ids are checked so none can reach outside them); the exceptions are named:
+ * pending OAuth authorizations (found by state alone), a poller shard's live conversations, the
+ * dispatcher's scheduled connections, the retry schedule's due retries and the operator's list of accounts.
  *
  * Conditional-write failures become answers (false, 'unchanged', undefined, VersionConflictError,
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
@@ -58,6 +61,10 @@ export class Store {
   }
   putAccount(account: Account): Promise<void> {
     return accounts.putAccount(this.#table, account);
+  }
+  /** Across accounts, for operators only. */
+  listAccounts(options: { limit: number; startAfter?: string }): Promise<{ accounts: Account[]; lastAccountId?: string }> {
+    return accounts.listAccounts(this.#table, options);
   }
   setIntegrationsEnabled(accountId: string, enabled: boolean, at?: Date): Promise<Account | undefined> {
     return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
@@ -110,6 +117,10 @@ export class Store {
     read?: { current: SyncCheckpoint | undefined },
   ): Promise<SyncCheckpoint | undefined> {
     return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim, read);
+  }
+  /** Across accounts, for the retry schedule only. */
+  listDueSyncRetries(now: Date): Promise<SyncCheckpoint[]> {
+    return syncCheckpoints.listDueSyncRetries(this.#table, now);
   }
   putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
     return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);
@@ -310,6 +321,26 @@ export class Store {
   }
   takeFleetTurn(kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
     return conversationLeases.takeFleetTurn(this.#table, kind, now, windowMs);
+  }
+
+  // Events held for a schedule, and delivery counters
+  holdEvents(accountId: string, connector: ConnectorName, events: readonly Record<string, unknown>[], acceptedAtMs: number, batch: string): Promise<void> {
+    return heldEvents.holdEvents(this.#table, accountId, connector, events, acceptedAtMs, batch);
+  }
+  listHeldEvents(accountId: string, connector: ConnectorName, limit: number): Promise<heldEvents.HeldEvent[]> {
+    return heldEvents.listHeldEvents(this.#table, accountId, connector, limit);
+  }
+  releaseHeldEvents(accountId: string, connector: ConnectorName, positions: readonly string[]): Promise<void> {
+    return heldEvents.releaseHeldEvents(this.#table, accountId, connector, positions);
+  }
+  countHeldEvents(accountId: string, connector: ConnectorName): Promise<number> {
+    return heldEvents.countHeldEvents(this.#table, accountId, connector);
+  }
+  addDeliveryCounts(accountId: string, connector: ConnectorName, atMs: number, counts: heldEvents.DeliveryCounts): Promise<void> {
+    return heldEvents.addDeliveryCounts(this.#table, accountId, connector, atMs, counts);
+  }
+  listDeliveryCounts(accountId: string, connector: ConnectorName, sinceMs: number): Promise<heldEvents.DeliveryHour[]> {
+    return heldEvents.listDeliveryCounts(this.#table, accountId, connector, sinceMs);
   }
 
   // Pending OAuth authorizations

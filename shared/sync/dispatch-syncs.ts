@@ -6,6 +6,8 @@ import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { Connection } from '../store/items';
 import type { SyncFrequency } from './sync-settings';
+import { scheduledJobsFor } from './scheduled-work';
+import type { SchedulingConnector } from '../connections/connector';
 
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
@@ -29,7 +31,8 @@ export function jobsFor(
 }
 
 /**
- * A schedule fired: enqueue one sync job per due connection and data object. Connections are found
+ * A schedule fired: enqueue one sync job per due connection and data object, and the jobs of
+ * connectors' other scheduled work (see ./scheduled-work.ts). Connections are found
  * through the schedule index (only those whose settings choose this frequency and an API sync).
  */
 export async function dispatchDueSyncs(
@@ -37,14 +40,39 @@ export async function dispatchDueSyncs(
   syncing: Readonly<Record<string, Pick<SyncingConnector, 'settings'>>>,
   frequency: SyncFrequency,
   log: Logger,
+  scheduling: Readonly<Record<string, Pick<SchedulingConnector, 'settings' | 'scheduled'>>> = {},
 ): Promise<number> {
   const requestedAt = new Date(gateway.now()).toISOString();
   const connections = await gateway.store.listScheduledConnections(frequency);
   const jobs = connections.flatMap((connection) => {
     const connector = syncing[connection.connector];
-    return connector ? jobsFor(connection, connector.settings, frequency, requestedAt) : [];
+    const scheduled = scheduling[connection.connector];
+    return [
+      ...(connector ? jobsFor(connection, connector.settings, frequency, requestedAt) : []),
+      ...(scheduled ? scheduledJobsFor(connection, scheduled, frequency, requestedAt) : []),
+    ];
   });
   await gateway.queues.syncJobs.send(jobs);
   log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });
+  return jobs.length;
+}
+
+/**
+ * The retry schedule fired (every few minutes): enqueue one `retry` job per sync whose next try
+ * has come (found through the retry index, no scan). A job that finds its try no longer due (a
+ * duplicate, or a run finished meanwhile) is skipped by the sync job.
+ */
+export async function dispatchDueRetries(gateway: Gateway, log: Logger): Promise<number> {
+  const now = new Date(gateway.now());
+  const due = await gateway.store.listDueSyncRetries(now);
+  const jobs: SyncJob[] = due.map((checkpoint) => ({
+    accountId: checkpoint.accountId,
+    connector: checkpoint.connector,
+    object: checkpoint.object,
+    trigger: 'retry',
+    requestedAt: now.toISOString(),
+  }));
+  await gateway.queues.syncJobs.send(jobs);
+  if (jobs.length > 0) log.info('sync retries enqueued', { jobs: jobs.length });
   return jobs.length;
 }
