@@ -124,9 +124,6 @@ describe('HTTP API', () => {
         'GET /api/v1/openapi.json',
         'GET /api/v1/playbook/{proxy+}',
         'POST /api/v1/playbook/{proxy+}',
-        'POST /api/v1/playbook/engagement-events',
-        'POST /api/v1/playbook/conversations',
-        'POST /api/v1/playbook/conversations/{proxy+}',
       ].sort(),
     );
   });
@@ -167,9 +164,6 @@ describe('HTTP API', () => {
       'GET /api/v1/openapi.json': 'api',
       'GET /api/v1/playbook/{proxy+}': 'api',
       'POST /api/v1/playbook/{proxy+}': 'api',
-      'POST /api/v1/playbook/engagement-events': 'api',
-      'POST /api/v1/playbook/conversations': 'api',
-      'POST /api/v1/playbook/conversations/{proxy+}': 'api',
     };
     for (const route of routes()) {
       const integrationId = Object.keys(integrations).find((id) => references(route.Target, id));
