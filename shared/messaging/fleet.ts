@@ -49,7 +49,8 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
   const env = gateway.env;
   const runMs = env.POLLER_RUN_SECONDS * 1000;
   let live = await gateway.store.countLiveConversations();
-  recordMetric.liveConversations(live);
+  // Only while something is live: an idle stack pays for no metric series.
+  if (live > 0) recordMetric.liveConversations(live);
   if (live === 0) {
     // Stop, then look once more: a conversation started while the lease was still held finds the
     // fleet stopped and starts a new one, or is counted here.

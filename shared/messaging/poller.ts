@@ -168,7 +168,7 @@ export class PollerRun {
     await this.beat(now);
     const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
-    const pollsOpen = setInterval(() => recordMetric.pollsOpen(this.held.size), 60_000);
+    const pollsOpen = setInterval(() => this.stats.claimed > 0 && recordMetric.pollsOpen(this.held.size), 60_000);
     const deadline = setTimeout(() => this.stop.abort(), Math.max(0, this.options.endsAt - now));
     try {
       await Promise.all([this.noticeLoop(), this.sweepLoop()]);
@@ -179,7 +179,8 @@ export class PollerRun {
       clearInterval(pollsOpen);
       clearTimeout(deadline);
       await this.handOver();
-      recordMetric.pollsOpen(0);
+      // A run that held nothing sends nothing: an idle stack pays for no metric series.
+      if (this.stats.claimed > 0) recordMetric.pollsOpen(0);
     }
     // A killed run fails like a crashed Lambda: the fleet's Retry starts another for the rest of the round.
     if (this.killed) throw new Killed('the poller run was killed');
