@@ -39,3 +39,5 @@ for (const name of wanted.length ? wanted : Object.keys(parts)) {
   process.stdout.write(`${name}: ${Object.keys(figures).length} figures in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 process.stdout.write('Wrote bench/results.json and bench/results.md\n');
+// A part may leave handles behind (the conversations part's stopped child processes and sockets): the figures are written, so end.
+process.exit(0);
