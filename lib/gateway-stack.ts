@@ -1,11 +1,12 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { GatewayApi } from './api';
 import { Conversations } from './conversations';
-import { DashboardAuth } from './dashboard-auth';
+import { DashboardAuth, operatorGroupName } from './dashboard-auth';
+import { DashboardHosting } from './dashboard-hosting';
 import { GatewayEvents } from './events';
 import { type GatewayFunction, type HandlerName, handlerNames } from './gateway-function';
 import { Ingestion } from './ingestion';
@@ -33,6 +34,8 @@ interface FunctionNeeds {
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
+  /** Where the browser goes back to after an OAuth sign-in on a platform. */
+  readonly knowsDashboardUrl?: boolean;
 }
 
 const needs: Record<HandlerName, FunctionNeeds> = {
@@ -46,7 +49,7 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     callsPlatforms: true,
     knowsBaseUrl: true,
   },
-  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true },
+  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
@@ -80,14 +83,22 @@ export class IntegrationGatewayStack extends Stack {
     const sync = new Sync(this, 'Sync', { logRetention, scheduleDeadLetterQueue });
     const ingestion = new Ingestion(this, 'Ingestion', { logRetention });
     const conversations = new Conversations(this, 'Conversations', { logRetention, scheduleDeadLetterQueue });
-    const auth = new DashboardAuth(this, 'DashboardAuth');
     const api = new GatewayApi(this, 'Api', {
       logRetention,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
-      baseUrl: settings.baseUrl,
-      userPool: auth.userPool,
-      dashboardClient: auth.dashboardClient,
     });
+    // The sign-in domain's address is known from its prefix alone, so the page's CSP can name it without
+    // making the distribution depend on the user pool (whose invitation names the distribution's address).
+    const authDomainPrefix = settings.authDomainPrefix ?? defaultAuthDomainPrefix();
+    const authDomainUrl = `https://${authDomainPrefix}.auth.${Aws.REGION}.amazoncognito.com`;
+    const dashboard = new DashboardHosting(this, 'Dashboard', { httpApi: api.httpApi, authDomainUrl, webAclArn: settings.webAclArn });
+    // {base_url}: a custom domain when one is configured (pointed at the distribution), else the distribution.
+    const baseUrl = settings.baseUrl ?? dashboard.url;
+    const dashboardUrls = [...new Set([`${dashboard.url}/`, `${baseUrl}/`])];
+    const auth = new DashboardAuth(this, 'DashboardAuth', { domainPrefix: authDomainPrefix, dashboardUrl: `${baseUrl}/` });
+    const dashboardClient = auth.addDashboardClient(dashboardUrls);
+    api.protectDashboardApi(auth.userPool, dashboardClient);
+    dashboard.publish({ authority: authDomainUrl, clientId: dashboardClient.userPoolClientId, scopes: 'openid email profile', apiBase: '', signIn: 'cognito' });
     new Monitoring(this, 'Monitoring', {
       deadLetterQueues: {
         WebhookEvents: webhooks.work.deadLetterQueue,
@@ -118,15 +129,27 @@ export class IntegrationGatewayStack extends Stack {
       conversations,
       queues: { webhook: webhooks.work.queue, sync: sync.work.queue, ingestion: ingestion.work.queue },
       settings,
-      baseUrl: api.baseUrl,
+      baseUrl,
+      dashboardUrl: `${baseUrl}/`,
     };
     for (const handler of handlerNames) wire(functions[handler], needs[handler], targets);
 
-    new CfnOutput(this, 'ApiUrl', { value: api.baseUrl, description: 'The gateway address ({base_url} in the spec)' });
+    new CfnOutput(this, 'DashboardUrl', { value: `${baseUrl}/`, description: 'The dashboard: open it and sign in' });
+    new CfnOutput(this, 'ApiUrl', { value: baseUrl, description: 'The gateway address ({base_url} in the spec): the dashboard, /api/v1, OAuth callbacks and webhooks' });
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId, description: 'Dashboard user pool' });
-    new CfnOutput(this, 'UserPoolClientId', { value: auth.dashboardClient.userPoolClientId, description: 'Dashboard app client' });
+    new CfnOutput(this, 'UserPoolClientId', { value: dashboardClient.userPoolClientId, description: 'Dashboard app client' });
+    new CfnOutput(this, 'SignInDomain', { value: authDomainUrl, description: 'Managed login (Cognito) for the dashboard' });
+    new CfnOutput(this, 'InviteFirstOperator', {
+      value: `aws cognito-idp admin-create-user --user-pool-id ${auth.userPool.userPoolId} --username <email> --user-attributes Name=email,Value=<email> Name=email_verified,Value=true && aws cognito-idp admin-add-user-to-group --user-pool-id ${auth.userPool.userPoolId} --username <email> --group-name ${operatorGroupName}`,
+      description: 'Invites an operator (replace <email>); the invitation email carries a temporary password',
+    });
     new CfnOutput(this, 'EventBusName', { value: gatewayEvents.bus.eventBusName, description: 'Bus of normalised gateway events' });
   }
+}
+
+/** `integration-gateway-` and the first 8 hex digits of the stack id's UUID: unique per stack, stable across updates. */
+function defaultAuthDomainPrefix(): string {
+  return Fn.join('-', ['integration-gateway', Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))))]);
 }
 
 /** What the functions can be given access to. */
@@ -137,6 +160,7 @@ interface WiringTargets {
   readonly queues: Record<'webhook' | 'sync' | 'ingestion', sqs.IQueue>;
   readonly settings: GatewaySettings;
   readonly baseUrl: string;
+  readonly dashboardUrl: string;
 }
 
 const queueVariables = { webhook: 'WEBHOOK_QUEUE_URL', sync: 'SYNC_QUEUE_URL', ingestion: 'INGESTION_QUEUE_URL' } as const;
@@ -188,6 +212,7 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('DATA_SANDBOX_LOGIN_URL', to.settings.dataSandboxLoginUrl);
   }
   if (need.knowsBaseUrl) fn.setVariable('BASE_URL', to.baseUrl);
+  if (need.knowsDashboardUrl) fn.setVariable('DASHBOARD_URL', to.dashboardUrl);
 }
 
 /**
