@@ -18,3 +18,10 @@ export const AccountInput = z
     integrationsEnabled: z.boolean(),
   })
   .meta({ id: 'AccountInput' });
+
+export const AccountList = z
+  .object({
+    accounts: z.array(AccountView),
+    nextCursor: z.string().optional().describe('Pass as `cursor` for the next page; absent on the last page'),
+  })
+  .meta({ id: 'AccountList' });

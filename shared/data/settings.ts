@@ -1,21 +1,29 @@
 import * as z from 'zod';
+import { formField } from '../connections/form-fields';
 
 /** Data sync settings, as the spec's Sync settings table lists them. */
 export const DataSyncSettings = z
   .strictObject({
     /** Read only, Write only, or Read + Write. */
-    direction: z.enum(['read', 'write', 'read_write']).default('read_write'),
+    direction: z
+      .enum(['read', 'write', 'read_write'])
+      .default('read_write')
+      .meta(formField.choice('Sync direction', { read: 'Read only', write: 'Write only', read_write: 'Read + Write' })),
     /** Query (SQL reads), Ingest (engagement events), or Both. */
-    operation: z.enum(['query', 'ingest', 'both']).default('both'),
+    operation: z.enum(['query', 'ingest', 'both']).default('both').meta(formField.choice('Data operation', { query: 'Query', ingest: 'Ingest', both: 'Both' })),
     /** Unified Individual, Engagement, Custom DMOs. */
     dataModelObjects: z
       .array(z.enum(['unified_individual', 'engagement', 'custom']))
       .min(1, 'Choose at least one data model object.')
-      .default(['unified_individual', 'engagement']),
+      .default(['unified_individual', 'engagement'])
+      .meta(formField.choice('Data model objects', { unified_individual: 'Unified Individual', engagement: 'Engagement', custom: 'Custom DMOs' })),
     /** Real-time (streaming), Hourly, Daily: how ingested events are sent. */
-    frequency: z.enum(['real_time', 'hourly', 'daily']).default('real_time'),
+    frequency: z
+      .enum(['real_time', 'hourly', 'daily'])
+      .default('real_time')
+      .meta(formField.choice('Sync frequency', { real_time: 'Real-time (streaming)', hourly: 'Hourly', daily: 'Daily' })),
     /** Whether the platform's CRM connector sync is used (it runs on the platform's own schedule). */
-    crmConnectorSync: z.boolean().default(false),
+    crmConnectorSync: z.boolean().default(false).meta(formField.choice('CRM connector sync', { true: 'Enabled', false: 'Disabled' })),
   })
   .meta({ id: 'DataSyncSettings' });
 export type DataSyncSettings = z.infer<typeof DataSyncSettings>;

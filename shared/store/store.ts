@@ -53,6 +53,10 @@ export class Store {
   putAccount(account: Account): Promise<void> {
     return accounts.putAccount(this.#table, account);
   }
+  /** Across accounts, for operators only. */
+  listAccounts(options: { limit: number; startAfter?: string }): Promise<{ accounts: Account[]; lastAccountId?: string }> {
+    return accounts.listAccounts(this.#table, options);
+  }
   setIntegrationsEnabled(accountId: string, enabled: boolean, at?: Date): Promise<Account | undefined> {
     return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
   }

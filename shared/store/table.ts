@@ -83,6 +83,9 @@ export const indexKey = {
     gsi1sk: `ACCOUNT#${accountId}#CONNECTION#${connector}`,
   }),
   scheduleLookup: (frequency: string) => ({ gsi1pk: `SCHEDULE#${frequency}` }),
+  /** Every account, for the operator's list (one small partition: accounts are few and rarely written). */
+  account: (accountId: string) => ({ gsi1pk: 'ACCOUNTS', gsi1sk: accountId }),
+  accountsLookup: () => ({ gsi1pk: 'ACCOUNTS' }),
 } as const;
 
 function normaliseEmail(email: string): string {

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { Connector } from '../../connections/connector';
 import { connectors } from '../../connections/registry';
 import { ConnectorName } from '../../connectors';
+import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { route } from '../route';
 
 /** What the dashboard needs to draw a connector's Integrations card, from the registry alone. */
@@ -16,6 +17,8 @@ export const ConnectorDescription = z
       sync: z.object({ objects: z.array(z.string()) }).optional().describe('Records it syncs on schedules'),
       webhooks: z.object({ path: z.string(), events: z.array(z.string()) }).optional().describe('The platform sends webhooks to this address'),
       authorizationCode: z.boolean().describe('Can connect through the browser (OAuth authorization code)'),
+      callbackUrl: z.string().optional().describe("The OAuth callback address to register on the platform's OAuth client, exactly"),
+      revokesOnDisconnect: z.boolean().describe('Disconnect also ends the grant on the platform (revokes the refresh token)'),
     }),
   })
   .meta({ id: 'ConnectorDescription' });
@@ -23,7 +26,8 @@ export type ConnectorDescription = z.infer<typeof ConnectorDescription>;
 
 const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 
-export function describeConnector(connector: Connector): ConnectorDescription {
+/** A connector for the dashboard; `baseUrl` ({base_url}) makes its OAuth callback address whole. */
+export function describeConnector(connector: Connector, baseUrl?: string): ConnectorDescription {
   return {
     name: connector.name,
     platform: connector.platform,
@@ -34,6 +38,8 @@ export function describeConnector(connector: Connector): ConnectorDescription {
       ...(connector.sync ? { sync: { objects: [...connector.sync.objects] } } : {}),
       ...(connector.webhooks ? { webhooks: { path: connector.webhooks.path, events: [...connector.webhooks.subscribeTo] } } : {}),
       authorizationCode: connector.connection.methods.includes('authorization_code'),
+      ...(connector.authorization && baseUrl !== undefined ? { callbackUrl: `${baseUrl.replace(/\/+$/, '')}${connector.authorization.callbackPath}` } : {}),
+      revokesOnDisconnect: connector.revoke !== undefined,
     },
   };
 }
@@ -46,6 +52,6 @@ export const connectorRoutes = [
     summary: 'The connectors this gateway offers: forms, settings and capabilities',
     params: z.object({}),
     response: { status: 200, description: 'Every connector', schema: z.object({ connectors: z.array(ConnectorDescription) }) },
-    handle: async () => ({ connectors: connectors.all().map(describeConnector) }),
+    handle: async ({ gateway, request }) => ({ connectors: connectors.all().map((connector) => describeConnector(connector, gatewayBaseUrl(gateway.env, request))) }),
   }),
 ];
