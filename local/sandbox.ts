@@ -2,10 +2,10 @@ import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
-import { startBillingSimulator } from '../sandbox/billing-simulator';
-import { startCrmSimulator } from '../sandbox/crm-simulator';
+import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
+import { startCrmSimulator, type RunningCrmSimulator } from '../sandbox/crm-simulator';
 import type { IdentityService, UserRegistration } from '../sandbox/identity-simulator';
-import { startPaymentSimulator } from '../sandbox/payment-simulator';
+import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
 import type { RunningSimulator } from '../sandbox/simulator-server';
 
 /**
@@ -88,6 +88,8 @@ const MESSAGING_SCOPES = ['api', 'refresh_token', 'offline_access'];
 export interface RunningSandbox {
   env: Record<string, string>;
   summary: string[];
+  /** The simulators started (tests drive them: faults, records, webhook deliveries). */
+  simulators: { payment?: PaymentSimulator; billing?: BillingSimulator; crm?: RunningCrmSimulator };
   stop(): Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   const running: RunningSimulator[] = [];
   const out: Record<string, string> = {};
   const summary: string[] = [];
+  const simulators: RunningSandbox['simulators'] = {};
   const keys = sandboxKeys(dataDir);
   const keysFile = join(dataDir, 'sandbox-keys.json');
 
@@ -131,6 +134,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     payment.seedSubscriptions();
     payment.seedInvoices();
     running.push(payment);
+    simulators.payment = payment;
     out.PAYMENT_API_BASE_URL = payment.url;
     summary.push(`  payment platform   ${payment.url}   (${SEED.customers} customers)`);
   }
@@ -142,12 +146,14 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     site.seedSubscriptions();
     site.seedInvoices();
     running.push(billing);
+    simulators.billing = billing;
     out.BILLING_BASE_URL_TEMPLATE = `${billing.url}/sites/{site}`;
     summary.push(`  billing platform   ${billing.url}   (site "${keys.billingSite}", ${SEED.customers} customers)`);
   }
   if (!env.DATA_LOGIN_URL) {
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
+    simulators.crm = crm;
     // The OAuth clients, as an admin registers them for the gateway: callbacks at this gateway's address.
     const data = { ...sandboxIdentityClient(dataDir, 'data', keys.data), loginUrl: 'production', apiRegion: 'US' } as const;
     const messagingClient = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
@@ -179,6 +185,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   return {
     env: out,
     summary,
+    simulators,
     async stop() {
       await Promise.all(running.map((simulator) => simulator.stop()));
     },

@@ -12,6 +12,7 @@ export const ConnectorDescription = z
     platform: z.string().describe('The platform in words: "payment platform"'),
     authenticationMethods: z.array(z.enum(['api_key', 'jwt_bearer', 'authorization_code'])).describe('The preferred first'),
     connectionForm: z.record(z.string(), z.unknown()).describe('JSON Schema of the Connect Account form'),
+    keptOnReconnect: z.array(z.string()).describe('Secrets a reconnect keeps when the form leaves them out'),
     settings: z.record(z.string(), z.unknown()).describe('JSON Schema of the sync settings, with their defaults'),
     capabilities: z.object({
       sync: z.object({ objects: z.array(z.string()) }).optional().describe('Records it syncs on schedules'),
@@ -33,6 +34,7 @@ export function describeConnector(connector: Connector, baseUrl?: string): Conne
     platform: connector.platform,
     authenticationMethods: [...connector.connection.methods],
     connectionForm: jsonSchema(connector.connection.input),
+    keptOnReconnect: [...(connector.connection.keptOnReconnect ?? [])],
     settings: jsonSchema(connector.settings),
     capabilities: {
       ...(connector.sync ? { sync: { objects: [...connector.sync.objects] } } : {}),
