@@ -3,6 +3,7 @@
  * figures into bench/results.json and a readable bench/results.md.
  */
 import { benchBundles } from './bundles';
+import { benchDashboard } from './dashboard';
 import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
@@ -13,6 +14,7 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   sync: benchSync,
   reads: benchReads,
   webhook: benchWebhooks,
+  dashboard: benchDashboard,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -88,7 +88,9 @@ export async function show(main, { accountId, connector: name, user }) {
     ),
     testNote,
     outcome,
-    h('div', { class: 'split' }, h('div', {}, connectionCard, settingsCard, syncsCard), h('div', {}, addressesCard, extraCards, disconnectCard)),
+    h('div', { class: 'split' }, h('div', {}, connectionCard), h('div', {}, addressesCard)),
+    syncsCard,
+    h('div', { class: 'split' }, h('div', {}, settingsCard), h('div', {}, extraCards, disconnectCard)),
   );
 
   function showOutcome(kind, heading, lines = [], actions = []) {
@@ -391,7 +393,8 @@ export async function show(main, { accountId, connector: name, user }) {
       else {
         parts.push(
           copyField('Webhook address', endpoint.url, { name: 'webhook' }),
-          h('p', { class: 'hint' }, `Add it as a webhook endpoint on the ${platform}, and select these events: `, h('span', { class: 'mono' }, endpoint.events.join(', ')), '.'),
+          h('p', { class: 'hint' }, `Add it as a webhook endpoint on the ${platform}, and select these events:`),
+          h('ul', { class: 'tags', 'aria-label': 'Events to select' }, endpoint.events.map((event) => h('li', {}, h('code', {}, event)))),
           endpoint.ready ? h('p', {}, badge('healthy', 'Ready'), ' Deliveries can be verified.') : undefined,
           endpoint.notes.length ? h('div', { class: 'panel warning' }, endpoint.notes.map((note) => h('p', {}, note))) : undefined,
         );
@@ -443,7 +446,7 @@ export async function show(main, { accountId, connector: name, user }) {
   // ---- the data connector: ingestion ----
   function drawIngestion() {
     if (name !== 'data') return;
-    const download = h('button', { type: 'button', id: 'download-ingestion-schema' }, 'Download the ingestion schema (OpenAPI 3.0)');
+    const download = h('button', { type: 'button', id: 'download-ingestion-schema' }, 'Download the ingestion schema');
     download.addEventListener('click', async () => {
       const answer = await call('GET', `${path}/ingestion-schema`, { raw: true });
       if (!answer.ok) return announce(problemText(answer.problem), { problem: true });
@@ -459,7 +462,7 @@ export async function show(main, { accountId, connector: name, user }) {
         'section',
         { class: 'card', id: 'ingestion', 'aria-labelledby': 'ingestion-title' },
         h('h2', { id: 'ingestion-title' }, 'Ingestion'),
-        h('p', {}, 'Upload this OpenAPI document to an ingestion connector on the data platform, then create a data stream from it: engagement events take effect only through a data stream.'),
+        h('p', {}, 'Upload this OpenAPI 3.0 document to an ingestion connector on the data platform, then create a data stream from it: engagement events take effect only through a data stream.'),
         h('div', { class: 'actions' }, download),
         h('h3', {}, 'Recent ingestion outcome'),
         h('p', { class: 'muted' }, 'The gateway does not record each ingestion request yet. Events that keep failing end in the ingestion dead-letter queue, which is alarmed; a playbook sees each event accepted (202) when it is queued.'),
@@ -503,7 +506,7 @@ export async function show(main, { accountId, connector: name, user }) {
     });
     disconnectCard.replaceChildren(
       h('h2', { id: 'disconnect-title' }, 'Disconnect'),
-      h('p', { class: 'muted' }, 'Deletes the credentials and the synced data of this connection. You are asked to confirm.'),
+      h('p', { class: 'muted' }, `Deletes the credentials${syncObjects.length ? ' and the synced data' : ''} of this connection. You are asked to confirm first.`),
       button,
     );
   }

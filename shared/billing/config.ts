@@ -24,7 +24,7 @@ export const BillingConnectionInput = z
   .strictObject({
     siteName: BillingSiteName.describe('The subdomain of the billing site address: for https://acme-test.chargebee.com enter acme-test').meta(formField.text('Site Name')),
     apiKey: z.string().trim().min(8, 'The API key is too short: copy the whole key.').describe('A read-only key is preferred').meta(formField.secret('API Key')),
-    environment: z.enum(['test', 'live']).describe('Test Mode or Live Mode').meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
+    environment: z.enum(['test', 'live']).describe("Test Mode or Live Mode: the site's mode, which the API key must match").meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
     requestsPerMinute: z
       .number()
       .int()

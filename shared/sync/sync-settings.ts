@@ -4,14 +4,14 @@ import { formField } from '../connections/form-fields';
 /** Shared by both connectors' sync settings (the spec's Sync settings tables). */
 export const SyncFrequency = z
   .enum(['hourly', 'daily', 'weekly'])
-  .describe('Hourly, Daily or Weekly')
+  .describe('How often scheduled syncs run: Hourly, Daily or Weekly')
   .meta(formField.choice('Sync frequency', { hourly: 'Hourly', daily: 'Daily', weekly: 'Weekly' }));
 export type SyncFrequency = z.infer<typeof SyncFrequency>;
 
 /** API Direct: scheduled syncs only. Webhooks: webhooks only. Both: webhooks at once, syncs reconcile. */
 export const SyncMethod = z
   .enum(['api', 'webhooks', 'both'])
-  .describe('API Direct, Webhooks or Both')
+  .describe("API Direct: scheduled syncs only. Webhooks: the platform's events only. Both: events at once, syncs reconcile.")
   .meta(formField.choice('Sync method', { api: 'API Direct', webhooks: 'Webhooks', both: 'Both' }));
 export type SyncMethod = z.infer<typeof SyncMethod>;
 

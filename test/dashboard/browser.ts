@@ -46,7 +46,7 @@ const screenshots = new URL('../../docs/screenshots/', import.meta.url);
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   mkdirSync(screenshots, { recursive: true });
   // Toasts come and go: leave them out of the pictures.
-  await page.evaluate(`document.getElementById('toasts')?.replaceChildren()`);
+  await page.evaluate(`document.getElementById('toasts')?.replaceChildren(); window.scrollTo(0, 0)`);
   await page.screenshot({ path: new URL(`${name}.png`, screenshots).pathname, fullPage: options.fullPage ?? true, animations: 'disabled' });
 }
 
