@@ -106,7 +106,8 @@ export async function show(main, { accountId, connector: name, user }) {
   const connectNote = h('div');
   const cancelButton = h('button', { type: 'button', hidden: true, onclick: () => showForm(false, { focus: true }) }, 'Cancel');
   const authorizationHint = h('p', { class: 'hint', hidden: true });
-  connectForm.append(formBox, authorizationHint, h('div', { class: 'actions' }, connectButton, cancelButton), connectNote);
+  const formHeading = h('h3', { hidden: true }, 'Reconnect with other credentials');
+  connectForm.append(formHeading, formBox, authorizationHint, h('div', { class: 'actions' }, connectButton, cancelButton), connectNote);
   const changeButton = h('button', { type: 'button', onclick: () => showForm(true, { focus: true }) }, 'Reconnect with other credentials');
   let form;
 
@@ -134,6 +135,7 @@ export async function show(main, { accountId, connector: name, user }) {
 
   function showForm(visible, { focus = false } = {}) {
     connectForm.hidden = !visible;
+    formHeading.hidden = !connection;
     changeButton.hidden = visible || !connection;
     cancelButton.hidden = !connection;
     if (!focus) return;
