@@ -3,6 +3,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { connectors } from '../shared/connections/registry';
 import { GatewayApi } from './api';
 import { Conversations } from './conversations';
 import { DashboardAuth, operatorGroupName } from './dashboard-auth';
@@ -54,7 +55,8 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  'sync-job': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
@@ -136,6 +138,12 @@ export class IntegrationGatewayStack extends Stack {
 
     new CfnOutput(this, 'DashboardUrl', { value: `${baseUrl}/`, description: 'The dashboard: open it and sign in' });
     new CfnOutput(this, 'ApiUrl', { value: baseUrl, description: 'The gateway address ({base_url} in the spec): the dashboard, /api/v1, OAuth callbacks and webhooks' });
+    // The addresses to register as each OAuth client's Callback URL (spec Authentication, messaging 1 and data 3).
+    for (const connector of connectors.all()) {
+      if (!connector.authorization) continue;
+      const id = `${connector.name[0]!.toUpperCase()}${connector.name.slice(1)}OAuthCallbackUrl`;
+      new CfnOutput(this, id, { value: `${baseUrl}${connector.authorization.callbackPath}`, description: `Callback URL of the ${connector.platform}'s OAuth client` });
+    }
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId, description: 'Dashboard user pool' });
     new CfnOutput(this, 'UserPoolClientId', { value: dashboardClient.userPoolClientId, description: 'Dashboard app client' });
     new CfnOutput(this, 'SignInDomain', { value: authDomainUrl, description: 'Managed login (Cognito) for the dashboard' });

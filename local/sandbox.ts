@@ -31,19 +31,42 @@ const SandboxKeys = z.object({
   billingReadOnlyKey: z.string(),
   /** The data connector's form: these, with Login URL `production` and API Region `US`. */
   data: SandboxIdentityClient.extend({ loginUrl: z.literal('production'), apiRegion: z.literal('US') }).optional(),
-  /** The messaging connector's form: these, and the messaging channel's Messaging Platform Key. */
-  messaging: SandboxIdentityClient.extend({ messagingPlatformKey: z.string() }).optional(),
+  /** The messaging connector's form (JWT bearer: the private key file's content is its Certificate). */
+  messaging: SandboxIdentityClient.extend({ messagingPlatformKey: z.string(), loginUrl: z.literal('production') }).optional(),
 });
 type SandboxKeys = z.infer<typeof SandboxKeys>;
+
+const token = () => randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
+
+function readSandboxKeys(path: string): SandboxKeys | undefined {
+  if (!existsSync(path)) return undefined;
+  const parsed = SandboxKeys.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  return parsed.success ? parsed.data : undefined;
+}
 
 function writeSandboxKeys(path: string, keys: SandboxKeys): void {
   writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
 }
 
+function sandboxKeys(dataDir: string): SandboxKeys {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const path = join(dataDir, 'sandbox-keys.json');
+  const existing = readSandboxKeys(path);
+  if (existing) return existing;
+  const keys: SandboxKeys = {
+    paymentRestrictedKey: `rk_test_${token()}`,
+    paymentSecretKey: `sk_test_${token()}`,
+    billingSite: 'acme-test',
+    billingReadOnlyKey: `test_${token()}`,
+  };
+  writeSandboxKeys(path, keys);
+  return keys;
+}
+
 /**
- * The identity client for one connector (`data`, `messaging`): read from the keys, or made once (ids,
- * secret, a 2048-bit RSA key pair whose private half goes to `<dataDir>/sandbox-<name>-private-key.pem`,
- * mode 0600).
+ * The identity client for one connector (`data`, `messaging`): read
+ * from the keys, or made once (ids, secret, a 2048-bit RSA key pair whose private half goes to
+ * `<dataDir>/sandbox-<name>-private-key.pem`, mode 0600).
  */
 export function sandboxIdentityClient(dataDir: string, name: string, existing: SandboxIdentityClient | undefined): SandboxIdentityClient {
   const privateKeyFile = resolve(dataDir, `sandbox-${name}-private-key.pem`);
@@ -95,24 +118,6 @@ export interface RunningSandbox {
 
 const SEED = { customers: 200 } as const;
 
-function sandboxKeys(dataDir: string): SandboxKeys {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const path = join(dataDir, 'sandbox-keys.json');
-  if (existsSync(path)) {
-    const parsed = SandboxKeys.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    if (parsed.success) return parsed.data;
-  }
-  const token = () => randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
-  const keys: SandboxKeys = {
-    paymentRestrictedKey: `rk_test_${token()}`,
-    paymentSecretKey: `sk_test_${token()}`,
-    billingSite: 'acme-test',
-    billingReadOnlyKey: `test_${token()}`,
-  };
-  writeSandboxKeys(path, keys);
-  return keys;
-}
-
 /**
  * Starts the simulators for every platform whose real address is not configured, seeded with a
  * small, repeatable data set, and returns the environment that points the gateway at them.
@@ -154,26 +159,29 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
     simulators.crm = crm;
-    // The OAuth clients, as an admin registers them for the gateway: callbacks at this gateway's address.
-    const data = { ...sandboxIdentityClient(dataDir, 'data', keys.data), loginUrl: 'production', apiRegion: 'US' } as const;
-    const messagingClient = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
-    const messaging = { ...messagingClient, messagingPlatformKey: keys.messaging?.messagingPlatformKey ?? `mpk-${randomBytes(8).toString('hex')}` };
+    const data = sandboxIdentityClient(dataDir, 'data', keys.data);
+    const messaging = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
+    const forms = {
+      data: { ...data, loginUrl: 'production', apiRegion: 'US' } as const,
+      messaging: { ...messaging, messagingPlatformKey: keys.messaging?.messagingPlatformKey ?? `mpk_${token()}`, loginUrl: 'production' } as const,
+    };
     // Written on first start, and again if the folder moved (the key files' paths are absolute).
-    if (JSON.stringify([keys.data, keys.messaging]) !== JSON.stringify([data, messaging])) writeSandboxKeys(keysFile, { ...keys, data, messaging });
+    if (JSON.stringify([keys.data, keys.messaging]) !== JSON.stringify([forms.data, forms.messaging])) writeSandboxKeys(keysFile, { ...keys, ...forms });
     registerIdentityClient(crm.identity, data, {
       callbackUrl: `http://localhost:${gatewayPort}/auth/crmdata/callback`,
       scopes: DATA_SCOPES,
       user: { hasDataPlatformPermissionSet: true },
     });
-    registerIdentityClient(crm.identity, messagingClient, {
+    registerIdentityClient(crm.identity, messaging, {
       callbackUrl: `http://localhost:${gatewayPort}/auth/crmmessaging/callback`,
       scopes: MESSAGING_SCOPES,
       user: { hasMessagingUserLicense: true },
     });
-    crm.messaging.registerMessagingChannel(messaging.messagingPlatformKey);
+    crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
+    crm.data.seedUnifiedIndividuals(SEED.customers);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
-    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host)`);
+    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals)`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';

@@ -26,7 +26,7 @@ export const GatewayEnvironment = z.object({
   CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
   POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
   /** The gateway's own public address ({base_url} in the spec). */
-  BASE_URL: z.string().optional(),
+  BASE_URL: z.url('BASE_URL must be an absolute address, such as https://gateway.example.com').optional(),
   /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
   PAYMENT_API_BASE_URL: z.url().default('https://api.stripe.com'),
   /** `{site}` is replaced by the connection's Site Name. */

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ConnectionForm } from '../connections/connector-definition';
 import { formField } from '../connections/form-fields';
+import { placeholderProblem } from '../connections/placeholders';
 
 const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -23,7 +24,16 @@ export const BillingSiteName = z
 export const BillingConnectionInput = z
   .strictObject({
     siteName: BillingSiteName.describe('The subdomain of the billing site address: for https://acme-test.chargebee.com enter acme-test').meta(formField.text('Site Name')),
-    apiKey: z.string().trim().min(8, 'The API key is too short: copy the whole key.').describe('A read-only key is preferred').meta(formField.secret('API Key')),
+    apiKey: z
+      .string()
+      .trim()
+      .min(8, 'The API key is too short: copy the whole key.')
+      .superRefine((key, ctx) => {
+        const problem = placeholderProblem(key, 'API key');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('A read-only key is preferred')
+      .meta(formField.secret('API Key')),
     environment: z.enum(['test', 'live']).describe("Test Mode or Live Mode: the site's mode, which the API key must match").meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
     requestsPerMinute: z
       .number()

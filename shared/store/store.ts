@@ -32,8 +32,9 @@ import type { StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
- * account's keys (ids are checked so none can reach outside them); the two exceptions are named:
- * pending OAuth authorizations (found by state alone) and a poller shard's live conversations.
+ * account's keys (ids are checked so none can reach outside them); the exceptions are named:
+ * pending OAuth authorizations (found by state alone), a poller shard's live conversations, the
+ * dispatcher's scheduled connections, the retry schedule's due retries and the operator's list of accounts.
  *
  * Conditional-write failures become answers (false, 'unchanged', undefined, VersionConflictError,
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
@@ -108,6 +109,10 @@ export class Store {
     read?: { current: SyncCheckpoint | undefined },
   ): Promise<SyncCheckpoint | undefined> {
     return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim, read);
+  }
+  /** Across accounts, for the retry schedule only. */
+  listDueSyncRetries(now: Date): Promise<SyncCheckpoint[]> {
+    return syncCheckpoints.listDueSyncRetries(this.#table, now);
   }
   putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
     return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);

@@ -15,7 +15,9 @@ export const tableDefinition = {
   /**
    * One overloaded secondary index, used only where a read needs it:
    * customer by email (`ACCOUNT#a#EMAIL#<email>` → `<connector>#<object>#<id>`) and
-   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`).
+   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`), and
+   * the operator's list of accounts (`ACCOUNTS` → `<account id>`), and sync retries by when
+   * they are due (`SYNC_RETRY` → `<next try>#...`).
    */
   indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
 } as const;
@@ -83,6 +85,12 @@ export const indexKey = {
     gsi1sk: `ACCOUNT#${accountId}#CONNECTION#${connector}`,
   }),
   scheduleLookup: (frequency: string) => ({ gsi1pk: `SCHEDULE#${frequency}` }),
+  /** A sync checkpoint whose next retry is due at `nextAttemptAt` (ISO, so the sort key orders by time). */
+  syncRetry: (nextAttemptAt: string, accountId: string, connector: string, object: string) => ({
+    gsi1pk: 'SYNC_RETRY',
+    gsi1sk: `${nextAttemptAt}#ACCOUNT#${accountId}#SYNC#${connector}#${object}`,
+  }),
+  syncRetryLookup: () => ({ gsi1pk: 'SYNC_RETRY' }),
   /** Every account, for the operator's list (one small partition: accounts are few and rarely written). */
   account: (accountId: string) => ({ gsi1pk: 'ACCOUNTS', gsi1sk: accountId }),
   accountsLookup: () => ({ gsi1pk: 'ACCOUNTS' }),

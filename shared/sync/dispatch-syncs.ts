@@ -48,3 +48,23 @@ export async function dispatchDueSyncs(
   log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });
   return jobs.length;
 }
+
+/**
+ * The retry schedule fired (every few minutes): enqueue one `retry` job per sync whose next try
+ * has come (found through the retry index, no scan). A job that finds its try no longer due (a
+ * duplicate, or a run finished meanwhile) is skipped by the sync job.
+ */
+export async function dispatchDueRetries(gateway: Gateway, log: Logger): Promise<number> {
+  const now = new Date(gateway.now());
+  const due = await gateway.store.listDueSyncRetries(now);
+  const jobs: SyncJob[] = due.map((checkpoint) => ({
+    accountId: checkpoint.accountId,
+    connector: checkpoint.connector,
+    object: checkpoint.object,
+    trigger: 'retry',
+    requestedAt: now.toISOString(),
+  }));
+  await gateway.queues.syncJobs.send(jobs);
+  if (jobs.length > 0) log.info('sync retries enqueued', { jobs: jobs.length });
+  return jobs.length;
+}

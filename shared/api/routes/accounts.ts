@@ -49,7 +49,8 @@ export const accountRoutes = [
       const account = {
         accountId: params.accountId,
         name: body.name,
-        integrationsEnabled: body.integrationsEnabled,
+        // Left out: a new account starts with Integrations off; an existing one keeps its setting.
+        integrationsEnabled: body.integrationsEnabled ?? existing?.integrationsEnabled ?? false,
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };

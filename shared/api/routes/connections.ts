@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
 import { connectors } from '../../connections/registry';
+import { testConnection } from '../../connections/test-connection';
 import { AuthorizationStarted } from '../../identity/authorization';
 import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
@@ -11,6 +12,10 @@ import { AccountParams, ConnectionParams } from './params';
 
 const ConnectQuery = z.strictObject({
   returnTo: z.string().max(200).optional().describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)'),
+  test: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe('Test the connection once it is saved, and store the health found (default true); false saves it untested, health unknown. The authorization code method tests when the browser comes back'),
 });
 
 export const connectionRoutes = [
@@ -31,15 +36,15 @@ export const connectionRoutes = [
     method: 'PUT',
     path: '/api/v1/accounts/{accountId}/connections/{connector}',
     operationId: 'connectAccount',
-    summary: 'Connect Account: store a connector’s configuration; secrets go to the vault',
+    summary: 'Connect Account: store a connector’s configuration (secrets go to the vault), then Test Connection once unless ?test=false',
     params: ConnectionParams,
+    query: ConnectQuery,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
     get documentedBody() {
       return anyOf(connectors.all().map((connector) => connector.connection.input));
     },
-    query: ConnectQuery,
-    response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
+    response: { status: 200, description: 'The connection, secrets masked, with the health its test found', schema: ConnectionView },
     otherResponses: [{ status: 202, description: "Authorization code: send the browser to authorizationUrl; the connection is saved when it comes back", schema: AuthorizationStarted }],
     async handle({ params, body, query, caller, gateway, log, request }) {
       assertAccountAccess(caller, params.accountId);
@@ -47,7 +52,11 @@ export const connectionRoutes = [
         baseUrl: gatewayBaseUrl(gateway.env, request),
         ...(query.returnTo ? { returnTo: query.returnTo } : {}),
       });
-      return outcome.kind === 'connected' ? outcome.view : json(202, outcome.started);
+      if (outcome.kind !== 'connected') return json(202, outcome.started);
+      if (query.test === 'false') return outcome.view;
+      // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
+      const tested = await testConnection(gateway, params.accountId, params.connector, log);
+      return { ...outcome.view, health: tested.health };
     },
   }),
   route({
