@@ -66,6 +66,6 @@ export async function benchDashboard(): Promise<{ figures: Figures; notes: strin
   } finally {
     await browser.close();
     await gateway.stop();
-    restoreLogs();
+    setLogSink(restoreLogs);
   }
 }

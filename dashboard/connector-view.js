@@ -14,7 +14,25 @@ const SLOW_AFTER_MS = 4000;
 const SYNC_POLL_MS = 1500;
 const SYNC_STALL_MS = 90_000;
 
-const SYNC_STATE_WORDS = { never_run: 'Never run', queued: 'Queued', running: 'Running', idle: 'Done', paused_after_failure: 'Paused after a failure' };
+const SYNC_STATE_WORDS = {
+  never_run: 'Never run',
+  queued: 'Queued',
+  running: 'Running',
+  idle: 'Done',
+  retrying: 'Retrying',
+  dead_lettered: 'Stopped retrying',
+  paused_after_failure: 'Paused after a failure',
+};
+
+/** What a failing sync does next, in words (the gateway retries what time fixes, for 12 hours). */
+function nextStep(sync) {
+  if (sync?.state === 'retrying' && sync.nextAttemptAt) {
+    return `Tried ${sync.failedAttempts ?? 1} time${sync.failedAttempts === 1 ? '' : 's'}; next try ${new Date(sync.nextAttemptAt).toLocaleTimeString()}.`;
+  }
+  if (sync?.state === 'dead_lettered') return 'Still failing after 12 hours of retries: the next scheduled sync starts again, or press Sync now.';
+  if (sync?.state === 'paused_after_failure') return 'Resumes from where it stopped at the next sync: see the connection health for what to fix.';
+  return undefined;
+}
 
 /**
  * Runs `work(signal)` with the button busy. After a few seconds the note offers a way out ("Stop waiting"),
@@ -171,8 +189,20 @@ export async function show(main, { accountId, connector: name, user }) {
     form.clearSecrets();
     const warnings = answer.body.warnings ?? [];
     connection = answer.body;
-    showOutcome(warnings.length ? 'warning' : 'success', 'Connected.', [...warnings.map((w) => `Warning: ${w}`), testedLine(answer.body)], [testAgainButton()]);
-    announce(`The ${platform} is connected.${warnings.length ? ` ${warnings.join(' ')}` : ''}`);
+    const health = answer.body.health ?? {};
+    if (health.state === 'needs_reconnect' || health.state === 'degraded') {
+      // Saved (a reconnect with the right credentials fixes it); the test that Connect ran says what is wrong.
+      showOutcome(
+        health.state === 'needs_reconnect' ? 'danger' : 'warning',
+        'Saved, but Test Connection failed',
+        [...warnings.map((w) => `Warning: ${w}`), health.reason, health.remedy && h('p', {}, h('strong', {}, 'What to do: '), health.remedy)],
+        health.state === 'needs_reconnect' ? [h('button', { type: 'button', class: 'primary small', onclick: () => showForm(true, { focus: true }) }, 'Reconnect')] : [testAgainButton()],
+      );
+      announce(`Saved, but Test Connection failed. ${health.reason ?? ''} What to do: ${health.remedy ?? ''}`, { problem: true, toast: false });
+    } else {
+      showOutcome(warnings.length ? 'warning' : 'success', 'Connected.', [...warnings.map((w) => `Warning: ${w}`), testedLine(answer.body)], [testAgainButton()]);
+      announce(`The ${platform} is connected.${warnings.length ? ` ${warnings.join(' ')}` : ''}`);
+    }
     showForm(false);
     await refresh();
   });
@@ -322,7 +352,12 @@ export async function show(main, { accountId, connector: name, user }) {
         h('td', { class: 'num', dataset: { count: 'updated' } }, String(counts.updated)),
         h('td', { class: 'num', dataset: { count: 'deleted' } }, String(counts.deleted)),
         h('td', {}, when(sync?.lastSucceededAt)),
-        h('td', {}, sync?.lastError ? h('span', { class: 'small' }, sync.lastError.message, h('div', { class: 'muted small' }, when(sync.lastError.at))) : h('span', { class: 'muted' }, '—')),
+        h(
+          'td',
+          {},
+          sync?.lastError ? h('span', { class: 'small' }, sync.lastError.message, h('div', { class: 'muted small' }, when(sync.lastError.at))) : h('span', { class: 'muted' }, '—'),
+          nextStep(sync) ? h('div', { class: 'small' }, nextStep(sync)) : undefined,
+        ),
       );
     });
     syncBody.replaceChildren(table(`Syncs of the ${platform}`, ['Data object', 'State', 'Created', 'Updated', 'Deleted', 'Last success', 'Last error'], rows, { numeric: [2, 3, 4] }));

@@ -136,7 +136,9 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await form.locator('[data-masked-secret="apiKey"]').waitFor();
     await form.getByLabel('API Key').fill(wrongKey);
     await form.getByRole('button', { name: 'Reconnect' }).click();
-    await outcome().getByText('Connected.', { exact: true }).waitFor();
+    // Connect Account tested it already: the remedy is shown at once; Test Connection says the same.
+    await outcome().getByText('Saved, but Test Connection failed').waitFor();
+    expect(await outcome().textContent()).toMatch(/What to do: .*verify the API key, or recreate it/i);
     const text = await testConnection();
     expect(text).toMatch(/Test Connection failed: needs reconnect/);
     expect(text).toMatch(/What to do: .*verify the API key, or recreate it/i);
@@ -236,7 +238,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await page.getByRole('button', { name: 'Reconnect with other credentials' }).click();
     await form.getByLabel('Secret API Key or Restricted Key').fill(generatedKey('rk_test_'));
     await form.getByRole('button', { name: 'Reconnect' }).click();
-    await outcome().getByText('Connected.', { exact: true }).waitFor();
+    await outcome().getByText('Saved, but Test Connection failed').waitFor();
     expect(await testConnection()).toMatch(/needs reconnect[\s\S]*What to do:/);
     await healthIs('needs_reconnect');
     await outcome().getByRole('button', { name: 'Reconnect' }).click();
@@ -287,7 +289,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     await fill(otherKey);
     await form.getByRole('button', { name: 'Connect Account' }).click();
-    await outcome().getByText('Connected.', { exact: true }).waitFor();
+    await outcome().getByText('Saved, but Test Connection failed').waitFor();
     const failed = await testConnection();
     expect(failed).toMatch(/failed/);
     expect(failed).toMatch(/What to do: The private key must match the certificate uploaded/);
@@ -352,7 +354,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await form.getByLabel('Username').fill(keys.username);
     await form.getByLabel('Certificate', { exact: true }).fill(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     await form.getByRole('button', { name: 'Connect Account' }).click();
-    await outcome().getByText('Connected.', { exact: true }).waitFor();
+    await outcome().getByText('Saved, but Test Connection failed').waitFor();
     expect(await testConnection()).toMatch(/failed[\s\S]*What to do/);
 
     await page.getByRole('button', { name: 'Reconnect' }).first().click();
