@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Aws, DefaultStackSynthesizer, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -157,6 +157,11 @@ export class DashboardHosting extends Construct {
     });
     // CDK's own deployment function (one per stack), which copies the files at deploy time and never runs after.
     const copier = deployment.handlerRole.node.scope!;
+    // cdk-nag names the bootstrap assets bucket with the stack's account and region when they are known.
+    const stack = Stack.of(this);
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const assetsBucket = `cdk-${DefaultStackSynthesizer.DEFAULT_QUALIFIER}-assets-${account}-${region}`;
     const reasons: Record<string, string> = {
       'AwsSolutions-L1': "CDK's BucketDeployment function: its runtime is chosen by aws-cdk-lib (no property to set it) and moves with CDK upgrades; it runs only during deploys.",
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
@@ -166,7 +171,7 @@ export class DashboardHosting extends Construct {
       'AwsSolutions-IAM5[Action::s3:List*]': 'Lists the dashboard bucket to remove files no longer in dashboard/ (CDK grant variants).',
       'AwsSolutions-IAM5[Action::s3:DeleteObject*]': 'Removes files of the dashboard bucket that are no longer in dashboard/ (prune), and nothing else.',
       'AwsSolutions-IAM5[Action::s3:Abort*]': 'Aborts its own failed multipart uploads to the dashboard bucket (CDK grant variants).',
-      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]':
+      [`AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${assetsBucket}/*]`]:
         "The CDK bootstrap assets bucket, where `cdk deploy` uploads the zipped dashboard files; the function reads its one object.",
       [`AwsSolutions-IAM5[Resource::${nagArnOf(this.bucket)}/*]`]: "The dashboard bucket's objects: the function replaces them with the new files.",
       'AwsSolutions-IAM5[Resource::*]':

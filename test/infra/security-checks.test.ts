@@ -35,6 +35,12 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(report.success).toBe(true);
   });
 
+  it('also with a concrete account and region, as `cdk deploy` synthesizes it', () => {
+    const { app, securityChecks } = createGatewayApp({ context: testContext, env: { account: '123456789012', region: 'eu-west-1' } });
+    expect(() => app.synth()).not.toThrow();
+    expect(describeFindings(securityChecks.validateScope(app).violations)).toBe('');
+  });
+
   it('does flag what it should (a plain queue added to the stack)', () => {
     const { app, stack, securityChecks } = createGatewayApp({ context: testContext });
     new sqs.Queue(stack, 'UncheckedQueue', { encryption: sqs.QueueEncryption.UNENCRYPTED });
