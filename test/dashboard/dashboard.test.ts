@@ -49,7 +49,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
 
   async function testConnection(): Promise<string> {
     await page.locator('#test-connection').click();
-    const result = outcome().locator('h3', { hasText: /Test Connection (succeeded|failed)/ });
+    const result = outcome().locator('h3', { hasText: /^Test Connection (succeeded|failed)/ });
     await result.waitFor();
     return (await outcome().textContent()) ?? '';
   }
@@ -367,6 +367,25 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await page.waitForURL(/#\/accounts\/acme\/connectors\/messaging$/);
     await outcome().getByText('Connected to the messaging platform.').waitFor();
     await healthIs('healthy');
+
+    // Its settings: direction, message types, transcripts, and the pre-chat mapping (rows of label → attribute).
+    const settings = page.getByRole('form', { name: 'Sync settings: Messaging platform' });
+    await settings.getByLabel('Inbound only').check();
+    await settings.getByLabel('System events').uncheck();
+    await settings.getByRole('button', { name: 'Add a pre-chat field label' }).click();
+    await settings.getByLabel('Pre-chat field label', { exact: true }).fill('Email');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => settings.locator('[data-field="prechatMapping"] .field-error').textContent()).toMatch(/Fill in both/);
+    await settings.getByLabel('Gateway profile attribute', { exact: true }).fill('email');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await settings.getByText(/^Saved /).waitFor();
+    await page.reload();
+    await page.locator('#settings form').waitFor();
+    const reloaded = page.getByRole('form', { name: 'Sync settings: Messaging platform' });
+    expect(await reloaded.getByLabel('Inbound only').isChecked()).toBe(true);
+    expect(await reloaded.getByLabel('System events').isChecked()).toBe(false);
+    expect(await reloaded.getByLabel('Pre-chat field label', { exact: true }).inputValue()).toBe('Email');
+    expect(await reloaded.getByLabel('Gateway profile attribute', { exact: true }).inputValue()).toBe('email');
     await expectAccessible(page, 'messaging connector');
     await screenshot(page, 'connector-messaging');
   });

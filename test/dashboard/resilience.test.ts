@@ -191,8 +191,11 @@ describe.skipIf(!hasChromium)('dashboard when things go wrong (browser)', { time
   });
 
   it('an ID token that expired is refreshed without the user noticing', async () => {
+    await page.evaluate(`document.getElementById('connector-outcome').replaceChildren()`);
+    const refreshed = page.waitForRequest((request) => request.url().endsWith('/local/oauth2/token') && (request.postData() ?? '').includes('grant_type=refresh_token'));
     gateway.runtime.local.signIn.expireTokens();
     await page.locator('#test-connection').click();
+    await refreshed;
     await outcome().getByText('Test Connection succeeded').waitFor();
     expect(await page.locator('#session-banner').isHidden()).toBe(true);
   });
