@@ -47,7 +47,7 @@ export async function show(main, { accountId, user }) {
   const header = h(
     'div',
     { class: 'page-header' },
-    h('div', {}, breadcrumb(crumbs), h('h1', {}, name), h('p', { class: 'muted mono small' }, accountId)),
+    h('div', {}, crumbs.length > 1 ? breadcrumb(crumbs) : undefined, h('h1', {}, name), h('p', { class: 'muted mono small' }, accountId)),
     user.operator ? badge(integrationsEnabled ? 'on' : 'off', integrationsEnabled ? 'Integrations on' : 'Integrations off') : undefined,
   );
 
