@@ -95,6 +95,7 @@ export async function show(main, { accountId, connector: name, user }) {
   const syncsCard = h('section', { class: 'card', id: 'syncs', 'aria-labelledby': 'syncs-title' });
   const addressesCard = h('section', { class: 'card', id: 'addresses', 'aria-labelledby': 'addresses-title' });
   const extraCards = h('div');
+  const wideCards = h('div');
   const disconnectCard = h('section', { class: 'card', id: 'disconnect', 'aria-labelledby': 'disconnect-title' });
 
   main.replaceChildren(
@@ -108,6 +109,7 @@ export async function show(main, { accountId, connector: name, user }) {
     outcome,
     h('div', { class: 'split' }, h('div', {}, connectionCard), h('div', {}, addressesCard)),
     syncsCard,
+    wideCards,
     h('div', { class: 'split' }, h('div', {}, settingsCard), h('div', {}, extraCards, disconnectCard)),
   );
 
@@ -507,6 +509,116 @@ export async function show(main, { accountId, connector: name, user }) {
     );
   }
 
+  // ---- the messaging connector: conversations and transcripts ----
+  const CONVERSATION_STATE_WORDS = { starting: 'Starting', queued: 'Queued', active: 'Active', ended: 'Ended', transcribed: 'Transcribed', failed: 'Failed' };
+  const CONVERSATION_BADGE = { starting: 'queued', queued: 'queued', active: 'running', ended: 'idle', transcribed: 'idle', failed: 'failed' };
+  const conversationsBody = h('div');
+  const transcriptBox = h('div', { id: 'transcript', 'aria-live': 'polite' });
+  let conversationFilter = 'live';
+
+  async function loadConversations() {
+    const answer = await call('GET', `${accountPath(accountId)}/conversations?state=${conversationFilter}&limit=25`);
+    if (!answer.ok) {
+      // A gateway without the conversations API answers 404 for the route itself.
+      const missing = answer.status === 404 && /^No API operation/.test(answer.problem?.detail ?? '');
+      conversationsBody.replaceChildren(h('p', { class: missing ? 'muted' : 'panel danger' }, missing ? 'Conversations are not available in this version of the gateway.' : problemText(answer.problem)));
+      return false;
+    }
+    const list = answer.body.conversations;
+    if (list.length === 0) {
+      conversationsBody.replaceChildren(h('p', { class: 'empty' }, conversationFilter === 'live' ? 'No live conversations right now.' : 'No conversations yet.'));
+      return true;
+    }
+    conversationsBody.replaceChildren(
+      table(
+        `Conversations (${conversationFilter === 'live' ? 'live' : 'recent'})`,
+        ['Started', 'State', 'Direction', 'Contact', 'Agent', 'Transcript'],
+        list.map((conversation) =>
+          h(
+            'tr',
+            { dataset: { conversation: conversation.id, state: conversation.state } },
+            h('td', {}, when(conversation.startedAt)),
+            h(
+              'td',
+              {},
+              badge(CONVERSATION_BADGE[conversation.state] ?? 'off', CONVERSATION_STATE_WORDS[conversation.state] ?? humanize(conversation.state)),
+              conversation.handedOff ? h('div', { class: 'muted small' }, `Handed off to ${conversation.handedOff.queue}`) : undefined,
+              conversation.endReason ? h('div', { class: 'muted small' }, `Ended by ${humanize(conversation.endReason).toLowerCase()}`) : undefined,
+            ),
+            h('td', {}, conversation.direction ? humanize(conversation.direction) : '—'),
+            h('td', { class: 'mono' }, conversation.contactId ?? '—'),
+            h('td', {}, conversation.agentName ?? '—'),
+            h('td', {}, h('button', { type: 'button', class: 'small', 'aria-label': `Read the transcript of the conversation started ${new Date(conversation.startedAt).toLocaleString()}`, onclick: () => void showTranscript(conversation.id) }, 'Read')),
+          ),
+        ),
+      ),
+    );
+    return list.some((conversation) => ['starting', 'queued', 'active'].includes(conversation.state));
+  }
+
+  async function showTranscript(conversationId) {
+    const answer = await call('GET', `${accountPath(accountId)}/conversations/${encodeURIComponent(conversationId)}/transcript`);
+    if (!answer.ok) return transcriptBox.replaceChildren(h('p', { class: 'panel danger' }, problemText(answer.problem)));
+    const transcript = answer.body;
+    const outcomeWords = {
+      stored: `Stored, and written to the session's ${transcript.outcome?.field ?? 'transcript'} field.`,
+      field_missing: 'Kept by the gateway only: the session has no transcript field. What to do: configure the transcript field mapping.',
+      not_written: `Kept by the gateway only: ${transcript.outcome?.reason ?? 'it could not be written to the session'}.`,
+      disabled: 'Transcript storage is off in the settings.',
+    };
+    transcriptBox.replaceChildren(
+      h(
+        'div',
+        { class: 'panel', id: `transcript-${conversationId}` },
+        h('h3', { tabindex: '-1' }, 'Transcript'),
+        transcript.outcome ? h('p', { class: 'small' }, outcomeWords[transcript.outcome.state] ?? humanize(transcript.outcome.state)) : h('p', { class: 'small muted' }, 'The conversation is still going: these are its messages so far.'),
+        transcript.entries.length
+          ? h(
+              'ol',
+              { class: 'event-list' },
+              transcript.entries.map((entry) =>
+                h(
+                  'li',
+                  { dataset: { direction: entry.direction } },
+                  h('div', { class: 'muted small' }, `${entry.senderName ?? humanize(entry.sender)} · `, when(entry.at)),
+                  entry.type === 'system' ? h('em', {}, entry.systemEvent ?? entry.text ?? 'System event') : entry.media ? h('span', {}, `${entry.text ?? ''} [${entry.media.name ?? entry.media.mimeType}]`) : h('span', {}, entry.text ?? ''),
+                ),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'No messages.'),
+      ),
+    );
+    transcriptBox.querySelector('h3')?.focus();
+  }
+
+  function drawConversations() {
+    if (name !== 'messaging' || !connection) return;
+    const filters = ['live', 'all'].map((filter) => {
+      const button = h('button', { type: 'button', class: 'small', 'aria-pressed': String(conversationFilter === filter) }, filter === 'live' ? 'Live' : 'Recent');
+      button.addEventListener('click', async () => {
+        conversationFilter = filter;
+        for (const other of button.parentElement.children) other.setAttribute('aria-pressed', String(other === button));
+        await loadConversations();
+      });
+      return button;
+    });
+    wideCards.replaceChildren(
+      h(
+        'section',
+        { class: 'card', id: 'conversations', 'aria-labelledby': 'conversations-title' },
+        h('div', { class: 'card-header' }, h('h2', { id: 'conversations-title' }, 'Conversations'), h('div', { class: 'actions', role: 'group', 'aria-label': 'Which conversations' }, filters)),
+        conversationsBody,
+        transcriptBox,
+      ),
+    );
+    // Live conversations change by themselves: look again every 10 s while any is live and the page is open.
+    const watch = async () => {
+      const live = await loadConversations();
+      if (live && document.body.contains(conversationsBody)) timers.add(setTimeout(() => void watch(), 10_000));
+    };
+    void watch();
+  }
+
   // ---- Disconnect ----
   function drawDisconnect() {
     if (!connection) return (disconnectCard.hidden = true);
@@ -571,6 +683,7 @@ export async function show(main, { accountId, connector: name, user }) {
     drawSettings();
     drawSyncsFrame();
     drawDisconnect();
+    drawConversations();
     if (!keepAddresses) await drawAddresses();
     else await drawAddressesKeepingShown();
     if (connection && syncObjects.length) {
