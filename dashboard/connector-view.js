@@ -516,7 +516,14 @@ export async function show(main, { accountId, connector: name, user }) {
   const transcriptBox = h('div', { id: 'transcript', 'aria-live': 'polite' });
   let conversationFilter = 'live';
 
-  async function loadConversations() {
+  let loadingConversations;
+  /** One look at a time (the timer and the filter buttons may ask together). */
+  function loadConversations() {
+    loadingConversations ??= readConversations().finally(() => (loadingConversations = undefined));
+    return loadingConversations;
+  }
+
+  async function readConversations() {
     const answer = await call('GET', `${accountPath(accountId)}/conversations?state=${conversationFilter}&limit=25`);
     if (!answer.ok) {
       // A gateway without the conversations API answers 404 for the route itself.
@@ -611,10 +618,10 @@ export async function show(main, { accountId, connector: name, user }) {
         transcriptBox,
       ),
     );
-    // Live conversations change by themselves: look again every 10 s while any is live and the page is open.
+    // Conversations start and change by themselves: look again every 5 s while the page is open.
     const watch = async () => {
-      const live = await loadConversations();
-      if (live && document.body.contains(conversationsBody)) timers.add(setTimeout(() => void watch(), 10_000));
+      await loadConversations();
+      if (document.body.contains(conversationsBody)) timers.add(setTimeout(() => void watch(), 5_000));
     };
     void watch();
   }

@@ -13,7 +13,7 @@ function kindOf(prop) {
   if (Array.isArray(prop.enum)) return prop.enum.length <= 4 ? 'radio' : 'select';
   if (prop.type === 'boolean') return 'boolean';
   if (prop.type === 'array' && Array.isArray(prop.items?.enum)) return 'checkboxes';
-  if (prop.type === 'object' && prop.additionalProperties?.type === 'string') return 'entries';
+  if (prop.type === 'object' && ['string', 'object'].includes(prop.additionalProperties?.type)) return 'entries';
   if (prop.type === 'integer' || prop.type === 'number') return 'number';
   if (prop.type === 'string' && prop.contentMediaType === 'application/x-pem-file') return 'pem';
   if (prop.type === 'string' && prop.writeOnly) return 'secret';
@@ -289,20 +289,31 @@ function drawField({ name, prop, required, idPrefix, value, saved, kept }) {
       break;
     }
     case 'entries': {
+      // A map edited as rows: the key, then the value (a text, or the value's own small fields).
       const rows = h('div', { class: 'entries' });
+      const valueSchema = prop.additionalProperties;
       const titles = prop['x-entry-titles'] ?? { key: 'Name', value: 'Value' };
       let count = 0;
-      const addRow = (key = '', entryValue = '') => {
+      const addRow = (key = '', entryValue = undefined) => {
         const n = ++count;
-        const keyInput = h('input', { type: 'text', id: `${id}-key-${n}`, value: key, maxlength: prop.propertyNames?.maxLength ?? 80 });
-        const valueInput = h('input', { type: 'text', id: `${id}-value-${n}`, value: entryValue, maxlength: prop.additionalProperties?.maxLength ?? 80 });
-        const row = h(
-          'div',
-          { class: 'entry' },
-          h('div', { class: 'field' }, h('label', { for: keyInput.id }, titles.key), keyInput),
-          h('div', { class: 'field' }, h('label', { for: valueInput.id }, titles.value), valueInput),
-          h('button', { type: 'button', class: 'small', 'aria-label': `Remove ${titles.key} row ${n}`, onclick: () => row.remove() }, 'Remove'),
-        );
+        const keyInput = h('input', { type: 'text', id: `${id}-key-${n}`, value: key, maxlength: prop.propertyNames?.maxLength ?? 80, dataset: { part: 'key' } });
+        const parts = [h('div', { class: 'field' }, h('label', { for: keyInput.id }, titles.key), keyInput)];
+        const valueFields = valueSchema.type === 'object' ? Object.entries(valueSchema.properties ?? {}) : [['', { ...valueSchema, title: titles.value }]];
+        for (const [part, partSchema] of valueFields) {
+          const partId = `${id}-value-${n}${part ? `-${part}` : ''}`;
+          const current = part ? entryValue?.[part] : entryValue;
+          const partTitle = partSchema.title ?? humanize(part);
+          if (partSchema.type === 'boolean') {
+            const box = h('input', { type: 'checkbox', id: partId, checked: current ?? partSchema.default ?? false, dataset: { part, kind: 'boolean' } });
+            parts.push(h('label', { class: 'choice', for: partId }, box, partTitle));
+          } else {
+            // Text; a list of texts is written comma-separated.
+            const list = partSchema.type === 'array';
+            const input = h('input', { type: 'text', id: partId, value: list ? (current ?? []).join(', ') : (current ?? ''), dataset: { part, kind: list ? 'list' : 'text' } });
+            parts.push(h('div', { class: 'field' }, h('label', { for: partId }, list ? `${partTitle} (comma-separated)` : partTitle), input));
+          }
+        }
+        const row = h('div', { class: 'entry' }, ...parts, h('button', { type: 'button', class: 'small', 'aria-label': `Remove ${titles.key} row ${n}`, onclick: () => row.remove() }, 'Remove'));
         rows.append(row);
         return keyInput;
       };
@@ -310,12 +321,19 @@ function drawField({ name, prop, required, idPrefix, value, saved, kept }) {
       const add = h('button', { type: 'button', class: 'small', onclick: () => addRow().focus() }, `Add a ${titles.key.toLowerCase()}`);
       element = group([rows, add]);
       element.querySelector('.choices').className = 'stack';
-      read = () =>
-        [...rows.querySelectorAll('.entry')].map((row) => [...row.querySelectorAll('input')].map((input) => input.value.trim()));
+      const readRow = (row) => {
+        const key = row.querySelector('[data-part="key"]').value.trim();
+        const inputs = [...row.querySelectorAll('[data-kind]')];
+        const valueOf = (input) => (input.dataset.kind === 'boolean' ? input.checked : input.dataset.kind === 'list' ? input.value.split(',').map((item) => item.trim()).filter(Boolean) : input.value.trim());
+        const value = valueSchema.type === 'object' ? Object.fromEntries(inputs.map((input) => [input.dataset.part, valueOf(input)])) : valueOf(inputs[0]);
+        const texts = inputs.filter((input) => input.dataset.kind === 'text');
+        return { key, value, filled: Boolean(key) || texts.some((input) => input.value.trim()), complete: Boolean(key) && texts.every((input) => input.value.trim() || !(valueSchema.required ?? ['']).includes(input.dataset.part)) };
+      };
+      read = () => [...rows.querySelectorAll('.entry')].map(readRow);
       check = () => {
-        const pairs = read().filter(([key, entryValue]) => key || entryValue);
-        if (pairs.some(([key, entryValue]) => !key || !entryValue)) return { error: `Fill in both the ${titles.key.toLowerCase()} and the ${titles.value.toLowerCase()}, or remove the row.` };
-        return { value: Object.fromEntries(pairs) };
+        const entries = read().filter((entry) => entry.filled);
+        if (entries.some((entry) => !entry.complete)) return { error: `Fill in the ${titles.key.toLowerCase()} and its ${valueSchema.type === 'object' ? 'fields' : titles.value.toLowerCase()}, or remove the row.` };
+        return { value: Object.fromEntries(entries.map((entry) => [entry.key, entry.value])) };
       };
       focusTarget = add;
       break;

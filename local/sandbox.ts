@@ -125,6 +125,16 @@ const SEED = { customers: 200 } as const;
 /** Simulators listen next to the gateway: PORT+1 payment, PORT+2 billing, PORT+3 data and messaging. */
 export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number): Promise<RunningSandbox> {
   const running: RunningSimulator[] = [];
+  try {
+    return await startSimulators(env, dataDir, gatewayPort, running);
+  } catch (error) {
+    // A port in use (or any failure) stops the simulators already started: nothing is left listening.
+    await Promise.all(running.map((simulator) => simulator.stop()));
+    throw error;
+  }
+}
+
+async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number, running: RunningSimulator[]): Promise<RunningSandbox> {
   const out: Record<string, string> = {};
   const summary: string[] = [];
   const simulators: RunningSandbox['simulators'] = {};
