@@ -4,6 +4,7 @@
  */
 import { benchBundles } from './bundles';
 import { benchDashboard } from './dashboard';
+import { benchData } from './data';
 import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
@@ -15,6 +16,7 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   reads: benchReads,
   webhook: benchWebhooks,
   dashboard: benchDashboard,
+  data: benchData,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));

@@ -503,9 +503,44 @@ export async function show(main, { accountId, connector: name, user }) {
         h('h2', { id: 'ingestion-title' }, 'Ingestion'),
         h('p', {}, 'Upload this OpenAPI 3.0 document to an ingestion connector on the data platform, then create a data stream from it: engagement events take effect only through a data stream.'),
         h('div', { class: 'actions' }, download),
-        h('h3', {}, 'Recent ingestion outcome'),
-        h('p', { class: 'muted' }, 'The gateway does not record each ingestion request yet. Events that keep failing end in the ingestion dead-letter queue, which is alarmed; a playbook sees each event accepted (202) when it is queued.'),
+        h('div', { class: 'card-header' }, h('h3', {}, 'Recent ingestion outcome'), h('button', { type: 'button', class: 'small', onclick: () => void loadDeliveries() }, 'Refresh')),
+        deliveriesBox,
       ),
+    );
+  }
+
+  const deliveriesBox = h('div', { id: 'deliveries', 'aria-live': 'polite' });
+  const FREQUENCY_WORDS = { real_time: 'sent as they come', hourly: 'held and sent every hour', daily: 'held and sent once a day' };
+  /** What became of the engagement events the playbooks sent, over the last 24 hours. */
+  async function loadDeliveries() {
+    if (name !== 'data' || !connection) return deliveriesBox.replaceChildren(h('p', { class: 'muted' }, 'Connect the data platform to see its deliveries.'));
+    const answer = await call('GET', `${path}/deliveries?hours=24`);
+    if (!answer.ok) {
+      const missing = answer.status === 404 && /^No API operation/.test(answer.problem?.detail ?? '');
+      return deliveriesBox.replaceChildren(h('p', { class: missing ? 'muted' : 'panel danger' }, missing ? 'This version of the gateway does not record ingestion outcomes.' : problemText(answer.problem)));
+    }
+    const { frequency, heldNow, hours } = answer.body;
+    const total = (key) => hours.reduce((sum, hour) => sum + hour[key], 0);
+    const facts = h('dl', { class: 'facts' });
+    const add = (term, value, key) => facts.append(h('dt', {}, term), h('dd', { dataset: key ? { count: key } : {} }, value));
+    add('Engagement events', FREQUENCY_WORDS[frequency] ?? humanize(frequency));
+    add('Waiting to be sent', String(heldNow), 'held');
+    add('Sent (24 h)', String(total('sent')), 'sent');
+    add('Retried (24 h)', String(total('retried')), 'retried');
+    add('Refused by the platform (24 h)', String(total('refused')), 'refused');
+    add('Gave up, in the dead-letter queue (24 h)', String(total('deadLettered')), 'deadLettered');
+    const busy = hours.filter((hour) => hour.accepted || hour.sent || hour.refused || hour.deadLettered || hour.retried);
+    deliveriesBox.replaceChildren(
+      facts,
+      total('deadLettered') ? h('p', { class: 'panel warning' }, 'Some events were refused again and again: they are in the ingestion dead-letter queue. Check the data stream’s schema matches the ingestion document above, then replay them.') : undefined,
+      busy.length
+        ? table(
+            'Engagement events per hour',
+            ['Hour', 'Accepted', 'Sent', 'Retried', 'Refused', 'Dead-lettered'],
+            busy.map((hour) => h('tr', {}, h('td', {}, new Date(hour.hour).toLocaleString(undefined, { hour: '2-digit', minute: '2-digit', month: 'short', day: 'numeric' })), ...['accepted', 'sent', 'retried', 'refused', 'deadLettered'].map((key) => h('td', { class: 'num' }, String(hour[key]))))),
+            { numeric: [1, 2, 3, 4, 5] },
+          )
+        : h('p', { class: 'empty' }, 'No engagement events in the last 24 hours.'),
     );
   }
 
@@ -691,6 +726,7 @@ export async function show(main, { accountId, connector: name, user }) {
     drawSyncsFrame();
     drawDisconnect();
     drawConversations();
+    void loadDeliveries();
     if (!keepAddresses) await drawAddresses();
     else await drawAddressesKeepingShown();
     if (connection && syncObjects.length) {

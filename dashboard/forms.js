@@ -115,7 +115,10 @@ export function schemaForm(container, { schema, idPrefix, values = {}, saved = {
     for (const [, field] of fields) {
       const when = field.prop['x-show-when'];
       if (!when) continue;
-      field.element.hidden = !Object.entries(when).every(([other, allowed]) => allowed.includes(String(now[other])));
+      // Shown while the other field has one of the values (for a list: includes one of them).
+      field.element.hidden = !Object.entries(when).every(([other, allowed]) =>
+        Array.isArray(now[other]) ? now[other].some((value) => allowed.includes(String(value))) : allowed.includes(String(now[other])),
+      );
     }
   }
   container.addEventListener('change', updateVisibility);

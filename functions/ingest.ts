@@ -9,5 +9,10 @@ import { gateway } from '../shared/gateway';
  */
 const openDataSession: OpenDataSession = async ({ accountId, config, credentials, env }) => dataClient({ env, accountId, config, credentials });
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  ingestSqsBatch(event, { targetFor: connectionTargets(gateway(), openDataSession) });
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const services = gateway();
+  return ingestSqsBatch(event, {
+    targetFor: connectionTargets(services, openDataSession),
+    recordCounts: (accountId, counts) => services.store.addDeliveryCounts(accountId, 'data', services.now(), counts),
+  });
+};

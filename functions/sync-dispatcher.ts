@@ -19,6 +19,6 @@ export const handler = async (event: unknown): Promise<{ frequency: string; enqu
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }), connectors.scheduling());
   return { frequency, enqueued };
 };

@@ -5,6 +5,7 @@ import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
+import { runScheduledWork } from '../shared/sync/scheduled-work';
 import { processSyncJob } from '../shared/sync/sync-job-message';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
@@ -25,6 +26,11 @@ export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBa
     const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
     if (job.trigger === 'purge') {
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
+      return;
+    }
+    const scheduled = connectors.scheduling()[job.connector]?.scheduled;
+    if (scheduled?.owns(job.object)) {
+      await runScheduledWork(scheduled, job, { gateway: gateway(), log: jobLog, ...(deadline ? { deadline } : {}) });
       return;
     }
     const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };

@@ -1,5 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { WebhookEventMessage } from '../shared/queues/messages';
@@ -7,7 +9,8 @@ import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
 
 // Applied events are published on the gateway's bus for the playbooks.
-provideAwsServices({ events: eventBridgeEvents });
+// Connectors' reactions to published events may queue engagement events (shared/events/reactions.ts).
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type) });
 
 /**
  * Applies verified webhook events (batch of 10, partial batch failures). A failed event is retried

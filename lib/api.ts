@@ -88,10 +88,10 @@ export class GatewayApi extends Construct {
     );
 
     this.unauthorizedRoute(
-      '/api/v1/playbook/engagement-events',
+      '/api/v1/playbook/{proxy+}',
       apigw.HttpMethod.POST,
       apiHandler,
-      'Playbooks submit engagement events with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
+      'Playbooks submit engagement events and data queries with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
     );
 
   }

@@ -53,22 +53,25 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
-  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
+  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue.
-  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue;
+  // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync', 'ingestion'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
     credentials: 'open',
     publishesEvents: true,
+    sendsTo: ['ingestion'],
     startsPollerFleet: true,
     answersConversationTasks: true,
     callsPlatforms: true,
   },
   // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
   'poller-fleet-plan': { table: 'readWrite' },
-  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, answersConversationTasks: true, callsPlatforms: true },
+  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], answersConversationTasks: true, callsPlatforms: true },
 };
 
 /** The integration gateway: one stack, composed of one construct per concern. */

@@ -9,6 +9,8 @@ import { Store } from '../shared/store/store';
 import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
 import { Vault } from '../shared/vault/vault';
 import { LocalEventBus } from './local-event-bus';
+import { connectors } from '../shared/connections/registry';
+import { reactingPublisher } from '../shared/events/reactions';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
 import { LocalSignIn } from './local-sign-in';
@@ -73,7 +75,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
     vault,
     queues,
-    events: bus,
+    // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
+    events: reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway),
     now: options.now ?? Date.now,
   };
 

@@ -188,10 +188,12 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
       user: { hasMessagingUserLicense: true },
     });
     crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
-    crm.data.seedUnifiedIndividuals(SEED.customers);
+    // Profiles, and a few engagement rows each for the first ones (Qualification and Lead Scoring reads).
+    const individuals = crm.data.seedUnifiedIndividuals(SEED.customers);
+    crm.data.seedEngagement(individuals.slice(0, 20), 5);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
-    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals)`);
+    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals, engagement rows for 20)`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { gatewayEnvironment, type GatewayEnvironment } from './config';
 import type { EventPublisher } from './events/gateway-event';
+import { reactingPublisher, type EventReaction } from './events/reactions';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
@@ -44,6 +45,8 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 export interface AwsServices {
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
+  /** Connectors' reactions to published events (the registry's `reactingTo`), run after publishing. */
+  reactions?: (eventType: string) => readonly EventReaction[];
 }
 let awsServices: AwsServices = {};
 
@@ -64,6 +67,10 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
   let events: EventPublisher | undefined;
+  const publisher = (): EventPublisher => {
+    const bus = (awsServices.events ?? (() => missing('EventBridge')))(env);
+    return awsServices.reactions ? reactingPublisher(bus, awsServices.reactions, gateway) : bus;
+  };
   const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => sqs(name).send(messages),
@@ -82,7 +89,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
       cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS,
     }),
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
-    events: { publish: (batch) => (events ??= (awsServices.events ?? (() => missing('EventBridge')))(env)).publish(batch) },
+    events: { publish: (batch) => (events ??= publisher()).publish(batch) },
     now: () => Date.now(),
   };
 }

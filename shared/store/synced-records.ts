@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { indexKey, key } from './table';
@@ -11,6 +11,7 @@ import {
   toItem,
   writeIfCondition,
   type Table,
+  batchWriteAll,
 } from './table-access';
 
 export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
@@ -116,15 +117,7 @@ export async function deleteRecords(table: Table, accountId: string, connector: 
     }),
   );
   const keys = (page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! }));
-  for (let start = 0; start < keys.length; start += 25) {
-    let requests: WriteRequest[] | undefined = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
-      if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} delete(s) unprocessed after ${attempt} attempts`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
-      requests = response.UnprocessedItems?.[table.tableName];
-    }
-  }
+  await batchWriteAll(table, keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
 }
 

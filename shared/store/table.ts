@@ -53,6 +53,10 @@ export const key = {
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
     sk: `PAGE#${String(page).padStart(6, '0')}`,
   }),
+  /** An event a connection holds until its schedule sends it (see shared/store/held-events.ts). */
+  heldEvent: (accountId: string, connector: string, position: string) => ({ pk: `ACCOUNT#${accountId}#HELD#${connector}`, sk: position }),
+  /** One hour's delivery counters of a connection's events. */
+  deliveryHour: (accountId: string, connector: string, hour: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `DELIVERY#${connector}#${hour}` }),
   /** A playbook API key's hash (never the key). */
   apiKey: (accountId: string, keyId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `APIKEY#${keyId}` }),
 } as const;

@@ -328,19 +328,30 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     const document = JSON.parse(readFileSync((await download.path())!, 'utf8')) as { openapi: string };
     expect(document.openapi).toMatch(/^3\.0\./);
 
+    // A playbook sends engagement events; the page shows what became of them.
+    const token = await gateway.runtime.local.signIn.issue({ accountId: 'acme' });
+    const { key } = (await (await fetch(`${gateway.url}/api/v1/accounts/acme/api-keys`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'engagement' }) })).json()) as { key: string };
+    const events = [1, 2, 3].map((n) => ({ event_id: `e${n}`, customer_email: `ann${n}@example.com`, event_type: 'qualified', event_timestamp: new Date().toISOString(), conversation_id: `c${n}`, channel: 'web' }));
+    const sent = await fetch(`${gateway.url}/api/v1/playbook/engagement-events`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    expect(sent.status).toBe(202);
+    await gateway.runtime.local.queues.ingestion.idle();
+    await page.locator('#ingestion').getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(() => page.locator('#deliveries [data-count="sent"]').textContent()).toBe('3');
+    expect(await page.locator('#deliveries [data-count="deadLettered"]').textContent()).toBe('0');
+
     const settings = page.getByRole('form', { name: 'Sync settings: Data platform' });
     await settings.getByLabel('Read only').check();
     await settings.getByLabel('Query', { exact: true }).check();
-    await settings.getByLabel('Engagement').uncheck();
-    await settings.getByLabel('Enabled').check();
+    await settings.getByLabel('Engagement', { exact: true }).uncheck();
+    await settings.getByLabel('Enabled', { exact: true }).check();
     await settings.getByRole('button', { name: 'Save settings' }).click();
     await settings.getByText(/^Saved /).waitFor();
     await page.reload();
     await page.locator('#settings form').waitFor();
     const reloaded = page.getByRole('form', { name: 'Sync settings: Data platform' });
     expect(await reloaded.getByLabel('Read only').isChecked()).toBe(true);
-    expect(await reloaded.getByLabel('Engagement').isChecked()).toBe(false);
-    expect(await reloaded.getByLabel('Enabled').isChecked()).toBe(true);
+    expect(await reloaded.getByLabel('Engagement', { exact: true }).isChecked()).toBe(false);
+    expect(await reloaded.getByLabel('Enabled', { exact: true }).isChecked()).toBe(true);
     await expectAccessible(page, 'data connector');
     await screenshot(page, 'connector-data');
   });

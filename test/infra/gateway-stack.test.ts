@@ -127,7 +127,7 @@ describe('HTTP API', () => {
         'ANY /api/v1/{proxy+}',
         'GET /api/v1/openapi.json',
         'GET /api/v1/playbook/{proxy+}',
-        'POST /api/v1/playbook/engagement-events',
+        'POST /api/v1/playbook/{proxy+}',
       ].sort(),
     );
   });
@@ -167,7 +167,7 @@ describe('HTTP API', () => {
       'ANY /api/v1/{proxy+}': 'api',
       'GET /api/v1/openapi.json': 'api',
       'GET /api/v1/playbook/{proxy+}': 'api',
-      'POST /api/v1/playbook/engagement-events': 'api',
+      'POST /api/v1/playbook/{proxy+}': 'api',
     };
     for (const route of routes()) {
       const integrationId = Object.keys(integrations).find((id) => references(route.Target, id));
