@@ -521,27 +521,35 @@ export async function show(main, { accountId, connector: name, user }) {
     }
     const { frequency, heldNow, hours } = answer.body;
     const total = (key) => hours.reduce((sum, hour) => sum + hour[key], 0);
-    const facts = h('dl', { class: 'facts' });
+    const facts = h('dl', { class: 'facts counts' });
     const add = (term, value, key) => facts.append(h('dt', {}, term), h('dd', { dataset: key ? { count: key } : {} }, value));
-    add('Engagement events', FREQUENCY_WORDS[frequency] ?? humanize(frequency));
     add('Waiting to be sent', String(heldNow), 'held');
     add('Sent (24 h)', String(total('sent')), 'sent');
     add('Retried (24 h)', String(total('retried')), 'retried');
     add('Refused by the platform (24 h)', String(total('refused')), 'refused');
     add('Gave up, in the dead-letter queue (24 h)', String(total('deadLettered')), 'deadLettered');
     const busy = hours.filter((hour) => hour.accepted || hour.sent || hour.refused || hour.deadLettered || hour.retried);
-    deliveriesBox.replaceChildren(
+    const parts = [
+      h('p', {}, `Engagement events are ${FREQUENCY_WORDS[frequency] ?? humanize(frequency)}.`),
       facts,
       total('deadLettered') ? h('p', { class: 'panel warning' }, 'Some events were refused again and again: they are in the ingestion dead-letter queue. Check the data stream’s schema matches the ingestion document above, then replay them.') : undefined,
       busy.length
         ? table(
             'Engagement events per hour',
-            ['Hour', 'Accepted', 'Sent', 'Retried', 'Refused', 'Dead-lettered'],
-            busy.map((hour) => h('tr', {}, h('td', {}, new Date(hour.hour).toLocaleString(undefined, { hour: '2-digit', minute: '2-digit', month: 'short', day: 'numeric' })), ...['accepted', 'sent', 'retried', 'refused', 'deadLettered'].map((key) => h('td', { class: 'num' }, String(hour[key]))))),
-            { numeric: [1, 2, 3, 4, 5] },
+            ['Hour', 'Accepted', 'Sent', 'Refused', 'Dead-lettered'],
+            busy.map((hour) =>
+              h(
+                'tr',
+                {},
+                h('td', { title: new Date(hour.hour).toLocaleString() }, new Date(hour.hour).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })),
+                ...['accepted', 'sent', 'refused', 'deadLettered'].map((key) => h('td', { class: 'num' }, String(hour[key]))),
+              ),
+            ),
+            { numeric: [1, 2, 3, 4] },
           )
         : h('p', { class: 'empty' }, 'No engagement events in the last 24 hours.'),
-    );
+    ];
+    deliveriesBox.replaceChildren(...parts.filter(Boolean));
   }
 
   // ---- the messaging connector: conversations and transcripts ----
@@ -691,7 +699,7 @@ export async function show(main, { accountId, connector: name, user }) {
       const answer = await call('DELETE', path);
       if (!answer.ok) return announce(problemText(answer.problem), { problem: true });
       connection = undefined;
-      showOutcome('info', `The ${platform} is disconnected.`, ['Its credentials are deleted; its synced records are being removed.']);
+      showOutcome('info', `The ${platform} is disconnected.`, [syncObjects.length ? 'Its credentials are deleted; its synced records are being removed.' : 'Its credentials are deleted.']);
       announce(`The ${platform} is disconnected.`);
       await refresh();
     });

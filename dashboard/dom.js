@@ -99,7 +99,7 @@ export function copyField(label, value, { secret = false, name } = {}) {
 export function confirmDialog({ title, body, confirm }) {
   const dialog = document.getElementById('confirm');
   document.getElementById('confirm-title').textContent = title;
-  document.getElementById('confirm-body').replaceChildren(...[body].flat());
+  document.getElementById('confirm-body').replaceChildren(...[body].flat().filter(Boolean));
   document.getElementById('confirm-ok').textContent = confirm;
   const opener = document.activeElement;
   dialog.returnValue = '';

@@ -39,6 +39,8 @@ export async function expectAccessible(page: Page, view: string): Promise<void> 
   `);
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious, `${view}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
+  // And no value the page failed to put into words.
+  expect(await page.evaluate<string>('document.body.innerText'), view).not.toMatch(/\bundefined\b|\bnull\b|\[object Object\]|\bNaN\b|Invalid Date/);
 }
 
 const screenshots = new URL('../../docs/screenshots/', import.meta.url);

@@ -472,6 +472,15 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await outcome().getByText('The billing platform is disconnected.').waitFor();
     await page.locator('.page-header .badge[data-state="off"]').waitFor();
     expect(await connectForm('Billing platform').isVisible()).toBe(true);
+    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'billing')).toBeUndefined();
+
+    // An OAuth connector: its grant on the platform goes too.
+    await openConnector('data');
+    await page.locator('#disconnect-button').click();
+    expect(await dialog.textContent()).toMatch(/refresh token is revoked/);
+    await expectAccessible(page, 'disconnect dialog, data');
+    await dialog.getByRole('button', { name: 'Disconnect' }).click();
+    await outcome().getByText('The data platform is disconnected.').waitFor();
     expect(pageErrors).toEqual([]);
   });
 });
