@@ -104,17 +104,6 @@ export class IntegrationGatewayStack extends Stack {
     const dashboardClient = auth.addDashboardClient(dashboardUrls);
     api.protectDashboardApi(auth.userPool, dashboardClient);
     dashboard.publish({ authority: authDomainUrl, clientId: dashboardClient.userPoolClientId, scopes: 'openid email profile', apiBase: '', signIn: 'cognito' });
-    new Monitoring(this, 'Monitoring', {
-      deadLetterQueues: {
-        WebhookEvents: webhooks.work.deadLetterQueue,
-        SyncJobs: sync.work.deadLetterQueue,
-        EngagementEvents: ingestion.work.deadLetterQueue,
-        Schedules: scheduleDeadLetterQueue,
-      },
-      syncJob: sync.job,
-      alarmEmail: settings.alarmEmail,
-    });
-
     const functions: Record<HandlerName, GatewayFunction> = {
       api: api.apiHandler,
       'oauth-callback': api.oauthCallback,
@@ -128,6 +117,21 @@ export class IntegrationGatewayStack extends Stack {
       'poller-fleet-plan': conversations.fleetPlan,
       poller: conversations.poller,
     };
+    new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: {
+        WebhookEvents: webhooks.work.deadLetterQueue,
+        SyncJobs: sync.work.deadLetterQueue,
+        EngagementEvents: ingestion.work.deadLetterQueue,
+        Schedules: scheduleDeadLetterQueue,
+      },
+      workQueues: { WebhookEvents: webhooks.work.queue, SyncJobs: sync.work.queue, EngagementEvents: ingestion.work.queue },
+      syncJob: sync.job,
+      functions,
+      syncedConnectors: Object.keys(connectors.syncing()),
+      webhookConnectors: connectors.withWebhooks().map((connector) => connector.name),
+      alarmEmail: settings.alarmEmail,
+    });
+
     const targets: WiringTargets = {
       storage,
       bus: gatewayEvents.bus,

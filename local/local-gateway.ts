@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayEnvironment } from '../shared/config';
+import { checkedEnvironment } from '../shared/config';
+import { countedPublisher } from '../shared/events/counted-publisher';
 import type { Gateway } from '../shared/gateway';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../shared/queues/messages';
 import { Store } from '../shared/store/store';
@@ -41,7 +42,8 @@ export interface LocalGateway {
  * queues for SQS and a recent-events buffer for EventBridge. Handlers get it through useGateway().
  */
 export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
-  const env = GatewayEnvironment.parse({ GATEWAY_MODE: 'local', ...options.env });
+  // Every setting checked before anything starts: a wrong one stops `npm start` with its name and what is wrong.
+  const env = checkedEnvironment({ GATEWAY_MODE: 'local', ...options.env });
   let dynamo: LocalDynamo;
   let vault: Vault;
   let signingKey: Uint8Array;
@@ -76,7 +78,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     vault,
     queues,
     // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
-    events: reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway),
+    events: countedPublisher(reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway)),
     now: options.now ?? Date.now,
   };
 

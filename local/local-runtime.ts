@@ -4,17 +4,22 @@ import * as z from 'zod';
 import { handler as conversationTask } from '../functions/conversation-task';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
 import { useGateway } from '../shared/gateway';
+import { METRICS_NAMESPACE } from '../shared/metrics/catalogue';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
 import { LocalAuthorization } from './local-authorization';
 import { LocalConversationLifecycle } from './local-lifecycle';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
+import { LocalMetrics } from './local-metrics';
 import { startLocalServer, type LocalExtra } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 
 export interface LocalRuntime {
   url: string;
   local: LocalGateway;
+  /** What the handlers reported as CloudWatch metrics (also on GET /local/metrics). */
+  metrics: LocalMetrics;
   scheduler: LocalScheduler;
   /** The conversation lifecycle state machine, run locally over functions/conversation-task.ts. */
   lifecycle: LocalConversationLifecycle;
@@ -33,6 +38,8 @@ const SignInRequest = z.strictObject({ accountId: z.string().optional(), operato
 export async function startLocalRuntime(options: LocalGatewayOptions & { port?: number; schedules?: boolean }): Promise<LocalRuntime> {
   const local = await startLocalGateway(options);
   useGateway(local.gateway);
+  const metrics = new LocalMetrics();
+  const previousMetricSink = setMetricSink((document) => metrics.record(document));
   attachQueueConsumers(local);
   const scheduler = new LocalScheduler((event) => syncDispatcher(event));
   const lifecycle = new LocalConversationLifecycle((event) => conversationTask(event));
@@ -53,6 +60,9 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       const frequency = schedule[1] as Frequency;
       if (!(frequency in SCHEDULES)) return reply(404, { message: `Schedules are ${Object.keys(SCHEDULES).join(', ')}.` });
       return reply(200, await scheduler.fire(frequency));
+    }
+    if (req.method === 'GET' && url.pathname === '/local/metrics') {
+      return reply(200, { namespace: METRICS_NAMESPACE, metrics: metrics.list() });
     }
     if (req.method === 'GET' && url.pathname === '/local/queues') {
       return reply(
@@ -78,6 +88,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   return {
     url: server.url,
     local,
+    metrics,
     scheduler,
     lifecycle,
     authorization,
@@ -86,6 +97,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       await server.stop();
       await local.stop();
       useGateway(undefined);
+      setMetricSink(previousMetricSink);
     },
   };
 }
