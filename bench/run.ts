@@ -4,6 +4,7 @@
  */
 import { benchBundles } from './bundles';
 import { benchConversations } from './conversations';
+import { benchDashboard } from './dashboard';
 import { benchCost } from './cost';
 import { benchData } from './data';
 import { saveFigures, type Figures } from './results-file';
@@ -21,6 +22,7 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   reads: benchReads,
   webhook: benchWebhooks,
   conversations: benchConversations,
+  dashboard: benchDashboard,
   data: benchData,
   // Last: it reads the other parts' figures (bundle import times, webhook calls per event).
   cost: benchCost,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { formField } from '../connections/form-fields';
 
 /** A custom field of the MessagingSession object (the CRM's API names end in `__c`). */
 export const SessionFieldName = z
@@ -9,11 +10,14 @@ export const SessionFieldName = z
 /** One pre-chat field: which profile attribute fills it, where the platform stores it, whether the agent sees it. */
 export const PrechatField = z.strictObject({
   /** The gateway profile attribute whose value fills this pre-chat field (e.g. `email`). */
-  attribute: z.string().regex(/^[A-Za-z][A-Za-z0-9_.]{0,79}$/, 'a profile attribute name: letters, digits, _ or .'),
+  attribute: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.]{0,79}$/, 'a profile attribute name: letters, digits, _ or .')
+    .meta(formField.text('Gateway profile attribute')),
   /** MessagingSession fields where the platform stores the value (the spec's transcriptFields). */
-  transcriptFields: z.array(SessionFieldName).max(10).default([]),
+  transcriptFields: z.array(SessionFieldName).max(10).default([]).meta(formField.text('Transcript fields')),
   /** Whether the agent sees the value (the spec's displayToAgent). */
-  displayToAgent: z.boolean().default(true),
+  displayToAgent: z.boolean().default(true).meta(formField.text('Display to agent')),
 });
 export type PrechatField = z.infer<typeof PrechatField>;
 
@@ -21,23 +25,30 @@ export type PrechatField = z.infer<typeof PrechatField>;
 export const MessagingSettings = z
   .strictObject({
     /** Inbound only (the end user starts), Outbound only (proactive invitations), or Both. */
-    direction: z.enum(['inbound', 'outbound', 'both']).default('both'),
+    direction: z
+      .enum(['inbound', 'outbound', 'both'])
+      .default('both')
+      .meta(formField.choice('Conversation direction', { inbound: 'Inbound only', outbound: 'Outbound only', both: 'Both' })),
     /** Which message types are stored and published. */
     messageTypes: z
       .array(z.enum(['text', 'media', 'system_events']))
       .min(1, 'Choose at least one message type.')
       .refine((types) => new Set(types).size === types.length, 'Each message type once.')
-      .default(['text', 'media', 'system_events']),
+      .default(['text', 'media', 'system_events'])
+      .meta(formField.choice('Message types', { text: 'Text', media: 'Media', system_events: 'System events' })),
     /** Whether ended conversations' transcripts are assembled and stored. */
-    transcriptStorage: z.enum(['enabled', 'disabled']).default('enabled'),
+    transcriptStorage: z.enum(['enabled', 'disabled']).default('enabled').meta(formField.choice('Transcript storage', { enabled: 'Enabled', disabled: 'Disabled' })),
     /** The MessagingSession long-text field the transcript is written to (spec: transcript field mapping). */
-    transcriptField: SessionFieldName.default('Transcript__c'),
+    transcriptField: SessionFieldName.default('Transcript__c').meta(formField.text('Transcript field (a long text area of MessagingSession)')),
     /** Pre-chat fields by label: the profile attribute that fills each, its transcript fields and agent visibility. */
-    prechatMapping: z.record(z.string().min(1).max(80), PrechatField).default({}),
+    prechatMapping: z
+      .record(z.string().min(1).max(80), PrechatField)
+      .default({})
+      .meta({ title: 'Pre-chat mapping', 'x-entry-titles': { key: 'Pre-chat field label', value: 'Gateway profile attribute' } }),
     /** Live conversations at once for this account: the digital engagement license's limit (spec Limits). */
-    maxConcurrentConversations: z.number().int().min(1).max(100_000).default(100),
+    maxConcurrentConversations: z.number().int().min(1).max(100_000).default(100).meta(formField.text('Concurrent conversations (the license limit)')),
     /** The agent queue a handoff routes to when the playbook names none. */
-    handoffQueue: z.string().min(1).max(80).default('Default'),
+    handoffQueue: z.string().min(1).max(80).default('Default').meta(formField.advanced('Handoff queue')),
   })
   .meta({ id: 'MessagingSettings' });
 export type MessagingSettings = z.infer<typeof MessagingSettings>;

@@ -130,7 +130,7 @@ describe('a fifth connector: a folder and one registry line', () => {
   it('is listed with its form, settings and capabilities, and described in the OpenAPI document', async () => {
     const listed = (await (await gateway.call('GET', '/api/v1/connectors', { token })).json()) as { connectors: Array<{ name: string; capabilities: unknown }> };
     expect(listed.connectors.map((connector) => connector.name)).toContain('helpdesk');
-    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false });
+    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false, revokesOnDisconnect: false });
     const document = await (await gateway.call('GET', '/api/v1/openapi.json')).text();
     expect(document).toContain('^hd_[a-z0-9]{8,}$');
     expect(document).toContain('/api/v1/playbook/helpdesk/greeting');
