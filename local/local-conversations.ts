@@ -1,6 +1,7 @@
 import type { Gateway } from '../shared/gateway';
 import { log } from '../shared/log/logger';
-import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet, PollerInput, runPoller } from '../shared/messaging/fleet';
+import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet, PollerInput } from '../shared/messaging/fleet';
+import { runPoller } from '../shared/messaging/poller-run';
 import { LifecycleStep, runLifecycleStep } from '../shared/messaging/lifecycle';
 import type { LocalStateMachineHandlers } from './local-state-machines';
 

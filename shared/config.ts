@@ -103,6 +103,9 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
   EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
   GATEWAY_SECRET_ARN: "the Secrets Manager secret holding the gateway's own keys",
+  CONVERSATION_STATE_MACHINE_ARN: 'the state machine that runs each conversation\'s lifecycle',
+  POLLER_FLEET_STATE_MACHINE_ARN: 'the poller fleet state machine this function starts',
+  POLLER_NOTICE_QUEUE_URL: 'the SQS queue through which new conversations reach the pollers',
 };
 
 /** An address a platform client will accept: https, or http for loopback simulators when allowed. */
