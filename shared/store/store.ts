@@ -301,8 +301,11 @@ export class Store {
   advanceAck(accountId: string, conversationId: string, owner: string, ack: number): Promise<boolean> {
     return conversationLeases.advanceAck(this.#table, accountId, conversationId, owner, ack);
   }
-  beatPollerRun(run: PollerRun): Promise<void> {
+  beatPollerRun(run: PollerRun): Promise<boolean> {
     return conversationLeases.beatPollerRun(this.#table, run);
+  }
+  listPollerRuns(): Promise<PollerRun[]> {
+    return conversationLeases.listPollerRuns(this.#table);
   }
   getPollerRun(runId: string): Promise<PollerRun | undefined> {
     return conversationLeases.getPollerRun(this.#table, runId);
@@ -316,8 +319,8 @@ export class Store {
   claimFleetLease(claim: { executionId: string; now: number; until: number; shards: number; handOverFrom?: string }): Promise<FleetLease | undefined> {
     return conversationLeases.claimFleetLease(this.#table, claim);
   }
-  releaseFleetLease(executionId: string): Promise<boolean> {
-    return conversationLeases.releaseFleetLease(this.#table, executionId);
+  releaseFleetLease(executionId: string, handOverFrom?: string): Promise<boolean> {
+    return conversationLeases.releaseFleetLease(this.#table, executionId, handOverFrom);
   }
   takeFleetTurn(kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
     return conversationLeases.takeFleetTurn(this.#table, kind, now, windowMs);
