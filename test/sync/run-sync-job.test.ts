@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
-import { startBillingSimulator, type BillingSimulator, type BillingSite } from '../../sandbox/billing-simulator';
+import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
 import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
