@@ -8,7 +8,7 @@ import { testBillingConnection } from './test-connection';
 /** The billing connector's platform side, as the gateway's Test Connection and sync engine use it. */
 export const billingPlatform: ConnectorPlatform<BillingSyncSettings> = {
   settings: BillingSyncSettings,
-  client: ({ accountId, env, config, credentials }) => billingClient({ accountId, env, config, credentials, timeoutMs: env.PLATFORM_TIMEOUT_MS }),
+  client: (options) => billingClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS }),
   testConnection: testBillingConnection,
   sync: billingSync,
   problem: (error) => billingProblem(error),

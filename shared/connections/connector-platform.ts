@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
 import type { PlatformClient } from '../http/platform-client';
+import type { RateBuckets } from '../http/rate-budget';
 import type { Connection } from '../store/items';
 import type { ConnectorSync } from '../sync/sync-source';
 import type { SyncFrequency, SyncMethod } from '../sync/sync-settings';
@@ -20,6 +21,8 @@ export interface ClientOptions {
   env: GatewayEnvironment;
   config: Connection['config'];
   credentials: Credentials;
+  /** Where the connection's shared rate budget lives (the gateway's store), so every Lambda draws from one. */
+  rateBuckets?: RateBuckets;
 }
 
 /** Test Connection for one connector: one cheap authenticated call, and how its failures read. */

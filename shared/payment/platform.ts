@@ -8,7 +8,7 @@ import { testPaymentConnection } from './test-connection';
 /** The payment connector's platform side, as the gateway's Test Connection and sync engine use it. */
 export const paymentPlatform: ConnectorPlatform<PaymentSyncSettings> = {
   settings: PaymentSyncSettings,
-  client: ({ accountId, env, config, credentials }) => paymentClient({ accountId, env, config, credentials, timeoutMs: env.PLATFORM_TIMEOUT_MS }),
+  client: (options) => paymentClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS }),
   testConnection: testPaymentConnection,
   sync: paymentSync,
   problem: (error) => paymentProblem(error),

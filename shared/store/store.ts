@@ -19,6 +19,8 @@ import type {
   WebhookEventMark,
 } from './items';
 import * as pendingAuthorizations from './pending-authorizations';
+import * as rateBuckets from './rate-buckets';
+import type { RateBucketState, RateBuckets } from '../http/rate-budget';
 import * as syncCheckpoints from './sync-checkpoints';
 import * as syncedRecords from './synced-records';
 import type { Table } from './table-access';
@@ -39,7 +41,7 @@ import type { StoredVersion } from './synced-records';
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
  * this class only binds them to the table.
  */
-export class Store {
+export class Store implements RateBuckets {
   readonly #table: Table;
 
   constructor(options: { client: DynamoDBClient; tableName: string }) {
@@ -90,6 +92,14 @@ export class Store {
   }
   updateConnectionHealth(accountId: string, connector: ConnectorName, health: ConnectionHealth): Promise<boolean> {
     return connections.updateConnectionHealth(this.#table, accountId, connector, health);
+  }
+
+  // Connections' shared rate budgets (one bucket per connection, for every Lambda that calls its platform)
+  reserveRate(key: string, spanMs: number, now: number): Promise<{ start: number; state: RateBucketState }> {
+    return rateBuckets.reserveRate(this.#table, key, spanMs, now);
+  }
+  slowRate(key: string, change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number }): Promise<RateBucketState> {
+    return rateBuckets.slowRate(this.#table, key, change);
   }
 
   // Sync checkpoints

@@ -48,6 +48,8 @@ export const key = {
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
     sk: `PAGE#${String(page).padStart(6, '0')}`,
   }),
+  /** A connection's shared rate budget (shared/http/rate-budget.ts): every Lambda calling its platform draws from it. */
+  rateBucket: (accountId: string, connector: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `RATE#${connector}` }),
   /** A playbook API key's hash (never the key). */
   apiKey: (accountId: string, keyId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `APIKEY#${keyId}` }),
 } as const;

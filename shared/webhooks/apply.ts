@@ -67,7 +67,7 @@ export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
     settings: (settings) => ({ ...PaymentSyncSettings.parse(settings), keeps: () => true }),
     versionAt: (epochMs) => Math.floor(epochMs / 1000),
     fetcher: (gateway, accountId, connection) => async (object, id) => {
-      const client = paymentClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
+      const client = paymentClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection), rateBuckets: gateway.store });
       return paymentRecordFetcher(client, () => Math.floor(gateway.now() / 1000))(object, id);
     },
   },
@@ -82,7 +82,7 @@ export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
     },
     versionAt: (epochMs) => epochMs,
     fetcher: (gateway, accountId, connection) => async (object, id) => {
-      const client = billingClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection) });
+      const client = billingClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection), rateBuckets: gateway.store });
       return billingRecordFetcher(client)(object, id);
     },
   },

@@ -130,8 +130,8 @@ describe('rateBudgetFor', () => {
     const key = connectionRateKey('acme', 'payment');
     expect(key).toBe('payment:acme');
     // Every caller derives the limits from the same connection config.
-    const syncJob = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
-    const testConnection = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
+    const syncJob = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, { clock });
+    const testConnection = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, { clock });
     expect(testConnection).toBe(syncJob);
 
     await syncJob.take();
@@ -139,7 +139,7 @@ describe('rateBudgetFor', () => {
     expect(clock.sleeps).toEqual([100]);
 
     // A plan change (new limits) takes effect at once, in the same warm process.
-    const afterUpgrade = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, clock);
+    const afterUpgrade = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, { clock });
     expect(afterUpgrade).not.toBe(syncJob);
   });
 
