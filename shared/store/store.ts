@@ -127,8 +127,8 @@ export class Store implements RateBuckets {
   putSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, page: number, ids: readonly string[], expiresAt: number): Promise<void> {
     return syncCheckpoints.putSeenIds(this.#table, scope, page, ids, expiresAt);
   }
-  listSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
-    return syncCheckpoints.listSeenIds(this.#table, scope);
+  seenAmong(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, candidates: ReadonlySet<string>): Promise<Set<string>> {
+    return syncCheckpoints.seenAmong(this.#table, scope, candidates);
   }
   deleteSyncCheckpoints(accountId: string, connector: ConnectorName): Promise<number> {
     return syncCheckpoints.deleteSyncCheckpoints(this.#table, accountId, connector);
@@ -148,6 +148,9 @@ export class Store implements RateBuckets {
     record: RecordWrite,
   ): Promise<syncedRecords.RecordWriteOutcome> {
     return syncedRecords.putRecordIfChanged(this.#table, accountId, connector, object, record);
+  }
+  putRecordsBatch(accountId: string, connector: ConnectorName, object: string, records: readonly RecordWrite[], options?: { concurrency?: number }): Promise<void> {
+    return syncedRecords.putRecordsBatch(this.#table, accountId, connector, object, records, options);
   }
   putRecordsIfChanged(
     accountId: string,

@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { key } from './table';
@@ -132,7 +132,9 @@ export async function deleteSyncCheckpoints(table: Table, accountId: string, con
 
 /**
  * Remembers the ids one page of a full sync saw, so the run's deletion sweep knows every record it
- * listed even when the run spanned several invocations (a kill, a retry, a continuation).
+ * listed even when the run spanned several invocations (a kill, a retry, a continuation). `page`
+ * names the page within the run (the engine numbers a slice's pages apart from other slices'), so a
+ * page listed again after a kill overwrites what it saved before.
  */
 export async function putSeenIds(
   table: Table,
@@ -145,11 +147,34 @@ export async function putSeenIds(
   await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...itemKey, ids: [...ids], expiresAt }) }));
 }
 
-export async function listSeenIds(table: Table, scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
+/**
+ * Which of `candidates` a run's pages saw. Reads the run's seen pages one query page at a time and
+ * keeps only matches, so memory holds the candidates and one query page, however many records the
+ * run listed (the deletion sweep asks for a bounded chunk of stored ids at a time).
+ */
+export async function seenAmong(
+  table: Table,
+  scope: { accountId: string; connector: ConnectorName; object: string; run: string },
+  candidates: ReadonlySet<string>,
+): Promise<Set<string>> {
   const { pk } = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, 0);
-  const items = await queryAll(table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: toItem({ ':pk': pk }), ConsistentRead: true });
   const seen = new Set<string>();
-  for (const item of items) for (const id of (item.ids as string[] | undefined) ?? []) seen.add(id);
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page: QueryCommandOutput = await table.client.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: toItem({ ':pk': pk }),
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      for (const id of (fromItem(item).ids as string[] | undefined) ?? []) if (candidates.has(id)) seen.add(id);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
   return seen;
 }
 

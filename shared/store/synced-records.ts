@@ -116,14 +116,8 @@ export async function deleteRecords(table: Table, accountId: string, connector: 
     }),
   );
   const keys = (page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! }));
-  for (let start = 0; start < keys.length; start += 25) {
-    let requests: WriteRequest[] | undefined = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
-      if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} delete(s) unprocessed after ${attempt} attempts`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
-      requests = response.UnprocessedItems?.[table.tableName];
-    }
+  for (let start = 0; start < keys.length; start += BATCH_WRITE_ITEMS) {
+    await writeBatch(table, keys.slice(start, start + BATCH_WRITE_ITEMS).map((Key) => ({ DeleteRequest: { Key } })));
   }
   return keys.length;
 }
@@ -306,15 +300,8 @@ function recordPartition(place: RecordPlace): string {
   return key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), '').pk;
 }
 
-/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
-async function conditionalRecordPut(
-  table: Table,
-  place: RecordPlace,
-  record: RecordWrite,
-  condition: string,
-  values: Record<string, unknown> | undefined,
-  names?: Record<string, string>,
-): Promise<'created' | 'updated' | undefined> {
+/** A record as its item: keys, its one index entry, and the record. */
+function recordItem(place: RecordPlace, record: RecordWrite): Record<string, AttributeValue> {
   const checked = RecordWrite.parse(record);
   const stored: SyncedRecord = { ...place, ...checked, connector: checkConnector(place.connector) };
   // A record has one index entry: customers by email, everything else by its customer.
@@ -324,11 +311,62 @@ async function conditionalRecordPut(
       : checked.customerId
         ? indexKey.recordByCustomer(place.accountId, place.connector, checked.customerId, place.object, checked.id)
         : {};
+  return { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) };
+}
+
+/** Items per BatchWriteItem: DynamoDB's limit. */
+export const BATCH_WRITE_ITEMS = 25;
+
+/**
+ * Writes records as they are, 25 per BatchWriteItem (unprocessed items are sent again with
+ * backoff). Unconditional: only for a writer that knows nobody else writes these records meanwhile
+ * and has compared them with what is stored (the sync engine, one run per data object, when no
+ * webhooks apply; see shared/sync/page-slices.ts). Everything else uses the conditional puts.
+ */
+export async function putRecordsBatch(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  records: readonly RecordWrite[],
+  options: { concurrency?: number } = {},
+): Promise<void> {
+  const place = { accountId, connector, object };
+  const batches: WriteRequest[][] = [];
+  for (let start = 0; start < records.length; start += BATCH_WRITE_ITEMS) {
+    batches.push(records.slice(start, start + BATCH_WRITE_ITEMS).map((record) => ({ PutRequest: { Item: recordItem(place, record) } })));
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) await writeBatch(table, batches[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, batches.length) }, worker));
+}
+
+async function writeBatch(table: Table, batch: WriteRequest[]): Promise<void> {
+  let requests: WriteRequest[] | undefined = batch;
+  for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
+    if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} write(s) unprocessed after ${attempt} attempts`);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+    const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
+    requests = response.UnprocessedItems?.[table.tableName];
+  }
+}
+
+/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
+async function conditionalRecordPut(
+  table: Table,
+  place: RecordPlace,
+  record: RecordWrite,
+  condition: string,
+  values: Record<string, unknown> | undefined,
+  names?: Record<string, string>,
+): Promise<'created' | 'updated' | undefined> {
   try {
     const { Attributes } = await table.client.send(
       new PutItemCommand({
         TableName: table.tableName,
-        Item: { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) },
+        Item: recordItem(place, record),
         ConditionExpression: condition,
         ExpressionAttributeValues: values ? toItem(values) : undefined,
         ExpressionAttributeNames: names,
