@@ -178,8 +178,9 @@ export interface RateBuckets {
 export const RECOVERY_SHARE_PER_SECOND = 0.1;
 /** A 429 within this long of the previous one does not halve the rate again (one storm, one halving). */
 export const SLOW_DOWN_WINDOW_MS = 1_000;
-/** Each reservation covers about this much of the connection's time line. */
+/** Each reservation covers at least this much of the connection's time line, and at most the longer. */
 const BLOCK_MS = 100;
+const LONGEST_BLOCK_MS = 1_000;
 
 /** The rate a bucket hands out at `now`: the limit, or what the last 429 left, recovered linearly. Pure. */
 export function currentRate(limits: Pick<Required<RateLimits>, 'ratePerSecond' | 'minRatePerSecond'>, state: Pick<RateBucketState, 'slowedTo' | 'slowedAt'>, now: number): number {
@@ -188,9 +189,14 @@ export function currentRate(limits: Pick<Required<RateLimits>, 'ratePerSecond' |
   return Math.max(limits.minRatePerSecond, Math.min(limits.ratePerSecond, recovered));
 }
 
-/** How many requests one reservation covers at `rate`: about 100 ms' worth, at least one. Pure. */
-export function blockSize(rate: number): number {
-  return Math.max(1, Math.min(25, Math.round((rate * BLOCK_MS) / 1000)));
+/**
+ * How many requests one reservation covers at `rate`: about 100 ms' worth, or twice what a
+ * reservation takes to make when the table answers slowly (so the next one is made before this
+ * one runs out), at least one. Pure.
+ */
+export function blockSize(rate: number, reserveMs = 0): number {
+  const span = Math.min(LONGEST_BLOCK_MS, Math.max(BLOCK_MS, 2 * reserveMs));
+  return Math.max(1, Math.round((rate * span) / 1000));
 }
 
 /**
@@ -242,6 +248,11 @@ export class SharedRateBudget implements RateBudget {
   /** A slow-down being written: the next reservation waits for it, so it is made at the slower rate. */
   private slowing: Promise<void> = Promise.resolve();
   private lastWaitMs = 0;
+  /** Requests in the latest reservation, and how long reservations take to make (moving average). */
+  private lastBlock = 0;
+  private reserveMs = 0;
+  /** Bumped by each 429, so a reservation made before it is not handed out. */
+  private generation = 0;
 
   constructor(
     readonly key: string,
@@ -264,6 +275,8 @@ export class SharedRateBudget implements RateBudget {
       due = Math.max(due, slot);
       taken += 1;
     }
+    // Half a block left: reserve the next one now, so callers do not wait on the table.
+    if (this.slots.length <= this.lastBlock / 2) void this.lease().catch(() => undefined);
     const waitMs = due - this.clock.now();
     this.lastWaitMs = Math.max(0, waitMs);
     if (waitMs > 0) await this.clock.sleep(Math.ceil(waitMs));
@@ -271,8 +284,10 @@ export class SharedRateBudget implements RateBudget {
 
   penalize(retryAfterMs?: number): void {
     const now = this.clock.now();
-    // Requests reserved at the pace the platform just refused are given up.
+    // Requests reserved at the pace the platform just refused are given up (a reservation being
+    // made now too: it was asked for at that pace).
     this.slots = [];
+    this.generation += 1;
     const rate = Math.max(this.limits.minRatePerSecond, currentRate(this.limits, this.state, now) / 2);
     const lowered = this.state.slowedAt === undefined || this.state.slowedAt < now - SLOW_DOWN_WINDOW_MS;
     const pausedUntil = retryAfterMs !== undefined && retryAfterMs > 0 ? now + retryAfterMs : undefined;
@@ -300,13 +315,17 @@ export class SharedRateBudget implements RateBudget {
   private lease(): Promise<void> {
     this.leasing ??= (async () => {
       await this.slowing;
+      const generation = this.generation;
       const now = this.clock.now();
       const rate = currentRate(this.limits, this.state, now);
       const intervalMs = 1000 / rate;
-      const count = blockSize(rate);
+      const count = blockSize(rate, this.reserveMs);
       const { start, state } = await this.buckets.reserveRate(this.key, count * intervalMs, now);
-      this.state = state;
-      this.slots.push(...sendTimes(start, count, intervalMs, this.limits.burst, now));
+      const took = Math.max(0, this.clock.now() - now);
+      this.reserveMs = this.reserveMs === 0 ? took : this.reserveMs * 0.7 + took * 0.3;
+      this.lastBlock = count;
+      this.state = { ...state, ...(this.state.slowedAt !== undefined && (state.slowedAt ?? 0) < this.state.slowedAt ? { slowedTo: this.state.slowedTo, slowedAt: this.state.slowedAt } : {}) };
+      if (generation === this.generation) this.slots.push(...sendTimes(start, count, intervalMs, this.limits.burst, now));
     })().finally(() => {
       this.leasing = undefined;
     });

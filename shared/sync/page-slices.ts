@@ -96,6 +96,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
   let reached: number | undefined;
   let pagesFetched = 0;
+  /** How long the latest page took to compare and write, and how many pages were written. */
+  let lastWriteMs = 0;
+  let writesDone = 0;
   let pagesThisInvocation = 0;
   let active = 0;
   let failure: { error: unknown } | undefined;
@@ -205,6 +208,12 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
 
   const writePage = async (slice: Slice, page: Fetched) => {
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
+    // What a full run saw is saved alongside the page's writes (both before the cursor moves on).
+    const seen =
+      window.mode === 'full'
+        ? store.putSeenIds(context.seenScope, seenPageNumber(slice), page.records.filter((record) => context.keeps(record)).map((record) => record.id), context.seenExpiresAt())
+        : undefined;
+    seen?.catch(() => undefined);
     const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
@@ -213,10 +222,6 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     try {
       if (plan.writes.length > 0) await writePace.take(plan.writes.length);
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      const seen =
-        window.mode === 'full'
-          ? store.putSeenIds(context.seenScope, seenPageNumber(slice), page.records.filter((record) => context.keeps(record)).map((record) => record.id), context.seenExpiresAt())
-          : undefined;
       const [, outcomes] = await Promise.all([
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched) : undefined,
         conditional.length > 0 ? store.putRecordsIfChanged(place.accountId, place.connector, place.object, conditional, { knownNew }) : [],
@@ -251,6 +256,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           ahead = fetchPage(slice, slice.page);
         }
         let page: Fetched;
+        const awaitedFrom = performance.now();
         try {
           page = await ahead;
         } catch (error) {
@@ -268,21 +274,34 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         ahead = undefined;
         if (failure) return;
         learn(page);
-
-        // At a page boundary: go on, or split what this slice still has to list?
-        const remaining = order && page.next && page.span ? remainingRange(slice.range, order, page.span.last) : undefined;
-        const pieces = remaining ? splitRemaining(remaining, view()) : undefined;
-        if (pieces) active += pieces.length - 1; // capacity taken now, so other slices do not split for it too
-        else if (page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
+        const waitedMs = performance.now() - awaitedFrom;
+        // At a page boundary: go on, or split what this slice still has to list? Slices help when
+        // they wait on the platform longer than on the store; when the store is what they wait on (a
+        // fast platform), more would only add part-filled pages. Before the run's first write there
+        // is nothing to compare with, so its first page decides after it is written.
+        const decide = (): SliceRange[] | undefined => {
+          if (!order || !page.next || !page.span || waitedMs < lastWriteMs) return undefined;
+          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), view());
+          // Capacity taken now, so other slices do not split for it too.
+          if (pieces) active += pieces.length - 1;
+          return pieces;
+        };
+        const known = writesDone > 0;
+        let pieces = known ? decide() : undefined;
+        if (!pieces && known && page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
 
         try {
           await hold;
           if (failure) return;
+          const writeFrom = performance.now();
           await writePage(slice, page);
+          lastWriteMs = performance.now() - writeFrom;
+          writesDone += 1;
         } catch (error) {
           if (pieces) active -= pieces.length - 1;
           throw error;
         }
+        if (!known) pieces = decide();
         slice.pages += 1;
         pageIndex += 1;
         pagesThisInvocation += 1;
