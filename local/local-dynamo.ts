@@ -105,10 +105,11 @@ export function watchCommands(client: DynamoDBClient) {
       bump(sent, name);
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
+      // When the write was sent: DynamoDB counts a partition's writes as they arrive.
+      const at = performance.now();
       try {
         const result = await next(args);
         bump(succeeded, name);
-        const at = performance.now();
         for (const key of writtenKeys(name, args.input as Record<string, unknown>)) written.push({ ...key, at });
         return result;
       } finally {

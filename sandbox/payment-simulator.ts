@@ -88,8 +88,8 @@ export interface PaymentSimulator extends RunningSimulator {
   removeApiKey(key: string): void;
   /** Per API key. Default 25/s for test keys and 100/s for live keys; undefined turns limits off. */
   setRateLimit(limit: RateLimit | undefined, options?: { mode?: PaymentMode }): void;
-  /** 429s served by the rate limit (injected faults not included). */
-  rateLimited(): number;
+  /** 429s served by the rate limit (injected faults not included), to every key or to one. */
+  rateLimited(key?: string): number;
   /** Called before each API request is answered; returns a function that removes the hook. */
   onRequest(hook: RequestHook): () => void;
   seedCustomers(count: number, options?: PaymentSeedCustomers): PaymentCustomer[];
@@ -650,7 +650,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
       for (const mode of limitOptions.mode ? [limitOptions.mode] : (['test', 'live'] as const)) limits[mode] = limit;
       limiter.reset();
     },
-    rateLimited: () => limiter.rejected,
+    rateLimited: (key) => (key === undefined ? limiter.rejected : (limiter.rejectedFor.get(key) ?? 0)),
     onRequest(hook) {
       hooks.add(hook);
       return () => hooks.delete(hook);

@@ -290,7 +290,8 @@ export class SharedRateBudget implements RateBudget {
     this.generation += 1;
     const rate = Math.max(this.limits.minRatePerSecond, currentRate(this.limits, this.state, now) / 2);
     const lowered = this.state.slowedAt === undefined || this.state.slowedAt < now - SLOW_DOWN_WINDOW_MS;
-    const pausedUntil = retryAfterMs !== undefined && retryAfterMs > 0 ? now + retryAfterMs : undefined;
+    // Past the pause by a burst's worth: a reservation's first requests may go a burst early.
+    const pausedUntil = retryAfterMs !== undefined && retryAfterMs > 0 ? now + retryAfterMs + (this.limits.burst * 1000) / rate : undefined;
     if (lowered) this.state = { ...this.state, slowedTo: rate, slowedAt: now };
     if (pausedUntil !== undefined) this.state = { ...this.state, tat: Math.max(this.state.tat, pausedUntil) };
     const change = { rate, now, unlessSlowedSince: now - SLOW_DOWN_WINDOW_MS, ...(pausedUntil === undefined ? {} : { pausedUntil }) };

@@ -104,3 +104,9 @@ export async function slowRate(
   const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key, ConsistentRead: true }));
   return stateOf(Item && fromItem(Item));
 }
+
+/** A connection's bucket as it stands (undefined before its first request): for the dashboard, tests and benchmarks. */
+export async function getRateBucket(table: Table, rateKey: string): Promise<RateBucketState | undefined> {
+  const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: bucketKey(rateKey), ConsistentRead: true }));
+  return Item ? stateOf(fromItem(Item)) : undefined;
+}

@@ -101,6 +101,9 @@ export class Store implements RateBuckets {
   slowRate(key: string, change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number }): Promise<RateBucketState> {
     return rateBuckets.slowRate(this.#table, key, change);
   }
+  getRateBucket(key: string): Promise<RateBucketState | undefined> {
+    return rateBuckets.getRateBucket(this.#table, key);
+  }
 
   // Sync checkpoints
   getSyncCheckpoint(accountId: string, connector: ConnectorName, object: string): Promise<SyncCheckpoint | undefined> {

@@ -23,12 +23,21 @@ import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, 
  *   are not applied, and one run per data object holds its checkpoint), else as conditional puts.
  *   Either way a page costs one BatchGetItem to compare with what is stored.
  * - Writes of one data object share one partition key, which DynamoDB serves at about 1,000
- *   writes a second: they are paced to `STORE_WRITES_PER_SECOND`.
+ *   write units a second: they are paced to `STORE_WRITES_PER_SECOND` (records are not spread over
+ *   several partition keys: every reader would then need one query per shard).
  * - Memory: at most two pages per slice and the ids of the pages being written.
  */
 
-/** Writes per second into one data object's partition: below DynamoDB's ~1,000 per partition key. */
-export const STORE_WRITES_PER_SECOND = 800;
+/**
+ * Write units per second into one data object's partition key: below the ~1,000 DynamoDB serves
+ * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2).
+ */
+export const STORE_WRITES_PER_SECOND = 900;
+
+/** DynamoDB's write units for a record's item: its size in KB, rounded up (keys and index included). */
+export function writeUnits(record: { id: string; body: unknown }): number {
+  return Math.max(1, Math.ceil((JSON.stringify(record).length + 200) / 1024));
+}
 /** At most one checkpoint save per this long while pages flow. */
 export const CHECKPOINT_EVERY_MS = 500;
 
@@ -220,7 +229,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;
     for (const write of batched) writing.add(write.id);
     try {
-      if (plan.writes.length > 0) await writePace.take(plan.writes.length);
+      const units = plan.writes.reduce((sum, write) => sum + writeUnits(write), 0);
+      if (units > 0) await writePace.take(units);
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
       const [, outcomes] = await Promise.all([
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched) : undefined,

@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
+import { startPaymentSimulator, type PaymentSimulator } from '../../sandbox/payment-simulator';
+import { connectionChecks } from '../../shared/connections/connection-checks';
+import { connectorPlatforms } from '../../shared/connections/platforms';
+import { testConnection } from '../../shared/connections/test-connection';
+import { connectionRateKey } from '../../shared/http/rate-budget';
+import { log } from '../../shared/log/logger';
+import type { SyncJob } from '../../shared/queues/messages';
+import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../shared/sync/run-sync-job';
+import { connectorWebhooks } from '../../shared/webhooks/apply';
+import { watchCommands } from '../support/dynamo';
+import { generatedKey } from '../support/local-runtime';
+import { storeConnection } from '../support/stored-connection';
+
+/**
+ * A data object listed in slices side by side, against the payment simulator answering with a real
+ * platform's delay, under the connection's one rate budget (kept in the table). Counts only: the
+ * machine is shared, so no assertion is about time.
+ */
+describe('slices in flight under one rate budget per connection', () => {
+  let sim: PaymentSimulator;
+  let local: LocalGateway;
+  let clockOffset = 0;
+  let accountNumber = 0;
+
+  beforeAll(async () => {
+    sim = await startPaymentSimulator({ seed: 13 });
+    local = await startLocalGateway({
+      env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '5000' },
+      now: () => Date.now() + clockOffset,
+    });
+    sim.seedCustomers(2_000, { mode: 'test' });
+    sim.seedCustomers(2_000, { mode: 'live' });
+  });
+  afterAll(async () => {
+    await local.stop();
+    await sim.stop();
+  });
+  beforeEach(() => {
+    sim.faults.clear();
+    sim.setRateLimit(undefined);
+    sim.setLatency({ ms: 0 });
+  });
+
+  /** A fresh account whose payment connection has its own key (so its own bucket on the platform). */
+  async function connected(mode: 'test' | 'live', requestsPerSecond: number) {
+    const accountId = `acct-slices-${++accountNumber}`;
+    const secretKey = generatedKey(`rk_${mode}_`);
+    sim.addApiKey(secretKey, { access: 'read' });
+    await storeConnection(local.gateway, {
+      accountId,
+      connector: 'payment',
+      config: { authenticationMethod: 'api_key', keyType: 'restricted', mode, requestsPerSecond },
+      credentials: { secretKey },
+      syncSettings: { dataObjects: ['customers'], frequency: 'daily', method: 'api' },
+    });
+    const job: SyncJob = { accountId, connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() };
+    const run = (options: SyncRunOptions = {}) => runSyncJob(local.gateway, connectorPlatforms, job, log, options);
+    /** Runs again until the sync finishes (as SQS redelivers a job that failed for a reason time can fix). */
+    const runToEnd = async (options: SyncRunOptions = {}) => {
+      let result: SyncRunResult = await run(options);
+      for (let attempt = 0; attempt < 10 && result.outcome === 'failed' && result.retry; attempt += 1) result = await run(options);
+      return result;
+    };
+    const storedIds = async () => {
+      const ids: string[] = [];
+      let startKey: string | undefined;
+      do {
+        const page = await local.gateway.store.listRecords(accountId, 'payment', 'customers', { limit: 1000, ...(startKey ? { startKey } : {}) });
+        ids.push(...page.records.map((record) => record.id));
+        startKey = page.nextStartKey;
+      } while (startKey);
+      return ids.sort();
+    };
+    const platformIds = () => [...sim.state[mode].customers.values()].map((customer) => customer.id).sort();
+    /** The connection's bucket as the table holds it. */
+    const bucket = async () => (await local.gateway.store.getRateBucket(connectionRateKey(accountId, 'payment'))) ?? { tat: 0 };
+    return { accountId, secretKey, run, runToEnd, storedIds, platformIds, bucket };
+  }
+
+  it('a run killed with slices in flight resumes every slice where it stopped: nothing lost, nothing written twice', async () => {
+    const c = await connected('test', 200);
+    sim.setLatency({ ms: 60, jitterMs: 20 });
+    const writes = watchCommands(local.dynamo.client);
+    let killedAt: number | undefined;
+    void c.run({
+      leaseSeconds: 30,
+      checkpointEveryMs: 0,
+      afterPage: (pages) => {
+        if (killedAt === undefined && pages >= 6) {
+          killedAt = pages;
+          return new Promise<void>(() => {}); // stops dead: no cleanup, the claim still held
+        }
+      },
+    });
+    while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    // What the killed run had saved: several slices, each with its own place.
+    const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: Array<{ page?: unknown; pages: number }> };
+    expect(saved.slices.length).toBeGreaterThanOrEqual(2);
+
+    clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
+    const resumed = await c.runToEnd({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full' });
+    // It went on from the saved places: it did not list the 20 pages again.
+    expect((resumed as { pages: number }).pages).toBeLessThan(20 + saved.slices.length);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+    // 2,000 records, 2,000 record writes: pages listed again after the kill were compared and left alone.
+    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+  });
+
+  it('many slices in flight hold the platform\'s limit: the simulator answers 429 to under 1% of requests', async () => {
+    sim.setRateLimit({ perSecond: 40 }, { mode: 'live' });
+    sim.setLatency({ ms: 250, jitterMs: 80 });
+    const c = await connected('live', 40);
+    sim.resetMaxInFlight();
+    const before = sim.totalRequests();
+    const result = await c.run({ maxSlices: 24 });
+    expect(result).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
+    const requests = sim.totalRequests() - before;
+    // Several slices at once (40/s × 0.25 s wants about 12 in flight)...
+    expect(sim.maxInFlight()).toBeGreaterThanOrEqual(4);
+    // ...and the platform's own limiter almost never had to refuse one.
+    expect(sim.rateLimited(c.secretKey) / requests).toBeLessThan(0.01);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+  });
+
+  it('a 429 storm slows every slice of that connection and no other connection', async () => {
+    // Connection A believes its plan allows 60/s; its platform account allows 10/s: a storm of 429s.
+    // Connection B (another platform account) syncs at the same time within its own limit.
+    sim.setRateLimit({ perSecond: 10, burst: 5 }, { mode: 'test' });
+    sim.setRateLimit({ perSecond: 30 }, { mode: 'live' });
+    sim.setLatency({ ms: 150, jitterMs: 50 });
+    const a = await connected('test', 60);
+    const b = await connected('live', 30);
+    // Which slices A's requests came from (a slice is a `created` range), and how many A sent.
+    const slicesOfA = new Set<string>();
+    let requestsOfA = 0;
+    const stopWatching = sim.onRequest((request) => {
+      const user = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
+      if (!user.startsWith(a.secretKey)) return;
+      requestsOfA += 1;
+      slicesOfA.add(`${request.query.get('created[gte]')}..${request.query.get('created[lt]')}`);
+    });
+    try {
+      const [resultA, resultB] = await Promise.all([a.runToEnd({ maxSlices: 12 }), b.runToEnd({ maxSlices: 12 })]);
+      expect(resultA).toMatchObject({ outcome: 'finished' });
+      expect(resultB).toMatchObject({ outcome: 'finished' });
+    } finally {
+      stopWatching();
+    }
+
+    // A: the storm came while several slices were in flight, and their one bucket was slowed to
+    // half its setting or less: every slice draws from it, so every slice went slower.
+    const stormed = sim.rateLimited(a.secretKey);
+    expect(stormed).toBeGreaterThan(0);
+    expect(slicesOfA.size).toBeGreaterThanOrEqual(3);
+    expect((await a.bucket()).slowedTo).toBeLessThanOrEqual(30);
+    // Had each slice its own budget, each would keep running into the wall; one budget absorbs the
+    // storm: most of A's requests were answered, and nothing was lost.
+    expect(stormed / requestsOfA).toBeLessThan(0.5);
+    expect(await a.storedIds()).toEqual(a.platformIds());
+
+    // B: never refused, its bucket never slowed, every record stored.
+    expect(sim.rateLimited(b.secretKey)).toBe(0);
+    expect((await b.bucket()).slowedTo).toBeUndefined();
+    expect(await b.storedIds()).toEqual(b.platformIds());
+  });
+
+  it('Test Connection and webhook record fetches draw from the same bucket as the connection\'s syncs', async () => {
+    const c = await connected('live', 50);
+    const other = await connected('live', 50);
+    const before = await c.bucket();
+    const otherBefore = await other.bucket();
+    // Test Connection (the API function) and a record fetch by the webhook worker: other Lambdas.
+    expect(await testConnection(local.gateway, connectionChecks, c.accountId, 'payment', log)).toMatchObject({ ok: true });
+    const connection = (await local.gateway.store.getConnection(c.accountId, 'payment'))!;
+    const customer = [...sim.state.live.customers.values()][0]!;
+    await connectorWebhooks.payment.fetcher(local.gateway, c.accountId, connection)('customers', customer.id);
+    const after = await c.bucket();
+    // Each reserved its requests on the connection's time line in the table...
+    expect(after.tat).toBeGreaterThan(before.tat);
+    // ...and no other connection's.
+    expect((await other.bucket()).tat).toBe(otherBefore.tat);
+  });
+});
