@@ -24,6 +24,9 @@ export interface RunningSandbox {
 
 const SEED = { customers: 200 } as const;
 
+/** `SANDBOX_LATENCY_MS` and `SANDBOX_JITTER_MS`, whole milliseconds. */
+const SandboxLatency = z.object({ ms: z.coerce.number().int().min(0).max(60_000), jitterMs: z.coerce.number().int().min(0).max(60_000) });
+
 function sandboxKeys(dataDir: string): SandboxKeys {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, 'sandbox-keys.json');
@@ -49,13 +52,15 @@ function sandboxKeys(dataDir: string): SandboxKeys {
 /** Simulators listen next to the gateway: PORT+1 payment, PORT+2 billing, PORT+3 data and messaging. */
 export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number): Promise<RunningSandbox> {
   const running: RunningSimulator[] = [];
+  // How long the payment and billing simulators take to answer (a real list call: 200-600 ms).
+  const latency = SandboxLatency.parse({ ms: env.SANDBOX_LATENCY_MS ?? 0, jitterMs: env.SANDBOX_JITTER_MS ?? 0 });
   const out: Record<string, string> = {};
   const summary: string[] = [];
   const keys = sandboxKeys(dataDir);
   const keysFile = join(dataDir, 'sandbox-keys.json');
 
   if (!env.PAYMENT_API_BASE_URL) {
-    const payment = await startPaymentSimulator({ seed: 1, port: gatewayPort + 1 });
+    const payment = await startPaymentSimulator({ seed: 1, port: gatewayPort + 1, latency });
     payment.addApiKey(keys.paymentRestrictedKey, { access: 'read' });
     payment.addApiKey(keys.paymentSecretKey, { access: 'write' });
     payment.seedCustomers(SEED.customers);
@@ -66,7 +71,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     summary.push(`  payment platform   ${payment.url}   (${SEED.customers} customers)`);
   }
   if (!env.BILLING_BASE_URL_TEMPLATE) {
-    const billing = await startBillingSimulator({ seed: 1, port: gatewayPort + 2 });
+    const billing = await startBillingSimulator({ seed: 1, port: gatewayPort + 2, latency });
     const site = billing.addSite(keys.billingSite);
     billing.addApiKey(keys.billingSite, keys.billingReadOnlyKey, { type: 'read-only' });
     site.seedCustomers(SEED.customers);
@@ -85,7 +90,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';
-    summary.unshift('Sandbox platforms (simulators on loopback; faults: POST <address>/__sandbox/faults):');
+    summary.unshift('Sandbox platforms (simulators on loopback; faults: POST <address>/__sandbox/faults; answer time: POST <address>/__sandbox/latency):');
     summary.push(`  sandbox keys to connect with: ${keysFile}`);
   } else {
     summary.push('Sandbox: off (every platform address is configured).');

@@ -156,7 +156,8 @@ describe('sync engine', () => {
     );
     while (!killed) await new Promise((resolve) => setTimeout(resolve, 5));
     clockOffset += 31_000;
-    const resumed = await c.run({ leaseSeconds: 30 });
+    // The sweep holds 100 stored ids at a time (bounded memory): five chunks here.
+    const resumed = await c.run({ leaseSeconds: 30, sweepChunk: 100 });
     clockOffset -= 31_000;
     expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 1 } });
     expect(await c.storedIds()).not.toContain(lastCreated.id);
