@@ -127,8 +127,8 @@ export class Store implements RateBuckets {
   pauseSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
     return syncCheckpoints.pauseSyncRun(this.#table, checkpoint);
   }
-  putSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, page: number, ids: readonly string[], expiresAt: number): Promise<void> {
-    return syncCheckpoints.putSeenIds(this.#table, scope, page, ids, expiresAt);
+  putSeenPages(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, pages: ReadonlyArray<{ page: number; ids: readonly string[] }>, expiresAt: number): Promise<void> {
+    return syncCheckpoints.putSeenPages(this.#table, scope, pages, expiresAt);
   }
   seenAmong(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, candidates: ReadonlySet<string>): Promise<Set<string>> {
     return syncCheckpoints.seenAmong(this.#table, scope, candidates);

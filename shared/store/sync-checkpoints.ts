@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type BatchWriteItemCommandOutput, type QueryCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { key } from './table';
@@ -131,20 +131,32 @@ export async function deleteSyncCheckpoints(table: Table, accountId: string, con
 }
 
 /**
- * Remembers the ids one page of a full sync saw, so the run's deletion sweep knows every record it
- * listed even when the run spanned several invocations (a kill, a retry, a continuation). `page`
- * names the page within the run (the engine numbers a slice's pages apart from other slices'), so a
- * page listed again after a kill overwrites what it saved before.
+ * Remembers the ids pages of a full sync saw, so the run's deletion sweep knows every record it
+ * listed even when the run spanned several invocations (a kill, a retry, a continuation). Each page
+ * is one item, named by its number in the run (the engine numbers a slice's pages apart from other
+ * slices'), so a page listed again after a kill overwrites what it saved before. 25 pages per
+ * BatchWriteItem.
  */
-export async function putSeenIds(
+export async function putSeenPages(
   table: Table,
   scope: { accountId: string; connector: ConnectorName; object: string; run: string },
-  page: number,
-  ids: readonly string[],
+  pages: ReadonlyArray<{ page: number; ids: readonly string[] }>,
   expiresAt: number,
 ): Promise<void> {
-  const itemKey = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page);
-  await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...itemKey, ids: [...ids], expiresAt }) }));
+  const items = pages.map(({ page, ids }) => ({
+    PutRequest: { Item: toItem({ ...key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page), ids: [...ids], expiresAt }) },
+  }));
+  await Promise.all(
+    Array.from({ length: Math.ceil(items.length / 25) }, async (_, batch) => {
+      let requests: WriteRequest[] | undefined = items.slice(batch * 25, batch * 25 + 25);
+      for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
+        if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} seen page(s) unprocessed after ${attempt} attempts`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+        const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
+        requests = response.UnprocessedItems?.[table.tableName];
+      }
+    }),
+  );
 }
 
 /**

@@ -163,6 +163,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       dirty = false;
       const saved = cursorNow();
       try {
+        await saveSeen();
         await context.save(saved, { ...counts });
       } catch (error) {
         failure ??= { error };
@@ -215,14 +216,23 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     return fetching;
   };
 
+  /**
+   * Seen ids of pages written since the last save. A checkpoint never moves a slice past a page
+   * before its ids are stored (they go first, in BatchWriteItems): a page whose ids were lost with a
+   * kill is listed again. One write per save instead of one per page.
+   */
+  const unsavedSeen = new Map<number, string[]>();
+  const saveSeen = async () => {
+    if (unsavedSeen.size === 0) return;
+    const pages = [...unsavedSeen].map(([page, ids]) => ({ page, ids }));
+    unsavedSeen.clear();
+    await store.putSeenPages(context.seenScope, pages, context.seenExpiresAt());
+  };
+
   const writePage = async (slice: Slice, page: Fetched) => {
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
-    // What a full run saw is saved alongside the page's writes (both before the cursor moves on).
-    const seen =
-      window.mode === 'full'
-        ? store.putSeenIds(context.seenScope, seenPageNumber(slice), page.records.filter((record) => context.keeps(record)).map((record) => record.id), context.seenExpiresAt())
-        : undefined;
-    seen?.catch(() => undefined);
+    // What a full run saw is kept for its deletion sweep: saved with the next checkpoint, before it.
+    if (window.mode === 'full') unsavedSeen.set(seenPageNumber(slice), page.records.filter((record) => context.keeps(record)).map((record) => record.id));
     const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
@@ -235,7 +245,6 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       const [, outcomes] = await Promise.all([
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched) : undefined,
         conditional.length > 0 ? store.putRecordsIfChanged(place.accountId, place.connector, place.object, conditional, { knownNew }) : [],
-        seen,
       ]);
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
       for (const write of batched) counts[stored.has(write.id) ? 'updated' : 'created'] += 1;
@@ -354,6 +363,15 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   stopped = { complete: slices.size === 0 };
   wake?.();
   while (saving) await saving;
+  // The last pages' ids: a complete run's sweep reads them next (a stopped run's next save would
+  // store them too; storing them now costs nothing more).
+  if (!failure) {
+    try {
+      await saveSeen();
+    } catch (error) {
+      failure = { error };
+    }
+  }
 
   if (failure) throw new PagingStopped(failure.error, cursorNow(), pagesThisInvocation);
   return { complete: slices.size === 0, point: cursorNow(), pages: pagesThisInvocation };
