@@ -113,7 +113,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let failure: { error: unknown } | undefined;
   // A test or benchmark holding the run (a "kill"): no step starts until it lets go.
   let hold: Promise<void> = Promise.resolve();
-  const writePace = new TokenBucketRateBudget({ ratePerSecond: STORE_WRITES_PER_SECOND, burst: STORE_WRITES_PER_SECOND / 4 });
+  // A tenth of a second's burst: in no second does the partition key take more than ~1,000 units.
+  const writePace = new TokenBucketRateBudget({ ratePerSecond: STORE_WRITES_PER_SECOND, burst: STORE_WRITES_PER_SECOND / 10 });
   /** Ids being written by a page in flight: another page listing one of them writes it conditionally. */
   const writing = new Set<string>();
   let order = window.mode === 'full' ? source.slicing?.order : undefined;
