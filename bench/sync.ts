@@ -4,7 +4,7 @@ import { watchCommands } from '../local/local-dynamo';
 import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
 import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
 import type { RunningSimulator } from '../sandbox/simulator-server';
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import type { ConnectorName } from '../shared/connectors';
 import { setLogSink } from '../shared/log/logger';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
@@ -111,7 +111,7 @@ function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, o
     OBJECTS.map((object) =>
       runSyncJob(
         s.local.gateway,
-        connectorPlatforms,
+        connectors.syncing(),
         { accountId, connector, object, trigger: 'manual', requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) },
         silentLog,
         options,

@@ -56,17 +56,22 @@ async function api(method, path, body) {
   return { ok: response.ok, status: response.status, body: parsed };
 }
 
-/** A problem's words for people: its detail (or title) and, where there is one, its remedy. */
-function problemText(problem) {
+/**
+ * A problem's words for people: its detail (or title), the field messages not shown beside a field
+ * (`errors[].path` is a string such as "secretKey" or "events.1.customer_email"), and its remedy.
+ */
+function problemText(problem, shownBesideFields = new Set()) {
   const what = problem?.detail ?? problem?.title ?? problem?.message ?? 'Something went wrong.';
-  const fields = Array.isArray(problem?.errors) ? problem.errors.map((e) => `${(e.path ?? []).join('.')}: ${e.message}`).join('; ') : '';
+  const errors = Array.isArray(problem?.errors) ? problem.errors.filter((e) => !shownBesideFields.has(e.path)) : [];
+  const fields = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
   return [what, fields, problem?.remedy ? `What to do: ${problem.remedy}` : ''].filter(Boolean).join(' ');
 }
 
+/** The page's banner: a new message replaces the last; an empty one clears it (no stale problem stays up). */
 function announce(message, isProblem = false) {
   const status = document.getElementById('status');
   status.textContent = message;
-  status.classList.toggle('problem', isProblem);
+  status.classList.toggle('problem', isProblem && message !== '');
 }
 
 const accountPath = () => `/api/v1/accounts/${encodeURIComponent(session.accountId)}`;
@@ -75,6 +80,7 @@ const accountPath = () => `/api/v1/accounts/${encodeURIComponent(session.account
 
 async function signIn(event) {
   event.preventDefault();
+  announce('');
   const accountId = new FormData(event.target).get('accountId').trim();
   const response = await fetch('/local/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accountId }) });
   if (!response.ok) return announce('Sign-in failed. Check the account id.', true);
@@ -124,15 +130,19 @@ function connectForm(connector) {
   for (const field of CONNECT_FORMS[connector]) {
     const id = `${connector}-${field.name}`;
     const hintId = `${id}-hint`;
+    const errorId = `${id}-error`;
+    const describedBy = [field.hint ? hintId : '', errorId].filter(Boolean).join(' ');
     form.append(el('label', { for: id }, field.label));
     if (field.type === 'select') {
-      form.append(el('select', { id, name: field.name }, ...field.options.map(([value, label]) => el('option', { value }, label))));
+      form.append(el('select', { id, name: field.name, 'aria-describedby': describedBy }, ...field.options.map(([value, label]) => el('option', { value }, label))));
     } else {
       // autocomplete=new-password keeps browsers from offering to fill or remember these keys.
       const autocomplete = field.type === 'password' ? 'new-password' : 'off';
-      form.append(el('input', { id, name: field.name, type: field.type, required: field.required, autocomplete, 'aria-describedby': field.hint ? hintId : undefined }));
+      form.append(el('input', { id, name: field.name, type: field.type, required: field.required, autocomplete, 'aria-describedby': describedBy }));
     }
     if (field.hint) form.append(el('small', { id: hintId }, field.hint));
+    // The API's message for this field, beside it (empty until a validation problem names it).
+    form.append(el('small', { id: errorId, class: 'field-error problem', 'data-field-error': field.name }));
   }
   form.append(el('button', { type: 'submit' }, 'Connect Account'));
   form.addEventListener('submit', (event) => connectAccount(event, connector).catch(unreachable));
@@ -144,24 +154,56 @@ function connectBody(form) {
   return Object.fromEntries([...new FormData(form).entries()].filter(([, value]) => String(value).trim() !== '').map(([key, value]) => [key, String(value).trim()]));
 }
 
+/** Shows each validation message beside its field (or clears them all); answers the fields it could place. */
+function showFieldErrors(form, errors = []) {
+  const placed = new Set();
+  for (const input of form.querySelectorAll('input, select')) {
+    const message = errors.find((e) => e.path === input.name)?.message;
+    const slot = form.querySelector(`[data-field-error="${input.name}"]`);
+    if (slot) slot.textContent = message ?? '';
+    if (message) {
+      input.setAttribute('aria-invalid', 'true');
+      placed.add(input.name);
+    } else {
+      input.removeAttribute('aria-invalid');
+    }
+  }
+  return placed;
+}
+
 async function connectAccount(event, connector) {
   event.preventDefault();
   const form = event.target;
-  const body = connectBody(form);
-  form.reset(); // the secrets leave the page at once, whatever the answer
-  const answer = await api('PUT', `${accountPath()}/connections/${connector}`, body);
   const result = document.getElementById(`${connector}-result`);
+  announce('');
+  showFieldErrors(form);
+  result.className = 'result';
+  result.textContent = 'Connecting and testing…';
+  // What the user typed stays until the gateway has taken it: a refusal must not wipe the form.
+  const answer = await api('PUT', `${accountPath()}/connections/${connector}`, connectBody(form));
   if (!answer.ok) {
-    result.textContent = problemText(answer.body);
+    const placed = showFieldErrors(form, answer.body?.errors);
+    result.textContent = problemText(answer.body, placed);
     result.className = 'result problem';
+    form.querySelector('[aria-invalid="true"]')?.focus();
     return;
   }
-  result.className = 'result';
-  result.textContent = ['Connected.', ...(answer.body.warnings ?? []).map((w) => `Warning: ${w}`)].join(' ');
+  // Saved: the secrets leave the page now (masked copies come back with the connection).
+  for (const input of form.querySelectorAll('input[type="password"]')) input.value = '';
+  const health = answer.body.health ?? {};
+  const tested =
+    health.state === 'healthy'
+      ? 'Connected and tested: healthy.'
+      : health.state === 'unknown'
+        ? 'Connected (not tested yet).'
+        : [`Connected, but its test failed (${health.state.replace('_', ' ')}).`, health.reason, health.remedy ? `What to do: ${health.remedy}` : ''].filter(Boolean).join(' ');
+  result.className = health.state === 'healthy' || health.state === 'unknown' ? 'result' : 'result problem';
+  result.textContent = [tested, ...(answer.body.warnings ?? []).map((w) => `Warning: ${w}`)].join(' ');
   await refreshConnections();
 }
 
 async function testConnection(connector) {
+  announce('');
   const result = document.getElementById(`${connector}-result`);
   result.className = 'result';
   result.textContent = 'Testing…';
@@ -210,10 +252,25 @@ async function showSyncs(connector, connection) {
   const heading = el('h4', {}, 'Syncs');
   if (answer.body.syncs.length === 0) return container.replaceChildren(heading, el('p', {}, 'No sync has run yet.'));
   const rows = answer.body.syncs.map((sync) =>
-    el('tr', {}, el('td', {}, sync.object), el('td', {}, sync.state.replaceAll('_', ' ')), el('td', {}, sync.lastSucceededAt ?? '—'), el('td', {}, sync.lastError?.message ?? '')),
+    el(
+      'tr',
+      { 'data-object': sync.object },
+      el('td', {}, sync.object),
+      el('td', {}, sync.state.replaceAll('_', ' ')),
+      el('td', {}, sync.lastSucceededAt ?? '—'),
+      el('td', {}, sync.lastError?.message ?? ''),
+      el('td', { 'data-next-try': sync.nextAttemptAt ?? '' }, nextTry(sync)),
+    ),
   );
-  const head = el('tr', {}, ...['Object', 'State', 'Last success', 'Last error'].map((title) => el('th', { scope: 'col' }, title)));
+  const head = el('tr', {}, ...['Object', 'State', 'Last success', 'Last error', 'Next try'].map((title) => el('th', { scope: 'col' }, title)));
   container.replaceChildren(heading, el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows)));
+}
+
+/** When a failed sync is tried again, or why it is not. */
+function nextTry(sync) {
+  if (sync.nextAttemptAt) return `${new Date(sync.nextAttemptAt).toLocaleString()} (failed ${sync.failedAttempts} time${sync.failedAttempts === 1 ? '' : 's'} in a row)`;
+  if (sync.state === 'dead_lettered') return 'No more retries: the next scheduled sync tries again.';
+  return '';
 }
 
 function unreachable() {

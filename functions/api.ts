@@ -3,7 +3,7 @@ import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http'
 import { createRouter } from '../shared/api/router';
 import { apiRoutes } from '../shared/api/routes/index';
 
-const dispatch = createRouter(apiRoutes);
+const dispatch = createRouter(apiRoutes());
 
 /** `/api/v1/*`: the dashboard's and playbooks' API. */
 export const handler = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyResultV2> =>

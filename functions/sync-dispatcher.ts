@@ -1,19 +1,24 @@
 import * as z from 'zod';
-import { syncSettingsSchemas } from '../shared/connections/sync-settings-schemas';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { log } from '../shared/log/logger';
 import { sqsQueues } from '../shared/queues/sqs-queue';
-import { dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
+import { dispatchDueRetries, dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
 import { SyncFrequency } from '../shared/sync/sync-settings';
 
 provideAwsServices({ queues: sqsQueues });
 
-/** What each EventBridge Scheduler schedule sends (see lib/sync.ts). */
-const ScheduleEvent = z.object({ frequency: SyncFrequency });
+/** What each EventBridge Scheduler schedule sends (see lib/sync.ts): a frequency, or the retry schedule's `{retries: true}`. */
+const ScheduleEvent = z.union([z.object({ frequency: SyncFrequency }), z.object({ retries: z.literal(true) })]);
 
-/** Fired by the hourly, daily and weekly schedules: one sync job per due connection and data object. */
+/**
+ * Fired by the hourly, daily and weekly schedules: one sync job per due connection and data
+ * object; by the retry schedule: one job per failed sync whose next try has come.
+ */
 export const handler = async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
-  const { frequency } = ScheduleEvent.parse(event);
-  const enqueued = await dispatchDueSyncs(gateway(), syncSettingsSchemas, frequency, log.with({ frequency }));
+  const parsed = ScheduleEvent.parse(event);
+  if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
+  const { frequency } = parsed;
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
   return { frequency, enqueued };
 };

@@ -1,11 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { connectorPlatforms } from '../shared/connections/platforms';
+import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { processBatch } from '../shared/queues/batch';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
-import { runSyncJob } from '../shared/sync/run-sync-job';
+import { processSyncJob } from '../shared/sync/sync-job-message';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
 provideAwsServices({ queues: sqsQueues });
@@ -14,18 +14,19 @@ provideAwsServices({ queues: sqsQueues });
 const HAND_OVER_MARGIN_MS = 30_000;
 
 /**
- * One sync job per message (batch size 1). A transient failure (rate limits, an outage) is
- * reported as a batch failure so SQS retries it later from the saved checkpoint; a failure only
- * the user can fix (a revoked key) is recorded on the connection's health and not retried.
+ * One sync job per message (batch size 1). A transient failure (rate limits, an outage) records
+ * its next try on the checkpoint, and the retry schedule runs it then, with growing delays over
+ * 12 hours; past that the job is reported failed until it reaches the dead-letter queue (alarmed).
+ * A failure only the user can fix (a revoked key) is recorded on the connection's health and not retried.
  */
 export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-  processBatch(event, SyncJob, async (job, log) => {
+  processBatch(event, SyncJob, async (job, log, record) => {
     const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;
     const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
     if (job.trigger === 'purge') {
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
-    const result = await runSyncJob(gateway(), connectorPlatforms, job, jobLog, { ...(deadline ? { deadline } : {}) });
-    if (result.outcome === 'failed' && result.retry) throw new Error(`sync failed, will retry: ${result.problem.reason}`);
+    const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };
+    await processSyncJob(gateway(), connectors.syncing(), job, message, jobLog, deadline ? { deadline } : {});
   });

@@ -6,7 +6,13 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { connectors } from '../shared/connections/registry';
 import { GatewayFunction } from './gateway-function';
+
+/** The OAuth callback address of every connector that offers the authorization code, from the registry. */
+export function oauthCallbackPaths(): string[] {
+  return connectors.all().flatMap((connector) => (connector.authorization ? [connector.authorization.callbackPath] : []));
+}
 
 export interface GatewayApiProps {
   readonly logRetention: logs.RetentionDays;
@@ -58,8 +64,8 @@ export class GatewayApi extends Construct {
     const apiHandler = integration('ApiHandler', this.apiHandler);
     const oauthReason =
       'OAuth redirect back from the platform: a browser cannot present a JWT; the function accepts only a single-use, short-lived state with its PKCE verifier.';
-    this.unauthorizedRoute('/auth/crmmessaging/callback', apigw.HttpMethod.GET, oauthCallback, oauthReason);
-    this.unauthorizedRoute('/auth/crmdata/callback', apigw.HttpMethod.GET, oauthCallback, oauthReason);
+    // One route per connector that connects through the browser (the spec's two callback addresses).
+    for (const path of oauthCallbackPaths()) this.unauthorizedRoute(path, apigw.HttpMethod.GET, oauthCallback, oauthReason);
     this.unauthorizedRoute(
       '/webhooks/payments',
       apigw.HttpMethod.POST,

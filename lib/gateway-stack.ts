@@ -3,6 +3,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { connectors } from '../shared/connections/registry';
 import { GatewayApi } from './api';
 import { Conversations } from './conversations';
 import { DashboardAuth } from './dashboard-auth';
@@ -51,7 +52,8 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  'sync-job': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
@@ -123,6 +125,12 @@ export class IntegrationGatewayStack extends Stack {
     for (const handler of handlerNames) wire(functions[handler], needs[handler], targets);
 
     new CfnOutput(this, 'ApiUrl', { value: api.baseUrl, description: 'The gateway address ({base_url} in the spec)' });
+    // The addresses to register as each OAuth client's Callback URL (spec Authentication, messaging 1 and data 3).
+    for (const connector of connectors.all()) {
+      if (!connector.authorization) continue;
+      const id = `${connector.name[0]!.toUpperCase()}${connector.name.slice(1)}OAuthCallbackUrl`;
+      new CfnOutput(this, id, { value: `${api.baseUrl}${connector.authorization.callbackPath}`, description: `Callback URL of the ${connector.platform}'s OAuth client` });
+    }
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId, description: 'Dashboard user pool' });
     new CfnOutput(this, 'UserPoolClientId', { value: auth.dashboardClient.userPoolClientId, description: 'Dashboard app client' });
     new CfnOutput(this, 'EventBusName', { value: gatewayEvents.bus.eventBusName, description: 'Bus of normalised gateway events' });

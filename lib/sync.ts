@@ -6,6 +6,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { SYNC_RETRY } from '../shared/sync/sync-retry';
 import { GatewayFunction } from './gateway-function';
 import { nagArnOf } from './nag-findings';
 import { WorkQueue } from './work-queue';
@@ -68,6 +69,20 @@ export class Sync extends Construct {
     Validations.of(scheduleRole).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagArnOf(this.dispatcher)}:*]`,
       reason: 'Invoke any version or alias of the sync dispatcher (ARN:*), as the Scheduler Lambda target grants it; one function only.',
+    });
+
+    // Failed syncs are tried again with growing delays (shared/sync/sync-retry.ts): the sync queue is
+    // FIFO and cannot delay one message, so each failure records its next try on the checkpoint and
+    // this schedule enqueues the tries that have come.
+    new scheduler.Schedule(this, 'RetrySchedule', {
+      description: 'Enqueues the failed syncs whose next try has come',
+      schedule: scheduler.ScheduleExpression.rate(Duration.millis(SYNC_RETRY.scheduleEveryMs)),
+      target: new targets.LambdaInvoke(this.dispatcher, {
+        role: scheduleRole,
+        input: scheduler.ScheduleTargetInput.fromObject({ retries: true }),
+        deadLetterQueue: props.scheduleDeadLetterQueue,
+        ...scheduleRetry,
+      }),
     });
 
     for (const [frequency, every] of Object.entries(syncFrequencies)) {

@@ -37,6 +37,8 @@ export class LocalQueue<T> implements JobQueue<T> {
   private timer: NodeJS.Timeout | undefined;
   private consumer: QueueConsumer | undefined;
   private readonly now: () => number;
+  /** Visibility the consumer set on messages of the batch in hand (ChangeMessageVisibility), by message id. */
+  private readonly visibleAtSet = new Map<string, number>();
 
   constructor(private readonly options: LocalQueueOptions) {
     this.consumer = options.consumer;
@@ -54,6 +56,11 @@ export class LocalQueue<T> implements JobQueue<T> {
       this.entries.push({ messageId: randomUUID(), body: JSON.stringify(message), receiveCount: 0, visibleAt: now, sentAt: now });
     }
     this.schedule(0);
+  }
+
+  /** ChangeMessageVisibility: the receipt handle is the message id here. Applies if the message is given back. */
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    this.visibleAtSet.set(receiptHandle, this.now() + seconds * 1000);
   }
 
   /** Messages waiting (visible or not), not counting dead letters. */
@@ -133,8 +140,9 @@ export class LocalQueue<T> implements JobQueue<T> {
           this.deadLetters.push(entry);
           log.warn('message dead-lettered', { queue: this.options.name, messageId: entry.messageId });
         } else {
-          entry.visibleAt = this.now() + (this.options.retryDelayMs ?? 1000) * entry.receiveCount;
+          entry.visibleAt = this.visibleAtSet.get(entry.messageId) ?? this.now() + (this.options.retryDelayMs ?? 1000) * entry.receiveCount;
         }
+        this.visibleAtSet.delete(entry.messageId);
       }
     }
   }

@@ -1,11 +1,27 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import * as z from 'zod';
 import { startBillingSimulator } from '../sandbox/billing-simulator';
 import { startCrmSimulator } from '../sandbox/crm-simulator';
+import type { IdentityService, UserRegistration } from '../sandbox/identity-simulator';
 import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import type { RunningSimulator } from '../sandbox/simulator-server';
+
+/**
+ * An OAuth client of the CRM's identity service (a connected app) with its integration user and
+ * key pair, as an admin would set one up for the gateway. The simulator keeps nothing between
+ * starts, so the sandbox registers it again at every start with the same ids and key: connections
+ * made earlier keep working after a restart.
+ */
+const SandboxIdentityClient = z.object({
+  clientId: z.string(),
+  clientSecret: z.string(),
+  username: z.string(),
+  /** The private key's PEM file (in LOCAL_DATA_DIR, never in the repository); its certificate is "uploaded" to the client. */
+  privateKeyFile: z.string(),
+});
+export type SandboxIdentityClient = z.infer<typeof SandboxIdentityClient>;
 
 /** The sandbox's own keys: made once per data folder, so connections made earlier keep working after a restart. */
 const SandboxKeys = z.object({
@@ -13,8 +29,84 @@ const SandboxKeys = z.object({
   paymentSecretKey: z.string(),
   billingSite: z.string(),
   billingReadOnlyKey: z.string(),
+  /** The data connector's form: these, with Login URL `production` and API Region `US`. */
+  data: SandboxIdentityClient.extend({ loginUrl: z.literal('production'), apiRegion: z.literal('US') }).optional(),
+  /** The messaging connector's form (JWT bearer: the private key file's content is its Certificate). */
+  messaging: SandboxIdentityClient.extend({ messagingPlatformKey: z.string(), loginUrl: z.literal('production') }).optional(),
 });
 type SandboxKeys = z.infer<typeof SandboxKeys>;
+
+const token = () => randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
+
+function readSandboxKeys(path: string): SandboxKeys | undefined {
+  if (!existsSync(path)) return undefined;
+  const parsed = SandboxKeys.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function writeSandboxKeys(path: string, keys: SandboxKeys): void {
+  writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
+}
+
+function sandboxKeys(dataDir: string): SandboxKeys {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const path = join(dataDir, 'sandbox-keys.json');
+  const existing = readSandboxKeys(path);
+  if (existing) return existing;
+  const keys: SandboxKeys = {
+    paymentRestrictedKey: `rk_test_${token()}`,
+    paymentSecretKey: `sk_test_${token()}`,
+    billingSite: 'acme-test',
+    billingReadOnlyKey: `test_${token()}`,
+  };
+  writeSandboxKeys(path, keys);
+  return keys;
+}
+
+/**
+ * The identity client for one connector (`data`, `messaging`): read
+ * from the keys, or made once (ids, secret, a 2048-bit RSA key pair whose private half goes to
+ * `<dataDir>/sandbox-<name>-private-key.pem`, mode 0600).
+ */
+export function sandboxIdentityClient(dataDir: string, name: string, existing: SandboxIdentityClient | undefined): SandboxIdentityClient {
+  const privateKeyFile = resolve(dataDir, `sandbox-${name}-private-key.pem`);
+  if (existing && existsSync(privateKeyFile)) return { clientId: existing.clientId, clientSecret: existing.clientSecret, username: existing.username, privateKeyFile };
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(privateKeyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+  return {
+    clientId: `3MVG9${randomBytes(20).toString('hex')}`,
+    clientSecret: randomBytes(32).toString('hex'),
+    username: `${name}.integration@acme-sandbox.example`,
+    privateKeyFile,
+  };
+}
+
+/**
+ * Registers an identity client as an admin would: OAuth on with the gateway's callback address,
+ * the scopes given, the key pair's certificate for JWT bearer, and the integration user created
+ * with the permissions given and pre-approved ("Admin approved users are pre-authorized").
+ */
+export function registerIdentityClient(
+  identity: IdentityService,
+  client: SandboxIdentityClient,
+  setup: { callbackUrl: string; scopes: string[]; user: Omit<UserRegistration, 'username'> },
+): void {
+  const publicKey = createPublicKey(readFileSync(client.privateKeyFile, 'utf8'));
+  identity.registerConnectedApp({
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    publicKey,
+    callbackUrl: setup.callbackUrl,
+    scopes: setup.scopes,
+    approvedUsers: [client.username],
+  });
+  identity.registerUser({ username: client.username, ...setup.user });
+}
+
+/** The data connector's scopes (spec Authentication, Data connector 4). */
+const DATA_SCOPES = ['api', 'refresh_token', 'offline_access', 'cdp_query_api', 'cdp_profile_api', 'cdp_ingest_api'];
+/** The messaging connector's scopes (spec Authentication, Messaging connector 1). */
+const MESSAGING_SCOPES = ['api', 'refresh_token', 'offline_access'];
 
 export interface RunningSandbox {
   env: Record<string, string>;
@@ -26,24 +118,6 @@ const SEED = { customers: 200 } as const;
 
 /** `SANDBOX_LATENCY_MS` and `SANDBOX_JITTER_MS`, whole milliseconds. */
 const SandboxLatency = z.object({ ms: z.coerce.number().int().min(0).max(60_000), jitterMs: z.coerce.number().int().min(0).max(60_000) });
-
-function sandboxKeys(dataDir: string): SandboxKeys {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const path = join(dataDir, 'sandbox-keys.json');
-  if (existsSync(path)) {
-    const parsed = SandboxKeys.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    if (parsed.success) return parsed.data;
-  }
-  const token = () => randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
-  const keys: SandboxKeys = {
-    paymentRestrictedKey: `rk_test_${token()}`,
-    paymentSecretKey: `sk_test_${token()}`,
-    billingSite: 'acme-test',
-    billingReadOnlyKey: `test_${token()}`,
-  };
-  writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
-  return keys;
-}
 
 /**
  * Starts the simulators for every platform whose real address is not configured, seeded with a
@@ -84,9 +158,29 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   if (!env.DATA_LOGIN_URL) {
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
+    const data = sandboxIdentityClient(dataDir, 'data', keys.data);
+    const messaging = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
+    const forms = {
+      data: { ...data, loginUrl: 'production', apiRegion: 'US' } as const,
+      messaging: { ...messaging, messagingPlatformKey: keys.messaging?.messagingPlatformKey ?? `mpk_${token()}`, loginUrl: 'production' } as const,
+    };
+    // Written on first start, and again if the folder moved (the key files' paths are absolute).
+    if (JSON.stringify([keys.data, keys.messaging]) !== JSON.stringify([forms.data, forms.messaging])) writeSandboxKeys(keysFile, { ...keys, ...forms });
+    registerIdentityClient(crm.identity, data, {
+      callbackUrl: `http://localhost:${gatewayPort}/auth/crmdata/callback`,
+      scopes: DATA_SCOPES,
+      user: { hasDataPlatformPermissionSet: true },
+    });
+    registerIdentityClient(crm.identity, messaging, {
+      callbackUrl: `http://localhost:${gatewayPort}/auth/crmmessaging/callback`,
+      scopes: MESSAGING_SCOPES,
+      user: { hasMessagingUserLicense: true },
+    });
+    crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
+    crm.data.seedUnifiedIndividuals(SEED.customers);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
-    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host)`);
+    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals)`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';

@@ -167,6 +167,21 @@ export class IdentityService {
     for (const grant of this.accessTokens.values()) grant.expiresAt = Math.min(grant.expiresAt, now);
   }
 
+  /**
+   * Revokes every refresh token (of one user, or all), as an admin revoking the app's access on the
+   * platform does (spec general rule 3): a refresh then answers invalid_grant.
+   */
+  revokeRefreshTokens(username?: string): number {
+    let revoked = 0;
+    for (const [token, grant] of this.refreshTokens) {
+      if (username === undefined || grant.username === username) {
+        this.refreshTokens.delete(token);
+        revoked += 1;
+      }
+    }
+    return revoked;
+  }
+
   /** Issues an access token; the data simulator uses it for the a360 exchange. */
   issueAccessToken(grant: Omit<AccessGrant, 'issuedAt' | 'expiresAt'>): { token: string; grant: AccessGrant } {
     const issuedAt = this.now();

@@ -26,13 +26,20 @@ export const GatewayEnvironment = z.object({
   CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
   POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
   /** The gateway's own public address ({base_url} in the spec). */
-  BASE_URL: z.string().optional(),
+  BASE_URL: z.url('BASE_URL must be an absolute address, such as https://gateway.example.com').optional(),
   /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
   PAYMENT_API_BASE_URL: z.url().default('https://api.stripe.com'),
   /** `{site}` is replaced by the connection's Site Name. */
   BILLING_BASE_URL_TEMPLATE: z.string().default('https://{site}.chargebee.com'),
   DATA_LOGIN_URL: z.url().default('https://login.salesforce.com'),
   DATA_SANDBOX_LOGIN_URL: z.url().default('https://test.salesforce.com'),
+  /**
+   * The CRM org's session timeout (seconds): its identity access tokens carry no expiry, so the
+   * gateway renews them this long after sign-in, less five minutes. 7,200 is the platform's default.
+   */
+  IDENTITY_SESSION_SECONDS: z.coerce.number().int().min(600).max(86_400).default(7_200),
+  /** Where the OAuth callbacks send the browser back to (the dashboard's address); default: the gateway's own `/`. */
+  DASHBOARD_URL: z.url().optional(),
   /** Per-attempt timeout of every platform call; a hung platform never hangs a sync. */
   PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Allows http:// platform addresses (loopback simulators only). Never set in AWS. */

@@ -1,7 +1,11 @@
 import * as z from 'zod';
 
-/** The four platforms an account can connect. The word is the gateway's neutral name for each. */
-export const ConnectorName = z.enum(['messaging', 'data', 'billing', 'payment']);
+/**
+ * A connector's name: the gateway's neutral word for a platform (`messaging`, `data`, `billing`,
+ * `payment`), safe inside keys, paths and KMS encryption contexts. Which names exist is the
+ * registry's business (shared/connections/registry.ts); stored items only need the name's shape.
+ */
+export const ConnectorName = z.string().regex(/^[a-z][a-z0-9]{1,31}$/, 'a connector name is 2-32 lower-case letters or digits');
 export type ConnectorName = z.infer<typeof ConnectorName>;
 
 /**

@@ -64,8 +64,14 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
   let events: EventPublisher | undefined;
+  const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
-    send: (messages) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name].send(messages),
+    send: (messages) => sqs(name).send(messages),
+    changeVisibility: async (receiptHandle, seconds) => {
+      const target = sqs(name);
+      if (!target.changeVisibility) throw new Error(`the ${name} queue cannot change a message's visibility`);
+      await target.changeVisibility(receiptHandle, seconds);
+    },
   });
   return {
     env,

@@ -48,7 +48,7 @@ export function responseToApiGateway(response: HttpResponse): APIGatewayProxyRes
   return { statusCode: response.status, headers: response.headers, body: response.body };
 }
 
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
 };

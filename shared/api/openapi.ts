@@ -69,6 +69,12 @@ export function openApiDocument(routes: Route[]): JsonSchema {
           description: route.response.description,
           ...(route.response.schema ? { content: { 'application/json': { schema: toSchema(route.response.schema, 'output') } } } : {}),
         },
+        ...Object.fromEntries(
+          (route.otherResponses ?? []).map((other) => [
+            String(other.status),
+            { description: other.description, ...(other.schema ? { content: { 'application/json': { schema: toSchema(other.schema, 'output') } } } : {}) },
+          ]),
+        ),
         default: {
           description: 'A problem (RFC 9457)',
           content: { 'application/problem+json': { schema: toSchema(Problem, 'output') } },

@@ -45,6 +45,8 @@ export interface Route<
   /** What the OpenAPI document shows for the body when `body` is looser than the real forms. */
   documentedBody?: z.ZodType;
   response: { status: number; description: string; schema?: R };
+  /** Other successful answers the handler gives as HttpResponses (documented only). */
+  otherResponses?: ReadonlyArray<{ status: number; description: string; schema?: z.ZodType }>;
   handle(
     context: RouteContext<z.infer<P>, B extends z.ZodType ? z.infer<B> : undefined, Q extends z.ZodType ? z.infer<Q> : undefined>,
   ): Promise<(R extends z.ZodType ? z.infer<R> : undefined) | HttpResponse>;

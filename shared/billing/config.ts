@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import type { ConnectorDefinition } from '../connections/connector-definition';
+import type { ConnectionForm } from '../connections/connector-definition';
+import { placeholderProblem } from '../connections/placeholders';
 
 const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -22,7 +23,15 @@ export const BillingSiteName = z
 export const BillingConnectionInput = z
   .strictObject({
     siteName: BillingSiteName.describe('The subdomain of the billing site address'),
-    apiKey: z.string().trim().min(8, 'The API key is too short: copy the whole key.').describe('API key; a read-only key is preferred'),
+    apiKey: z
+      .string()
+      .trim()
+      .min(8, 'The API key is too short: copy the whole key.')
+      .superRefine((key, ctx) => {
+        const problem = placeholderProblem(key, 'API key');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('API key; a read-only key is preferred'),
     environment: z.enum(['test', 'live']).describe('Test Mode or Live Mode'),
     requestsPerMinute: z
       .number()
@@ -35,8 +44,9 @@ export const BillingConnectionInput = z
   .meta({ id: 'BillingConnectionInput' });
 export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
 
-export const billingConnector: ConnectorDefinition<typeof BillingConnectionInput> = {
-  name: 'billing',
+/** Connect Account for the billing connector: the spec's fields, and which of them are secrets. */
+export const billingConnectionForm: ConnectionForm<typeof BillingConnectionInput> = {
+  methods: ['api_key'],
   input: BillingConnectionInput,
   // The webhook's Basic credentials (shared/webhooks/billing-credentials.ts) are on the platform already.
   keptOnReconnect: ['webhookUsername', 'webhookPassword'],

@@ -207,6 +207,8 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
 
 export const billingSync: ConnectorSync<BillingSyncSettings> = {
   objects: BILLING_OBJECTS,
+  // The platform's payments are transactions, synced as `payments`.
+  paymentObjects: ['payments'],
   source(object, client, settings) {
     if (!isBillingObject(object)) throw new TypeError(`billing sync: unknown data object '${object}'`);
     return billingSource(object, client, settings);

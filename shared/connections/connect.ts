@@ -1,31 +1,18 @@
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
-import { problems, ProblemError } from '../api/problem';
+import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
-import { maskSecret } from './connector-definition';
-import { connectorDefinitions } from './connectors';
-import { connectorPlatforms } from './platforms';
-import { settingsSchemas } from './sync-settings-schemas';
+import { startAuthorization, type AuthorizationStarted } from '../identity/authorization';
+import { maskSecret, type ConnectionParts } from './connector-definition';
+import type { Connector } from './connector';
+import { connectors } from './registry';
 import type { ConnectionView } from './connection-view';
 
-function definitionFor(connector: ConnectorName) {
-  const definition = connectorDefinitions[connector];
-  if (!definition) {
-    throw new ProblemError({
-      type: 'urn:integration-gateway:problem:connector-not-available',
-      title: 'Connector not available yet',
-      status: 501,
-      detail: `The ${connector} connector connects through OAuth, which this version of the gateway does not offer yet.`,
-    });
-  }
-  return definition;
-}
-
-function defaultSyncSettings(connector: ConnectorName): Record<string, unknown> {
-  const schema = settingsSchemas[connector];
-  return schema ? { ...schema.parse({}) } : {};
+/** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
+function defaultSettings(connector: Connector): Record<string, unknown> {
+  return { ...connector.settings.parse({}) };
 }
 
 /** Integrations are switched on per account by the operator; until then nothing can connect. */
@@ -49,9 +36,14 @@ export function viewOf(connection: Connection, warnings?: string[]): ConnectionV
   };
 }
 
+/** What Connect Account answers: the stored connection, or, for the authorization code, where to send the browser. */
+export type ConnectOutcome = { kind: 'connected'; view: ConnectionView } | { kind: 'authorizing'; started: AuthorizationStarted };
+
 /**
  * Connect Account: validate the form, seal the secrets in the vault, store config + ciphertext.
- * Reconnecting replaces the credentials and keeps the sync settings.
+ * Reconnecting replaces the credentials and keeps the sync settings. With the authorization code
+ * method nothing is stored as a connection yet: the browser is sent to the platform, and the
+ * connection is saved when it comes back (shared/identity/authorization.ts).
  */
 export async function connectAccount(
   gateway: Gateway,
@@ -59,17 +51,41 @@ export async function connectAccount(
   accountId: string,
   connector: ConnectorName,
   body: unknown,
-): Promise<ConnectionView> {
-  const definition = definitionFor(connector);
+  browser: { baseUrl: string; returnTo?: string } = { baseUrl: '' },
+): Promise<ConnectOutcome> {
+  const definition = connectors.get(connector);
   await requireIntegrationsEnabled(gateway, accountId);
-  const parsed = definition.input.safeParse(body);
+  const form = definition.connection;
+  const parsed = form.input.safeParse(body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
 
   const existing = await gateway.store.getConnection(accountId, connector);
-  const kept = existing ? await keptParts(gateway, existing, definition.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
-  const parts = definition.split(parsed.data, kept.credentials);
-  const credentials = { ...kept.credentials, ...parts.credentials };
-  const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
+  const kept = existing ? await keptParts(gateway, existing, form.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
+  const parts = form.split(parsed.data, kept.credentials);
+  if ((parsed.data as { authenticationMethod?: unknown }).authenticationMethod === 'authorization_code') {
+    const started = await startAuthorization(gateway, log, { accountId, connector: definition, parts, ...browser });
+    return { kind: 'authorizing', started };
+  }
+  const connection = await saveConnection(gateway, log, { accountId, connector: definition, existing, kept, parts });
+  return { kind: 'connected', view: viewOf(connection, parts.warnings) };
+}
+
+/** Seals the credentials and stores the connection (a new one with the connector's default settings). */
+export async function saveConnection(
+  gateway: Gateway,
+  log: Logger,
+  input: {
+    accountId: string;
+    connector: Connector;
+    existing: Connection | undefined;
+    kept?: { credentials: Record<string, string>; config: Connection['config']; maskedSecrets: Record<string, string> };
+    parts: ConnectionParts;
+  },
+): Promise<Connection> {
+  const { accountId, existing, parts } = input;
+  const connector = input.connector.name;
+  const kept = input.kept ?? { credentials: {}, config: {}, maskedSecrets: {} };
+  const sealed = await gateway.vault.seal({ accountId, connector }, { ...kept.credentials, ...parts.credentials });
   const now = new Date(gateway.now()).toISOString();
   const connection: Connection = {
     accountId,
@@ -78,18 +94,18 @@ export async function connectAccount(
     credentials: sealed,
     maskedSecrets: { ...kept.maskedSecrets, ...Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])) },
     // New connections start with the connector's default settings, so their scheduled syncs run.
-    syncSettings: existing?.syncSettings ?? defaultSyncSettings(connector),
+    syncSettings: existing?.syncSettings ?? defaultSettings(input.connector),
     health: { state: 'unknown' },
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
     version: existing?.version ?? 0,
   };
-  await gateway.store.putConnection(connection);
+  connection.version = await gateway.store.putConnection(connection);
   gateway.vault.forget({ accountId, connector });
   // Another key or site may see other data: the next sync is full, and its sweep removes the rest.
   if (existing) await gateway.store.deleteSyncCheckpoints(accountId, connector);
   log.info('connection saved', { accountId, connector, reconnect: existing !== undefined, warnings: parts.warnings.length });
-  return viewOf(connection, parts.warnings);
+  return connection;
 }
 
 /** What a reconnect keeps of the existing connection: the gateway-generated fields only. */
@@ -111,10 +127,21 @@ export async function getConnectionView(gateway: Gateway, accountId: string, con
  * stood is forgotten, and its synced records are purged by jobs on the sync queue.
  */
 export async function disconnectAccount(gateway: Gateway, log: Logger, accountId: string, connector: ConnectorName): Promise<void> {
+  const definition = connectors.find(connector);
+  const connection = await gateway.store.getConnection(accountId, connector);
+  if (connection && definition?.revoke) {
+    // The platform-side grant goes too (spec general rule 3 works both ways); a failure must not keep the connection.
+    try {
+      const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
+      await definition.revoke({ accountId, env: gateway.env, config: connection.config, credentials });
+    } catch (error) {
+      log.warn('could not revoke the platform grant; the connection is removed anyway', { accountId, connector, error });
+    }
+  }
   await gateway.store.deleteConnection(accountId, connector);
   gateway.vault.forget({ accountId, connector });
   await gateway.store.deleteSyncCheckpoints(accountId, connector);
-  const objects = connectorPlatforms[connector]?.sync.objects ?? [];
+  const objects = definition?.sync?.objects ?? [];
   const requestedAt = new Date(gateway.now()).toISOString();
   await gateway.queues.syncJobs.send(objects.map((object) => ({ accountId, connector, object, trigger: 'purge' as const, requestedAt })));
   log.info('connection deleted', { accountId, connector, purgeJobs: objects.length });

@@ -1,5 +1,4 @@
 import type * as z from 'zod';
-import type { ConnectorName } from '../connectors';
 
 /** What Connect Account stores for a connector: non-secret config, and secrets for the vault. */
 export interface ConnectionParts {
@@ -10,9 +9,13 @@ export interface ConnectionParts {
   warnings: string[];
 }
 
-/** One connector's connection form: its schema (the dashboard and OpenAPI use it) and how to split it. */
-export interface ConnectorDefinition<S extends z.ZodType = z.ZodType> {
-  name: ConnectorName;
+/** How a connection proves who it is to the platform (the spec's Authentication section). */
+export type AuthenticationMethod = 'api_key' | 'jwt_bearer' | 'authorization_code';
+
+/** One connector's Connect Account form: its schema (the dashboard and OpenAPI use it) and how to split it. */
+export interface ConnectionForm<S extends z.ZodType = z.ZodType> {
+  /** The methods the form offers, the preferred first; the form's `authenticationMethod` picks one. */
+  methods: readonly AuthenticationMethod[];
   input: S;
   /** `kept`: the `keptOnReconnect` credentials of the connection being replaced, if any. */
   split(input: z.infer<S>, kept: Readonly<Record<string, string>>): ConnectionParts;

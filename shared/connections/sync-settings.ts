@@ -4,8 +4,8 @@ import type { Logger } from '../log/logger';
 import { fieldErrors, problems } from '../api/problem';
 import { VersionConflictError } from '../store/store';
 import { viewOf } from './connect';
+import { connectors } from './registry';
 import type { ConnectionView } from './connection-view';
-import type * as z from 'zod';
 
 /** Whether two settings select the same records: everything but when (frequency) and how (method). */
 function sameSelection(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
@@ -19,14 +19,12 @@ function sameSelection(before: Record<string, unknown>, after: Record<string, un
  */
 export async function saveSyncSettings(
   gateway: Gateway,
-  schemas: Partial<Record<ConnectorName, z.ZodType<object, unknown>>>,
   accountId: string,
   connector: ConnectorName,
   body: unknown,
   log: Logger,
 ): Promise<ConnectionView> {
-  const schema = schemas[connector];
-  if (!schema) throw problems.notFound(`The ${connector} connector has no sync settings yet.`);
+  const schema = connectors.get(connector).settings;
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
   const connection = await gateway.store.getConnection(accountId, connector);

@@ -3,7 +3,7 @@ import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
-import type { ConnectionCheck } from './connector-platform';
+import { connectors } from './registry';
 import { ConnectionHealth } from './connection-view';
 
 export const TestConnectionResult = z
@@ -22,20 +22,18 @@ export type TestConnectionResult = z.infer<typeof TestConnectionResult>;
  */
 export async function testConnection(
   gateway: Gateway,
-  checks: Partial<Record<ConnectorName, ConnectionCheck>>,
   accountId: string,
   connector: ConnectorName,
   log: Logger,
 ): Promise<TestConnectionResult> {
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
-  const check = checks[connector];
-  if (!check) throw problems.notFound(`The ${connector} connector cannot be tested yet.`);
+  const check = connectors.get(connector);
   const checkedAt = new Date(gateway.now()).toISOString();
   let result: TestConnectionResult;
   try {
     const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
-    await check.test({ accountId, env: gateway.env, config: connection.config, credentials, rateBuckets: gateway.store });
+    await check.testConnection({ accountId, env: gateway.env, config: connection.config, credentials, rateBuckets: gateway.store });
     result = { ok: true, health: { state: 'healthy', checkedAt } };
   } catch (error) {
     const problem = check.problem(error);

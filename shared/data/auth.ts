@@ -1,42 +1,45 @@
-import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
 import { createPlatformClient, type PlatformCall } from '../http/platform-client';
+import { PlatformError } from '../http/platform-error';
 import { unlimitedRateBudget } from '../http/rate-budget';
 import type { RetryPolicy } from '../http/retry-policy';
+import { IdentitySetupError, instanceOrigin, jwtBearerGrant, refreshTokenGrant, type IdentityEndpoint } from '../identity/identity-client';
+import { renewTime, TokenCache } from '../identity/token-cache';
 import { registerSecret } from '../log/redaction';
 import { normalisePem, type DataLoginChoice } from './config';
 
+import { IDENTITY_TOKEN_PATH } from '../identity/identity-client';
+
+export { ASSERTION_LIFETIME_SECONDS, IDENTITY_TOKEN_PATH, instanceOrigin as tenantUrlFrom, signBearerAssertion } from '../identity/identity-client';
+export { renewTime } from '../identity/token-cache';
+
 /**
  * The data connector's two-step token flow (spec Authentication, Data connector 7-9; platforms.md):
- * 1. JWT bearer: an RS256 assertion (iss = client id, sub = username, aud = login URL) posted to
- *    `{login}/services/oauth2/token` gives an identity access token and the org's instance URL;
+ * 1. the identity service (shared/identity/) gives an identity access token and the org's instance
+ *    URL: by JWT bearer (an RS256 assertion), or, for a connection made with the authorization
+ *    code, by the refresh token kept in the vault;
  * 2. a360 exchange: that token posted as `subject_token` to `{instance}/services/a360/token` gives
  *    the data-platform token and the data tenant's host, which the data APIs take.
  *
  * The identity service finds the org's pod from the login host, so the API Region picks no host.
  *
  * Tokens are cached per connection and renewed before they expire, or at once when a data API
- * answers 401. Concurrent callers share one renewal (single flight). No refresh token exists in
- * this flow: renewing is signing a new assertion.
+ * answers 401. Concurrent callers share one renewal (single flight). A refresh token the platform
+ * refuses (revoked on the platform side) is not asked again in a loop: the connection needs
+ * reconnecting, and its health says so.
  */
 
-export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const DATA_TOKEN_EXCHANGE_GRANT = 'urn:salesforce:grant-type:external:cdp';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
-export const IDENTITY_TOKEN_PATH = '/services/oauth2/token';
 export const DATA_TOKEN_EXCHANGE_PATH = '/services/a360/token';
 
-/** The assertion is used once, at once: 3 minutes covers clock skew (the spec allows up to 10 years). */
-export const ASSERTION_LIFETIME_SECONDS = 180;
 /** When the exchange does not say how long its token lives, assume this little. */
 const DEFAULT_DATA_TOKEN_LIFETIME_SECONDS = 15 * 60;
-/** Renew this long before expiry (at most half the lifetime), so no call goes out with a dying token. */
-const RENEW_BEFORE_EXPIRY_MS = 5 * 60 * 1000;
 
 /** A stored connection that cannot sign in as it is (no key, an unreadable key): the user must reconnect. */
-export class DataSetupError extends Error {
+export class DataSetupError extends IdentitySetupError {
   override readonly name = 'DataSetupError';
 }
 
@@ -50,15 +53,20 @@ export interface DataTokens {
   renewAt: number;
 }
 
-/** Everything the token flow needs for one connection. */
+/**
+ * Everything the token flow needs for one connection: `username` and `privateKey` for JWT bearer,
+ * or `clientSecret` and `refreshToken` for a connection made with the authorization code.
+ */
 export interface DataAuthSettings {
   accountId: string;
   clientId: string;
-  username: string;
+  username?: string;
   /** The resolved login URL: the token endpoint's host and the JWT `aud`. */
   loginUrl: string;
   /** PEM, PKCS#8 or PKCS#1. */
-  privateKey: string;
+  privateKey?: string;
+  clientSecret?: string;
+  refreshToken?: string;
   allowInsecure: boolean;
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
@@ -77,62 +85,6 @@ export function loginUrlFor(env: Pick<GatewayEnvironment, 'DATA_LOGIN_URL' | 'DA
   return url.replace(/\/+$/, '');
 }
 
-const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i;
-
-/**
- * The data tenant's base URL from the exchange's `instance_url`, which may be a bare host.
- * A bare host gets https, or http for a loopback simulator when insecure URLs are allowed;
- * an explicit http:// is refused unless they are allowed. Only the origin is kept.
- */
-export function tenantUrlFrom(instanceUrl: string, allowInsecure: boolean): string {
-  const text = instanceUrl.trim();
-  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
-  const withScheme = hasScheme ? text : `${allowInsecure && LOOPBACK_HOST.test(text.split('/')[0] ?? '') ? 'http' : 'https'}://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new DataSetupError('the data platform answered the token exchange with an instance_url that is not a host or URL');
-  }
-  if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
-    throw new DataSetupError(`the data platform's tenant address must use https (got ${url.protocol}//${url.host})`);
-  }
-  return url.origin;
-}
-
-/** The signing key; a key the form accepted always loads, but a stored one may have been damaged. */
-function signingKey(pem: string): KeyObject {
-  try {
-    const key = createPrivateKey({ key: normalisePem(pem), format: 'pem' });
-    if (key.asymmetricKeyType !== 'rsa') throw new TypeError('not RSA');
-    return key;
-  } catch {
-    throw new DataSetupError('its private key could not be read as an RSA private key');
-  }
-}
-
-/** The JWT bearer assertion: RS256, iss = client id, sub = username, aud = login URL, exp = now + 3 min. */
-export async function signBearerAssertion(
-  settings: Pick<DataAuthSettings, 'clientId' | 'username' | 'loginUrl' | 'privateKey'>,
-  nowMs: number,
-): Promise<string> {
-  const issuedAt = Math.floor(nowMs / 1000);
-  return new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256' })
-    .setIssuer(settings.clientId)
-    .setSubject(settings.username)
-    .setAudience(settings.loginUrl)
-    .setExpirationTime(issuedAt + ASSERTION_LIFETIME_SECONDS)
-    .sign(signingKey(settings.privateKey));
-}
-
-/** When to stop using a token that expires at `expiresAt`, fetched at `nowMs`. */
-export function renewTime(nowMs: number, expiresAt: number): number {
-  const lifetime = Math.max(0, expiresAt - nowMs);
-  return expiresAt - Math.min(RENEW_BEFORE_EXPIRY_MS, lifetime / 2);
-}
-
-const IdentityTokenAnswer = z.looseObject({ access_token: z.string().min(1), instance_url: z.string().min(1) });
 const DataTokenAnswer = z.looseObject({
   access_token: z.string().min(1),
   instance_url: z.string().min(1),
@@ -158,24 +110,14 @@ export async function requestDataTokens(settings: DataAuthSettings): Promise<Dat
     onCall: settings.onCall,
   };
 
-  const assertion = await signBearerAssertion(settings, now());
-  const login = createPlatformClient({ ...transport, baseUrl: settings.loginUrl, auth: { kind: 'none' } });
-  const identity = await login.request({
-    method: 'POST',
-    path: IDENTITY_TOKEN_PATH,
-    form: { grant_type: JWT_BEARER_GRANT, assertion },
-    schema: IdentityTokenAnswer,
-    // A second token is harmless: safe to retry after a timeout.
-    idempotent: true,
-  });
-  const identityToken = identity.body.access_token;
-  registerSecret(identityToken);
+  const identity = await identityToken(settings);
+  const identityAccessToken = identity.accessToken;
 
-  const instance = createPlatformClient({ ...transport, baseUrl: tenantUrlFrom(identity.body.instance_url, settings.allowInsecure), auth: { kind: 'none' } });
+  const instance = createPlatformClient({ ...transport, baseUrl: instanceOrigin(identity.instanceUrl, settings.allowInsecure), auth: { kind: 'none' } });
   const exchanged = await instance.request({
     method: 'POST',
     path: DATA_TOKEN_EXCHANGE_PATH,
-    form: { grant_type: DATA_TOKEN_EXCHANGE_GRANT, subject_token: identityToken, subject_token_type: ACCESS_TOKEN_TYPE },
+    form: { grant_type: DATA_TOKEN_EXCHANGE_GRANT, subject_token: identityAccessToken, subject_token_type: ACCESS_TOKEN_TYPE },
     schema: DataTokenAnswer,
     idempotent: true,
   });
@@ -185,69 +127,69 @@ export async function requestDataTokens(settings: DataAuthSettings): Promise<Dat
   const expiresAt = fetchedAt + (exchanged.body.expires_in ?? DEFAULT_DATA_TOKEN_LIFETIME_SECONDS) * 1000;
   return {
     accessToken: exchanged.body.access_token,
-    tenantUrl: tenantUrlFrom(exchanged.body.instance_url, settings.allowInsecure),
+    tenantUrl: instanceOrigin(exchanged.body.instance_url, settings.allowInsecure),
     expiresAt,
     renewAt: renewTime(fetchedAt, expiresAt),
   };
 }
 
+/** Step 1, by the connection's method: a new assertion, or the refresh token. */
+function identityToken(settings: DataAuthSettings) {
+  const endpoint: IdentityEndpoint = {
+    loginUrl: settings.loginUrl,
+    platform: 'data',
+    allowInsecure: settings.allowInsecure,
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+    ...(settings.retry ? { retry: settings.retry } : {}),
+    ...(settings.fetch ? { fetch: settings.fetch } : {}),
+    ...(settings.sleep ? { sleep: settings.sleep } : {}),
+    ...(settings.random ? { random: settings.random } : {}),
+    ...(settings.now ? { now: settings.now } : {}),
+    ...(settings.onCall ? { onCall: settings.onCall } : {}),
+  };
+  if (settings.refreshToken) {
+    if (!settings.clientSecret) throw new DataSetupError('no client secret is stored for it');
+    return refreshTokenGrant(endpoint, { clientId: settings.clientId, clientSecret: settings.clientSecret, refreshToken: settings.refreshToken });
+  }
+  if (!settings.username || !settings.privateKey) throw new DataSetupError('no username or private key is stored for it');
+  return jwtBearerGrant(endpoint, { clientId: settings.clientId, username: settings.username, privateKey: settings.privateKey });
+}
+
 // ---- the per-connection cache, single flight ----
 
-interface CachedTokens {
-  tokens?: DataTokens;
-  /** The renewal in progress: every caller that needs a token meanwhile waits for this one. */
-  renewal?: Promise<DataTokens>;
-}
-
-const cache = new Map<string, CachedTokens>();
+/**
+ * A refused refresh token stays refused until the user reconnects (which makes a new key):
+ * remembered, not asked again in a loop. A refused JWT is not remembered: the user may fix the
+ * OAuth client and test again at once.
+ */
+const cache = new TokenCache<DataTokens>(
+  (error, key) => (JSON.parse(key) as string[])[5] === 'refresh' && error instanceof PlatformError && error.path === IDENTITY_TOKEN_PATH && error.platformCode === 'invalid_grant',
+);
 
 /**
- * One cache entry per connection identity. The key's fingerprint changes with the private key, so
- * reconnecting with a new key never reuses a token signed for the old one.
+ * One cache entry per connection identity. The fingerprint changes with the private key or the
+ * refresh token, so reconnecting never reuses a token got with the old credentials.
  */
-export function tokenCacheKey(settings: Pick<DataAuthSettings, 'accountId' | 'clientId' | 'username' | 'loginUrl' | 'privateKey'>): string {
-  const keyFingerprint = createHash('sha256').update(normalisePem(settings.privateKey)).digest('base64url').slice(0, 16);
-  return JSON.stringify([settings.accountId, settings.clientId, settings.username, settings.loginUrl, keyFingerprint]);
-}
-
-function renew(key: string, entry: CachedTokens, settings: DataAuthSettings): Promise<DataTokens> {
-  entry.renewal ??= requestDataTokens(settings)
-    .then((tokens) => {
-      entry.tokens = tokens;
-      return tokens;
-    })
-    .finally(() => {
-      entry.renewal = undefined;
-    });
-  cache.set(key, entry);
-  return entry.renewal;
+export function tokenCacheKey(settings: Pick<DataAuthSettings, 'accountId' | 'clientId' | 'username' | 'loginUrl' | 'privateKey' | 'refreshToken'>): string {
+  const credential = settings.refreshToken ?? normalisePem(settings.privateKey ?? '');
+  const fingerprint = createHash('sha256').update(credential).digest('base64url').slice(0, 16);
+  return JSON.stringify([settings.accountId, settings.clientId, settings.username ?? '', settings.loginUrl, fingerprint, settings.refreshToken ? 'refresh' : 'jwt']);
 }
 
 /** A data-platform token good for a while yet: the cached one, or a new one (shared by concurrent callers). */
-export async function dataTokens(settings: DataAuthSettings): Promise<DataTokens> {
-  const key = tokenCacheKey(settings);
-  const entry = cache.get(key) ?? {};
-  const now = (settings.now ?? Date.now)();
-  if (entry.tokens && now < entry.tokens.renewAt) return entry.tokens;
-  return renew(key, entry, settings);
+export function dataTokens(settings: DataAuthSettings): Promise<DataTokens> {
+  return cache.get(tokenCacheKey(settings), () => requestDataTokens(settings), (settings.now ?? Date.now)());
 }
 
 /**
  * A data API refused `rejected` (401): renew, unless another caller already replaced it, in which
  * case that newer token is returned. Concurrent 401s therefore cost one renewal.
  */
-export async function renewDataTokens(settings: DataAuthSettings, rejected: DataTokens): Promise<DataTokens> {
-  const key = tokenCacheKey(settings);
-  const entry = cache.get(key) ?? {};
-  if (entry.renewal) return entry.renewal;
-  if (entry.tokens && entry.tokens.accessToken !== rejected.accessToken) return entry.tokens;
-  entry.tokens = undefined;
-  return renew(key, entry, settings);
+export function renewDataTokens(settings: DataAuthSettings, rejected: DataTokens): Promise<DataTokens> {
+  return cache.replace(tokenCacheKey(settings), rejected, () => requestDataTokens(settings), (settings.now ?? Date.now)());
 }
 
 /** Drops cached tokens: one account's (Disconnect, reconnect) or all (tests). */
 export function forgetDataTokens(accountId?: string): void {
-  for (const key of [...cache.keys()]) {
-    if (accountId === undefined || (JSON.parse(key) as string[])[0] === accountId) cache.delete(key);
-  }
+  cache.forget((key) => accountId === undefined || (JSON.parse(key) as string[])[0] === accountId);
 }

@@ -25,8 +25,9 @@ export interface DataPlatformSession {
 
 /** The stored (non-secret) connection config this client reads; other fields pass through. */
 export const DataClientConfig = z.looseObject({
+  authenticationMethod: z.enum(['jwt_bearer', 'authorization_code']).default('jwt_bearer'),
   clientId: z.string().trim().min(1),
-  username: z.string().trim().min(1),
+  username: z.string().trim().min(1).optional(),
   loginUrl: DataLoginChoice,
   apiRegion: DataApiRegion.optional(),
   requestsPerSecond: z.coerce.number().int().min(1).max(MAX_DATA_REQUESTS_PER_SECOND).optional(),
@@ -50,10 +51,25 @@ export interface DataClientOptions extends PlatformTransportOptions {
   accountId: string;
   /** The connection's stored config (`{clientId, username, loginUrl, apiRegion, requestsPerSecond?}`). */
   config: Readonly<Record<string, unknown>>;
-  /** From the vault: `{privateKey}`. */
+  /** From the vault: `{privateKey}` (JWT bearer) or `{clientSecret, refreshToken}` (authorization code). */
   credentials: Record<string, string>;
   /** Default: the process's shared budget for this account's data connection. */
   rateBudget?: RateBudget;
+}
+
+/** What signs the connection in, by its method: the username and private key, or the refresh token. */
+function signInOf(config: z.infer<typeof DataClientConfig>, credentials: Record<string, string>): Pick<DataAuthSettings, 'username' | 'privateKey' | 'clientSecret' | 'refreshToken'> {
+  if (config.authenticationMethod === 'authorization_code') {
+    const { clientSecret, refreshToken } = credentials;
+    if (!clientSecret || !refreshToken) throw new DataSetupError('no client secret or refresh token is stored for it');
+    return { clientSecret, refreshToken };
+  }
+  const privateKey = credentials.privateKey ?? '';
+  if (!privateKey.trim()) throw new DataSetupError('no private key is stored for it');
+  const keyProblem = privateKeyProblem(privateKey);
+  if (keyProblem) throw new DataSetupError(`its stored private key is not usable: ${keyProblem}`);
+  if (!config.username) throw new DataSetupError('no username is stored for it');
+  return { username: config.username, privateKey };
 }
 
 export function dataClient(options: DataClientOptions): DataPlatformSession {
@@ -63,19 +79,15 @@ export function dataClient(options: DataClientOptions): DataPlatformSession {
     throw new DataSetupError(`its config is not usable (${z.prettifyError(parsed.error).replace(/\s+/g, ' ').trim()})`);
   }
   const config = parsed.data;
-  const privateKey = options.credentials.privateKey ?? '';
-  if (!privateKey.trim()) throw new DataSetupError('no private key is stored for it');
-  const keyProblem = privateKeyProblem(privateKey);
-  if (keyProblem) throw new DataSetupError(`its stored private key is not usable: ${keyProblem}`);
+  const signIn = signInOf(config, options.credentials);
 
   const allowInsecure = options.env.ALLOW_INSECURE_PLATFORM_URLS;
   const transport = transportOptions({ ...options, timeoutMs: options.timeoutMs ?? options.env.PLATFORM_TIMEOUT_MS });
   const auth: DataAuthSettings = {
     accountId: options.accountId,
     clientId: config.clientId,
-    username: config.username,
     loginUrl: loginUrlFor(options.env, config.loginUrl),
-    privateKey,
+    ...signIn,
     allowInsecure,
     ...transport,
   };

@@ -1,7 +1,9 @@
 import type { ConnectionProblem } from '../connections/connector-platform';
 import { PlatformError, maskSecrets } from '../http/platform-error';
 import { REDACTED } from '../log/redaction';
-import { DATA_TOKEN_EXCHANGE_PATH, DataSetupError, IDENTITY_TOKEN_PATH } from './auth';
+import { IDENTITY_TOKEN_PATH } from '../identity/identity-client';
+import { identityProblem } from '../identity/identity-problems';
+import { DATA_TOKEN_EXCHANGE_PATH, DataSetupError } from './auth';
 
 /**
  * Every data connector failure in the words of the spec's Errors table. Sign-in problems (the JWT,
@@ -14,44 +16,6 @@ export type DataProblem = ConnectionProblem;
 
 const TRANSIENT_REMEDY =
   "Nothing to change: the gateway tries again on its own and keeps the data it already has. If it lasts, check the data platform's status page.";
-
-const KEY_MUST_MATCH = 'The private key must match the certificate uploaded to the OAuth client (under "Use digital signatures"): reconnect with that key, or upload the certificate made from it.';
-
-/** A JWT bearer refusal (`invalid_grant` and friends), by the description the identity service gives. */
-function signInProblem(description: string, code: string | undefined): DataProblem {
-  const said = description.toLowerCase();
-  const refused = (reason: string, remedy: string): DataProblem => ({ health: 'needs_reconnect', reason, remedy });
-
-  if (said.includes('kid not found') || said.includes('key id')) {
-    return refused('The identity service has no certificate with the key id the JWT named (kid not found).', 'Re-upload the certificate to the OAuth client, then test again.');
-  }
-  if (said.includes("hasn't approved") || said.includes('not approved') || said.includes('not admin approved')) {
-    return refused(
-      "The integration user is not approved for this OAuth client (user hasn't approved this consumer).",
-      'In the OAuth client\'s policies set Permitted Users to "Admin approved users are pre-authorized", and add the integration user\'s profile or permission set.',
-    );
-  }
-  if (said.includes('audience')) {
-    return refused(
-      'The identity service refused the JWT audience: the login URL does not match the org (invalid audience).',
-      'Use the production login URL for a production org and the sandbox login URL for a sandbox: change Login URL and reconnect.',
-    );
-  }
-  if (said.includes('certificate')) {
-    return refused('The OAuth client has no certificate to check the JWT signature with (certificate not found).', 'Attach the certificate to the OAuth client under "Use digital signatures", then test again.');
-  }
-  if (said.includes('expired') || said.includes('expiration') || /\bexp\b/.test(said)) {
-    return refused(
-      'The identity service refused the JWT expiration claim (exp).',
-      "Use a future time, at most 10 years ahead: the gateway signs with exp 3 minutes ahead, so check this machine's clock.",
-    );
-  }
-  if (code === 'invalid_client_id' || code === 'invalid_client' || said.includes('client identifier')) {
-    return refused('The identity service does not know this client id.', "Copy the OAuth client's consumer key into Client ID again and reconnect.");
-  }
-  // "invalid assertion" and any other refusal of the JWT: the signature or claims did not pass.
-  return refused('The identity service refused the signed JWT (invalid private key or claims).', KEY_MUST_MATCH);
-}
 
 /** The scope a data API said it needs (`cdp_query_api`...), if it named one. */
 function missingScope(message: string | undefined): string | undefined {
@@ -86,7 +50,7 @@ function fromPlatformError(error: PlatformError): DataProblem {
       break;
   }
 
-  if (error.path === IDENTITY_TOKEN_PATH) return signInProblem(message, error.platformCode);
+  if (error.path === IDENTITY_TOKEN_PATH) return identityProblem(error.platformCode, message);
 
   if (error.path === DATA_TOKEN_EXCHANGE_PATH) {
     if (error.kind === 'auth') {

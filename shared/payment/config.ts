@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import type { ConnectorDefinition } from '../connections/connector-definition';
+import type { ConnectionForm } from '../connections/connector-definition';
+import { placeholderProblem } from '../connections/placeholders';
 
 /** Key prefixes the payment platform issues; the mode (live/test) is part of the key. */
 const SERVER_KEY = /^(sk|rk)_(live|test)_[0-9A-Za-z]{8,}$/;
@@ -8,11 +9,19 @@ export const PaymentSecretKey = z
   .string()
   .trim()
   .superRefine((key, ctx) => {
-    if (/^pk_(live|test)_/.test(key)) {
+    const placeholder = placeholderProblem(key, 'key');
+    if (placeholder) {
+      ctx.addIssue({ code: 'custom', message: placeholder });
+    } else if (/^pk_(live|test)_/.test(key)) {
       ctx.addIssue({
         code: 'custom',
         message:
           'This is a publishable key (pk_...), which only works in browsers and cannot read customer data. Use a secret key (sk_live_/sk_test_) or a restricted key with read access (rk_live_/rk_test_).',
+      });
+    } else if (/^(sk|rk)_(live|test)_/.test(key) && !SERVER_KEY.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'After its sk_/rk_ and live_/test_ prefix a key has only letters and digits (at least 8): copy the whole key, without spaces or quotes.',
       });
     } else if (!SERVER_KEY.test(key)) {
       ctx.addIssue({
@@ -30,15 +39,20 @@ export const PaymentConnectionInput = z
     webhookSigningSecret: z
       .string()
       .trim()
-      .regex(/^whsec_[0-9A-Za-z+/=]{8,}$/, 'Webhook signing secrets begin with whsec_.')
+      .superRefine((secret, ctx) => {
+        const problem = placeholderProblem(secret, 'webhook signing secret');
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        else if (!/^whsec_[0-9A-Za-z+/=]{8,}$/.test(secret)) ctx.addIssue({ code: 'custom', message: 'Webhook signing secrets begin with whsec_.' });
+      })
       .optional()
       .describe('Optional; needed to verify webhooks (begins with whsec_)'),
   })
   .meta({ id: 'PaymentConnectionInput' });
 export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;
 
-export const paymentConnector: ConnectorDefinition<typeof PaymentConnectionInput> = {
-  name: 'payment',
+/** Connect Account for the payment connector: the spec's fields, and which of them are secrets. */
+export const paymentConnectionForm: ConnectionForm<typeof PaymentConnectionInput> = {
+  methods: ['api_key'],
   input: PaymentConnectionInput,
   // Reconnecting with a new key but no signing secret keeps the one the webhook endpoint uses.
   keptOnReconnect: ['webhookSigningSecret'],

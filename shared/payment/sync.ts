@@ -277,6 +277,8 @@ export function paymentSource(
 
 export const paymentSync: ConnectorSync<PaymentSyncSettings> = {
   objects: PAYMENT_OBJECTS,
+  // Charges first: every attempt, including legacy charges without an intent.
+  paymentObjects: ['charges', 'payment_intents'],
   source: (object, client, settings) => paymentSource(object, client, settings),
 };
 

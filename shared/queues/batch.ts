@@ -1,4 +1,4 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type * as z from 'zod';
 import { log as rootLogger, type Logger } from '../log/logger';
 
@@ -10,7 +10,8 @@ import { log as rootLogger, type Logger } from '../log/logger';
 export async function processBatch<S extends z.ZodType>(
   event: SQSEvent,
   schema: S,
-  work: (message: z.infer<S>, log: Logger) => Promise<void>,
+  /** `record`: the SQS record itself, for consumers that act on the message (its id, receive count, receipt handle). */
+  work: (message: z.infer<S>, log: Logger, record: SQSRecord) => Promise<void>,
   options: { log?: Logger; concurrency?: number } = {},
 ): Promise<SQSBatchResponse> {
   const log = options.log ?? rootLogger;
@@ -26,7 +27,7 @@ export async function processBatch<S extends z.ZodType>(
       try {
         const parsed = schema.safeParse(JSON.parse(record.body));
         if (!parsed.success) throw new Error(`message does not match ${schema.description ?? 'its schema'}: ${parsed.error.issues.length} issue(s)`);
-        await work(parsed.data, messageLog);
+        await work(parsed.data, messageLog, record);
       } catch (error) {
         messageLog.warn('message failed; it will be retried', { error });
         failures.push({ itemIdentifier: record.messageId });

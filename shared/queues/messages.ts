@@ -8,10 +8,11 @@ export const SyncJob = z
     connector: ConnectorName,
     object: z.string().min(1).max(64),
     /**
-     * Which schedule asked for it, `manual` for a sync started from the dashboard, or `purge`: the
-     * connection was disconnected, delete what was synced for it.
+     * Which schedule asked for it, `manual` for a sync started from the dashboard, `retry` for the
+     * next try of a sync that failed on something time fixes (shared/sync/sync-retry.ts), or
+     * `purge`: the connection was disconnected, delete what was synced for it.
      */
-    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'purge']),
+    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'retry', 'purge']),
     requestedAt: z.iso.datetime(),
     /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
     runId: z.string().min(1).max(64).optional(),
@@ -25,7 +26,7 @@ export type SyncJob = z.infer<typeof SyncJob>;
 export const WebhookEventMessage = z
   .object({
     accountId: AccountId,
-    connector: z.enum(['billing', 'payment']),
+    connector: ConnectorName,
     eventId: z.string().min(1).max(255),
     eventType: z.string().min(1).max(255),
     receivedAt: z.iso.datetime(),
@@ -65,4 +66,9 @@ export type QueueMessage<Q extends QueueName> = z.infer<(typeof queueMessages)[Q
 /** Where a handler sends work it will not do itself. */
 export interface JobQueue<T> {
   send(messages: T[]): Promise<void>;
+  /**
+   * Makes a message this consumer received visible again after `seconds` (SQS
+   * ChangeMessageVisibility, which FIFO queues allow), instead of after the queue's visibility timeout.
+   */
+  changeVisibility?(receiptHandle: string, seconds: number): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { GatewayEnvironment } from '../config';
 import type { Gateway } from '../gateway';
 import type { JobQueue, SyncJob } from './messages';
@@ -34,6 +34,10 @@ export class SqsJobQueue<T> implements JobQueue<T> {
         }
       }
     }
+  }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
   }
 }
 

@@ -11,7 +11,9 @@ export function encodeCursor(startKey: string): string {
 export function decodeCursor(cursor: string): string | undefined {
   if (!/^[A-Za-z0-9_-]{1,1400}$/.test(cursor)) return undefined;
   const startKey = Buffer.from(cursor, 'base64url').toString('utf8');
-  // Only canonical encodings of clean text: anything else was not made by encodeCursor.
-  if (startKey === '' || encodeCursor(startKey) !== cursor || /[\u0000-\u001f\u007f\ufffd]/.test(startKey)) return undefined;
+  // Only canonical encodings: bytes that are not UTF-8 decode to U+FFFD and re-encode differently,
+  // so this alone refuses them, while an id that really holds U+FFFD round-trips. Control
+  // characters are refused: no platform id holds one.
+  if (startKey === '' || encodeCursor(startKey) !== cursor || /[\u0000-\u001f\u007f]/.test(startKey)) return undefined;
   return startKey;
 }

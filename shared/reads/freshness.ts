@@ -10,10 +10,7 @@ export const Freshness = z
       'When the oldest record shown in this answer was last written by a sync or webhook (they write only changes, so an old time can mean "unchanged since"); null when no record is shown',
     ),
     lastSyncSucceededAt: z
-      .object({
-        billing: Time.nullable().optional(),
-        payment: Time.nullable().optional(),
-      })
+      .object(Object.fromEntries(PLAYBOOK_CONNECTORS.map((connector) => [connector, Time.nullable().optional()])))
       .describe(
         'Per connector used: the oldest last successful sync among the data objects read; null when no successful sync vouches for them yet. Objects never synced through the API (webhooks only) have no say while another object has.',
       ),

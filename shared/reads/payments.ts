@@ -1,3 +1,4 @@
+import { connectors } from '../connections/registry';
 import type { NormalisedInvoice, NormalisedPayment } from '../sync/normalised';
 import { newestFirst, timeOf, type PlaybookConnector, type ReadRecord } from './read-record';
 
@@ -7,19 +8,18 @@ type Payment = ReadRecord<NormalisedPayment>;
 type Invoice = ReadRecord<NormalisedInvoice>;
 
 /**
- * Which synced object holds a connector's payments. The billing platform has one (`payments`).
- * On the payment platform a charge and its payment intent are the same payment seen twice, so
- * only one of them is read: charges (every attempt, including legacy charges without an intent)
- * whenever they are synced or present, payment intents otherwise.
+ * Which synced object holds a connector's payments: the first of its `paymentObjects` that is
+ * synced or present, else the first. Where one payment shows as two objects (a payment intent and
+ * its charge), only one of them is read, so nothing counts twice.
  */
-export function paymentObjectOf(connector: PlaybookConnector, objectsPresent: ReadonlySet<string>): 'payments' | 'charges' | 'payment_intents' {
-  if (connector === 'billing') return 'payments';
-  return objectsPresent.has('charges') || !objectsPresent.has('payment_intents') ? 'charges' : 'payment_intents';
+export function paymentObjectOf(connector: PlaybookConnector, objectsPresent: ReadonlySet<string>): string {
+  const candidates = paymentObjectCandidates(connector);
+  return candidates.find((object) => objectsPresent.has(object)) ?? candidates[0] ?? 'payments';
 }
 
-/** The payment objects a connector may hold, before `paymentObjectOf` picks one. */
+/** The payment objects a connector may hold, preferred first, before `paymentObjectOf` picks one. */
 export function paymentObjectCandidates(connector: PlaybookConnector): readonly string[] {
-  return connector === 'billing' ? ['payments'] : ['charges', 'payment_intents'];
+  return connectors.syncing()[connector]?.sync.paymentObjects ?? [];
 }
 
 /** Newest first (by when the payment happened), at most `limit`. */

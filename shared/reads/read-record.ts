@@ -1,9 +1,13 @@
 import type * as z from 'zod';
+import { connectors } from '../connections/registry';
 import type { SyncedRecord } from '../store/items';
 
-/** The two connectors whose synced records playbooks read. */
-export const PLAYBOOK_CONNECTORS = ['billing', 'payment'] as const;
-export type PlaybookConnector = (typeof PLAYBOOK_CONNECTORS)[number];
+/**
+ * The connectors whose synced records playbooks read: every connector that syncs records (their
+ * records share the normalised shapes of shared/sync/normalised.ts), from the registry.
+ */
+export const PLAYBOOK_CONNECTORS = Object.keys(connectors.syncing()) as [string, ...string[]];
+export type PlaybookConnector = string;
 
 /**
  * A synced record's normalised body with where it came from: what the read decisions work on.

@@ -1,6 +1,6 @@
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Account } from './items';
-import { key } from './table';
+import { indexKey, key } from './table';
 import { checkAccountId, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';
 
 export async function getAccount(table: Table, accountId: string): Promise<Account | undefined> {
@@ -13,8 +13,33 @@ export async function getAccount(table: Table, accountId: string): Promise<Accou
 export async function putAccount(table: Table, account: Account): Promise<void> {
   const checked = Account.parse(account);
   await table.client.send(
-    new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...key.account(checked.accountId), ...checked }) }),
+    new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...key.account(checked.accountId), ...indexKey.account(checked.accountId), ...checked }) }),
   );
+}
+
+/**
+ * The operator's list of accounts, by account id, a page at a time through gsi1 (no scan).
+ * `startAfter` is the last account id of the previous page. Accounts saved before the index
+ * existed appear once they are saved again.
+ */
+export async function listAccounts(table: Table, options: { limit: number; startAfter?: string }): Promise<{ accounts: Account[]; lastAccountId?: string }> {
+  const page = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :accounts',
+      ExpressionAttributeValues: toItem({ ':accounts': indexKey.accountsLookup().gsi1pk }),
+      Limit: options.limit,
+      ...(options.startAfter === undefined
+        ? {}
+        : { ExclusiveStartKey: toItem({ ...key.account(checkAccountId(options.startAfter)), ...indexKey.account(options.startAfter) }) }),
+    }),
+  );
+  const lastAccountId = page.LastEvaluatedKey ? fromItem(page.LastEvaluatedKey).gsi1sk : undefined;
+  return {
+    accounts: (page.Items ?? []).map((item) => Account.parse(fromItem(item))),
+    ...(typeof lastAccountId === 'string' ? { lastAccountId } : {}),
+  };
 }
 
 /** The operator's switch for the account's Integrations section. Undefined if there is no such account. */

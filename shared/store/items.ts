@@ -62,6 +62,21 @@ export const SyncCounts = z.object({
 export type SyncCounts = z.infer<typeof SyncCounts>;
 
 /**
+ * A sync failing on something time fixes (5xx, 429, timeouts): how many runs failed in a row since
+ * when, and when the next try is (the retry schedule finds it through gsi1). Once the retry horizon
+ * has passed, `deadLetteredAt` is set instead of a next try and the job goes to the dead-letter queue.
+ */
+export const SyncRetryState = z.object({
+  failures: z.number().int().positive(),
+  firstFailedAt: Timestamp,
+  nextAttemptAt: Timestamp.optional(),
+  deadLetteredAt: Timestamp.optional(),
+  /** The queue message that was dead-lettered: its redeliveries fail at once, so it reaches the dead-letter queue without calling the platform. */
+  deadLetterMessageId: z.string().optional(),
+});
+export type SyncRetryState = z.infer<typeof SyncRetryState>;
+
+/**
  * Where the sync of one data object of one connection stands. A run claims the checkpoint
  * (`runId` plus a lease) before paging; only the claiming run can write it until it finishes or
  * its lease lapses (a crashed run), so two runs never interleave their cursors.
@@ -85,6 +100,8 @@ export const SyncCheckpoint = z.object({
   lastRunFinishedAt: Timestamp.optional(),
   lastSucceededAt: Timestamp.optional(),
   lastError: z.object({ message: z.string(), at: Timestamp }).optional(),
+  /** Set while transient failures are being retried; cleared by a run that finishes. */
+  retry: SyncRetryState.optional(),
   version: z.number().int().nonnegative(),
 });
 export type SyncCheckpoint = z.infer<typeof SyncCheckpoint>;
@@ -187,12 +204,21 @@ export type Message = z.infer<typeof Message>;
 export const MessageWrite = Message.omit({ accountId: true, conversationId: true, sequence: true });
 export type MessageWrite = z.infer<typeof MessageWrite>;
 
-/** An OAuth authorization in flight: single use, about 10 minutes. */
+/**
+ * An OAuth authorization in flight: single use, about 10 minutes. The table keys it by a hash of
+ * its `state` (a table reader cannot finish someone's sign-in), and the secrets Connect Account
+ * was given (client secret, PKCE verifier) stay sealed until the callback opens them.
+ */
 export const PendingAuthorization = z.object({
   state: z.string().min(16),
   accountId: AccountId,
   connector: ConnectorName,
-  codeVerifier: z.string().min(43).max(128),
+  /** The connection form's non-secret fields, stored with the connection once the browser returns. */
+  config: JsonObject,
+  /** Sealed for `{account, connector}`: the form's secrets and the PKCE `codeVerifier`. */
+  credentials: SealedCredentials,
+  /** The exact callback address sent to the platform; the code exchange must repeat it. */
+  redirectUri: z.string().min(1),
   /** Epoch seconds; also the TTL attribute. */
   expiresAt: EpochSeconds,
   /** Where to send the browser back to in the dashboard afterwards. */

@@ -34,8 +34,9 @@ import type { StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
- * account's keys (ids are checked so none can reach outside them); the two exceptions are named:
- * pending OAuth authorizations (found by state alone) and a poller shard's live conversations.
+ * account's keys (ids are checked so none can reach outside them); the exceptions are named:
+ * pending OAuth authorizations (found by state alone), a poller shard's live conversations, the
+ * dispatcher's scheduled connections, the retry schedule's due retries and the operator's list of accounts.
  *
  * Conditional-write failures become answers (false, 'unchanged', undefined, VersionConflictError,
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
@@ -54,6 +55,10 @@ export class Store implements RateBuckets {
   }
   putAccount(account: Account): Promise<void> {
     return accounts.putAccount(this.#table, account);
+  }
+  /** Across accounts, for operators only. */
+  listAccounts(options: { limit: number; startAfter?: string }): Promise<{ accounts: Account[]; lastAccountId?: string }> {
+    return accounts.listAccounts(this.#table, options);
   }
   setIntegrationsEnabled(accountId: string, enabled: boolean, at?: Date): Promise<Account | undefined> {
     return accounts.setIntegrationsEnabled(this.#table, accountId, enabled, at);
@@ -117,6 +122,10 @@ export class Store implements RateBuckets {
     read?: { current: SyncCheckpoint | undefined },
   ): Promise<SyncCheckpoint | undefined> {
     return syncCheckpoints.startSyncRun(this.#table, accountId, connector, object, claim, read);
+  }
+  /** Across accounts, for the retry schedule only. */
+  listDueSyncRetries(now: Date): Promise<SyncCheckpoint[]> {
+    return syncCheckpoints.listDueSyncRetries(this.#table, now);
   }
   putSyncCheckpoint(checkpoint: SyncCheckpoint, lease: { now: Date; leaseSeconds: number }): Promise<SyncCheckpoint> {
     return syncCheckpoints.putSyncCheckpoint(this.#table, checkpoint, lease);
@@ -246,7 +255,7 @@ export class Store implements RateBuckets {
   putPendingAuthorization(pending: PendingAuthorization): Promise<void> {
     return pendingAuthorizations.putPendingAuthorization(this.#table, pending);
   }
-  takePendingAuthorization(state: string, now: Date): Promise<PendingAuthorization | undefined> {
-    return pendingAuthorizations.takePendingAuthorization(this.#table, state, now);
+  takePendingAuthorization(state: string, now: Date, options?: { connector?: string }): Promise<PendingAuthorization | undefined> {
+    return pendingAuthorizations.takePendingAuthorization(this.#table, state, now, options);
   }
 }

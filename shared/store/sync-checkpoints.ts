@@ -1,7 +1,7 @@
 import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type BatchWriteItemCommandOutput, type QueryCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
-import { key } from './table';
+import { indexKey, key } from './table';
 import { checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /**
@@ -99,11 +99,12 @@ export async function putSyncCheckpoint(
 }
 
 /**
- * Ends a run: clears the cursor and the claim. Set `watermark`, `lastRunFinishedAt`,
+ * Ends a run: clears the cursor, the claim and any retry. Set `watermark`, `lastRunFinishedAt`,
  * `lastSucceededAt` or `lastError` on the checkpoint first.
  */
 export async function finishSyncRun(table: Table, checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
-  return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined, cursor: undefined });
+  // A run that finished ends any series of retries.
+  return ownedWrite(table, { ...checkpoint, runId: undefined, leaseExpiresAt: undefined, cursor: undefined, retry: undefined });
 }
 
 /**
@@ -212,6 +213,28 @@ async function ownedWrite(table: Table, checkpoint: SyncCheckpoint): Promise<Syn
 }
 
 /**
+ * Every checkpoint across accounts whose next retry is due by `now`, oldest first: what the retry
+ * schedule enqueues. Through gsi1, so only waiting retries are read. A checkpoint leaves the index
+ * when a run claims it, and comes back with the next try if that run fails again.
+ */
+export async function listDueSyncRetries(table: Table, now: Date): Promise<SyncCheckpoint[]> {
+  const items = await queryAll(table, {
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :retries AND gsi1sk <= :due',
+    // `~` sorts after every character of the rest of the key: everything due at `now` is included.
+    ExpressionAttributeValues: toItem({ ':retries': indexKey.syncRetryLookup().gsi1pk, ':due': `${now.toISOString()}~` }),
+  });
+  return items.map((item) => SyncCheckpoint.parse(item));
+}
+
+/** A waiting retry (no run holds the checkpoint) is indexed by when it is due. */
+function retryIndex(checkpoint: SyncCheckpoint): Record<string, string> {
+  const next = checkpoint.retry?.nextAttemptAt;
+  if (next === undefined || checkpoint.runId !== undefined) return {};
+  return indexKey.syncRetry(next, checkpoint.accountId, checkpoint.connector, checkpoint.object);
+}
+
+/**
  * Conditional put at `expectedVersion` (undefined: the item must not exist). The owning run is
  * implied: whoever claimed the checkpoint bumped the version, so a stale run's version no longer matches.
  */
@@ -225,7 +248,7 @@ async function writeCheckpoint(
     table.client.send(
       new PutItemCommand({
         TableName: table.tableName,
-        Item: toItem({ ...key.syncCheckpoint(next.accountId, next.connector, next.object), ...next }),
+        Item: toItem({ ...key.syncCheckpoint(next.accountId, next.connector, next.object), ...retryIndex(next), ...next }),
         ConditionExpression: expectedVersion === undefined ? 'attribute_not_exists(pk)' : 'version = :expected',
         ExpressionAttributeValues: expectedVersion === undefined ? undefined : toItem({ ':expected': expectedVersion }),
       }),

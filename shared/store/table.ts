@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The one table's shape, shared by the CDK stack (lib/storage.ts), the local runtime and the
  * tests, so every copy of the table has the same keys and index.
  *
  * Keys follow DESIGN.md: every partition key starts with the account (`ACCOUNT#<id>`), except
- * pending OAuth authorizations (`OAUTH#<state>`), which are looked up by state alone.
+ * pending OAuth authorizations (`OAUTH#<hash of state>`), which are looked up by state alone.
  */
 export const tableDefinition = {
   partitionKey: 'pk',
@@ -13,7 +15,9 @@ export const tableDefinition = {
   /**
    * One overloaded secondary index, used only where a read needs it:
    * customer by email (`ACCOUNT#a#EMAIL#<email>` → `<connector>#<object>#<id>`) and
-   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`).
+   * active conversations by poller shard (`SHARD#<n>` → `ACCOUNT#a#CONVERSATION#<id>`), and
+   * the operator's list of accounts (`ACCOUNTS` → `<account id>`), and sync retries by when
+   * they are due (`SYNC_RETRY` → `<next try>#...`).
    */
   indexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
 } as const;
@@ -42,7 +46,8 @@ export const key = {
     // Zero-padded so the sort key orders messages numerically.
     sk: `MESSAGE#${String(sequence).padStart(12, '0')}`,
   }),
-  oauthState: (state: string) => ({ pk: `OAUTH#${state}`, sk: 'OAUTH' }),
+  /** By the state's hash: the state itself, a bearer of the sign-in in flight, is never stored. */
+  oauthState: (state: string) => ({ pk: `OAUTH#${createHash('sha256').update(state).digest('base64url')}`, sk: 'OAUTH' }),
   /** The ids one page of a full sync saw (run = when the run started), for its deletion sweep. */
   seenPage: (accountId: string, connector: string, object: string, run: string, page: number) => ({
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
@@ -82,6 +87,15 @@ export const indexKey = {
     gsi1sk: `ACCOUNT#${accountId}#CONNECTION#${connector}`,
   }),
   scheduleLookup: (frequency: string) => ({ gsi1pk: `SCHEDULE#${frequency}` }),
+  /** A sync checkpoint whose next retry is due at `nextAttemptAt` (ISO, so the sort key orders by time). */
+  syncRetry: (nextAttemptAt: string, accountId: string, connector: string, object: string) => ({
+    gsi1pk: 'SYNC_RETRY',
+    gsi1sk: `${nextAttemptAt}#ACCOUNT#${accountId}#SYNC#${connector}#${object}`,
+  }),
+  syncRetryLookup: () => ({ gsi1pk: 'SYNC_RETRY' }),
+  /** Every account, for the operator's list (one small partition: accounts are few and rarely written). */
+  account: (accountId: string) => ({ gsi1pk: 'ACCOUNTS', gsi1sk: accountId }),
+  accountsLookup: () => ({ gsi1pk: 'ACCOUNTS' }),
 } as const;
 
 function normaliseEmail(email: string): string {

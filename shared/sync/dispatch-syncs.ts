@@ -1,6 +1,6 @@
 import type * as z from 'zod';
+import type { SyncingConnector } from '../connections/connector';
 import type { CommonSyncSettings } from '../connections/connector-platform';
-import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
@@ -34,17 +34,37 @@ export function jobsFor(
  */
 export async function dispatchDueSyncs(
   gateway: Gateway,
-  settingsSchemas: Partial<Record<ConnectorName, z.ZodType<CommonSyncSettings, unknown>>>,
+  syncing: Readonly<Record<string, Pick<SyncingConnector, 'settings'>>>,
   frequency: SyncFrequency,
   log: Logger,
 ): Promise<number> {
   const requestedAt = new Date(gateway.now()).toISOString();
   const connections = await gateway.store.listScheduledConnections(frequency);
   const jobs = connections.flatMap((connection) => {
-    const schema = settingsSchemas[connection.connector];
-    return schema ? jobsFor(connection, schema, frequency, requestedAt) : [];
+    const connector = syncing[connection.connector];
+    return connector ? jobsFor(connection, connector.settings, frequency, requestedAt) : [];
   });
   await gateway.queues.syncJobs.send(jobs);
   log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });
+  return jobs.length;
+}
+
+/**
+ * The retry schedule fired (every few minutes): enqueue one `retry` job per sync whose next try
+ * has come (found through the retry index, no scan). A job that finds its try no longer due (a
+ * duplicate, or a run finished meanwhile) is skipped by the sync job.
+ */
+export async function dispatchDueRetries(gateway: Gateway, log: Logger): Promise<number> {
+  const now = new Date(gateway.now());
+  const due = await gateway.store.listDueSyncRetries(now);
+  const jobs: SyncJob[] = due.map((checkpoint) => ({
+    accountId: checkpoint.accountId,
+    connector: checkpoint.connector,
+    object: checkpoint.object,
+    trigger: 'retry',
+    requestedAt: now.toISOString(),
+  }));
+  await gateway.queues.syncJobs.send(jobs);
+  if (jobs.length > 0) log.info('sync retries enqueued', { jobs: jobs.length });
   return jobs.length;
 }

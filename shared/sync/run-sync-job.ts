@@ -4,17 +4,18 @@ import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
-import type { SyncCheckpoint, SyncCounts } from '../store/items';
+import type { SyncCheckpoint, SyncCounts, SyncRetryState } from '../store/items';
 import { PlatformError } from '../http/platform-error';
 import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
+import { retryAfterFailure } from './sync-retry';
 
 export type SyncRunResult =
   | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
   | { outcome: 'continued'; pages: number; runId: string }
   | { outcome: 'skipped'; reason: string }
-  | { outcome: 'failed'; problem: ConnectionProblem; retry: boolean };
+  | { outcome: 'failed'; problem: ConnectionProblem; retry: boolean; retryState?: SyncRetryState };
 
 export interface SyncRunOptions {
   /** When the invocation must hand over to a continuation job (epoch ms): the Lambda's time budget. */
@@ -31,6 +32,8 @@ export interface SyncRunOptions {
   maxSlices?: number;
   /** At most one checkpoint save per this long while pages flow (default CHECKPOINT_EVERY_MS); 0: after every page. */
   checkpointEveryMs?: number;
+  /** The queue message carrying the job: named on the checkpoint if this failure dead-letters it. */
+  messageId?: string;
 }
 
 /** The deletion sweep holds this many stored ids at a time (about 10 MB), however many records the object has. */
@@ -47,7 +50,7 @@ const seconds = (iso: string | undefined, fallback: number) => (iso ? Math.floor
  */
 export async function runSyncJob(
   gateway: Gateway,
-  platforms: Partial<Record<ConnectorName, ConnectorPlatform>>,
+  platforms: Readonly<Record<string, ConnectorPlatform>>,
   job: SyncJob,
   log: Logger,
   options: SyncRunOptions = {},
@@ -65,7 +68,8 @@ export async function runSyncJob(
   if (!platform) return skipped(`the ${connector} connector has no scheduled sync`);
   const settings = platform.settings.parse(connection.syncSettings);
   if (!settings.dataObjects.includes(object)) return skipped(`${object} is not among the connection's data objects`);
-  if (settings.method === 'webhooks' && job.trigger !== 'manual') return skipped('the sync method is Webhooks only');
+  // A retry continues a run that was allowed to start (on a Webhooks-only connection, a manual one).
+  if (settings.method === 'webhooks' && job.trigger !== 'manual' && job.trigger !== 'retry') return skipped('the sync method is Webhooks only');
 
   const now = () => new Date(gateway.now());
   const leaseSeconds = options.leaseSeconds ?? 120;
@@ -163,15 +167,25 @@ export async function runSyncJob(
     if (error instanceof SyncRunLostError) return skipped('another run took this sync over');
     const problem = platform.problem(error);
     const at = now().toISOString();
-    await store
-      .pauseSyncRun({ ...checkpoint, mode: point.window.mode, cursor: point, counts, lastError: { message: problem.reason, at } })
-      .catch((pauseError: unknown) => log.warn('could not record the failure on the checkpoint', { error: pauseError }));
-    await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
     // Retry what time can fix (rate limits, outages); not a page the platform will answer the same
     // way again (an unreadable record): on the FIFO queue a doomed retry would hold up the connection.
     const retry = problem.health === 'degraded' && !(error instanceof PlatformError && !error.retryable);
-    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, retry, error });
-    return { outcome: 'failed', problem, retry };
+    // When the next try is (sync-retry.ts); a failure only the user can fix ends the series.
+    const planned = retry ? retryAfterFailure(checkpoint.retry, gateway.now()) : undefined;
+    const retryState = planned?.deadLetteredAt && options.messageId ? { ...planned, deadLetterMessageId: options.messageId } : planned;
+    const recorded = await store
+      .pauseSyncRun({ ...checkpoint, mode: point.window.mode, cursor: point, counts, lastError: { message: problem.reason, at }, retry: retryState })
+      .then(
+        () => true,
+        (pauseError: unknown) => {
+          log.warn('could not record the failure on the checkpoint', { error: pauseError });
+          return false;
+        },
+      );
+    await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
+    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, retry, nextAttemptAt: retryState?.nextAttemptAt, error });
+    // Without a recorded next try, the caller leaves the retry to the queue.
+    return { outcome: 'failed', problem, retry, ...(retryState && recorded ? { retryState } : {}) };
   }
 }
 

@@ -95,6 +95,11 @@ export interface SyncSource {
 export interface ConnectorSync<Settings> {
   /** Every data object the connector can sync, in the spec's words. */
   objects: readonly string[];
+  /**
+   * The objects holding payments, preferred first (playbooks' payment history and failed payments
+   * read one of them: a payment intent and its charge are the same payment seen twice).
+   */
+  paymentObjects?: readonly string[];
   source(object: string, client: PlatformClient, settings: Settings): SyncSource;
 }
 

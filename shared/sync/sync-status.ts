@@ -5,12 +5,20 @@ import type { SyncCheckpoint } from '../store/items';
 export const SyncStatus = z
   .object({
     object: z.string(),
-    state: z.enum(['never_run', 'running', 'paused_after_failure', 'idle']),
+    state: z
+      .enum(['never_run', 'running', 'retrying', 'paused_after_failure', 'dead_lettered', 'idle'])
+      .describe(
+        'retrying: failed on something time fixes, tried again at nextAttemptAt; dead_lettered: still failing after 12 hours of retries, the job is in the dead-letter queue and the next scheduled sync starts again; paused_after_failure: failed on something to fix (see the connection health) or an unreadable answer, resumed by the next sync',
+      ),
     mode: z.enum(['full', 'incremental']),
     lastRunStartedAt: z.iso.datetime().optional(),
     lastRunFinishedAt: z.iso.datetime().optional(),
     lastSucceededAt: z.iso.datetime().optional(),
     lastError: z.object({ message: z.string(), at: z.iso.datetime() }).optional(),
+    nextAttemptAt: z.iso.datetime().optional().describe('When the failed sync is tried again (within the retry schedule’s 5 minutes after)'),
+    failedAttempts: z.number().int().positive().optional().describe('Runs that failed in a row, while retrying or dead-lettered'),
+    retryingSince: z.iso.datetime().optional().describe('When the first of those failures happened; retries stop 12 hours after it'),
+    deadLetteredAt: z.iso.datetime().optional(),
     counts: z.object({ created: z.number(), updated: z.number(), unchanged: z.number(), deleted: z.number() }),
   })
   .meta({ id: 'SyncStatus' });
@@ -18,7 +26,18 @@ export type SyncStatus = z.infer<typeof SyncStatus>;
 
 export function syncStatusOf(checkpoint: SyncCheckpoint, nowSeconds: number): SyncStatus {
   const running = checkpoint.runId !== undefined && (checkpoint.leaseExpiresAt ?? 0) > nowSeconds;
-  const state = running ? 'running' : checkpoint.cursor !== undefined ? 'paused_after_failure' : checkpoint.lastRunStartedAt ? 'idle' : 'never_run';
+  const retry = checkpoint.retry;
+  const state = running
+    ? 'running'
+    : retry?.nextAttemptAt
+      ? 'retrying'
+      : retry?.deadLetteredAt
+        ? 'dead_lettered'
+        : checkpoint.cursor !== undefined
+          ? 'paused_after_failure'
+          : checkpoint.lastRunStartedAt
+            ? 'idle'
+            : 'never_run';
   return {
     object: checkpoint.object,
     state,
@@ -28,5 +47,8 @@ export function syncStatusOf(checkpoint: SyncCheckpoint, nowSeconds: number): Sy
     ...(checkpoint.lastRunFinishedAt ? { lastRunFinishedAt: checkpoint.lastRunFinishedAt } : {}),
     ...(checkpoint.lastSucceededAt ? { lastSucceededAt: checkpoint.lastSucceededAt } : {}),
     ...(checkpoint.lastError ? { lastError: checkpoint.lastError } : {}),
+    ...(retry ? { failedAttempts: retry.failures, retryingSince: retry.firstFailedAt } : {}),
+    ...(retry?.nextAttemptAt ? { nextAttemptAt: retry.nextAttemptAt } : {}),
+    ...(retry?.deadLetteredAt ? { deadLetteredAt: retry.deadLetteredAt } : {}),
   };
 }

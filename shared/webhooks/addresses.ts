@@ -1,16 +1,16 @@
 import * as z from 'zod';
 import type { HttpRequest } from '../api/http';
 import type { GatewayEnvironment } from '../config';
+import type { WebhookConnector } from '../connections/connector';
+import { ConnectorName } from '../connectors';
 import type { Connection } from '../store/items';
-import type { WebhookConnector } from './problems';
 
 /**
  * Where each platform sends an account's webhooks: the spec's path plus the account, exactly as
  * the dashboard shows it. The account in the address decides whose credentials verify the
  * delivery, and whose records it may touch.
  */
-export function webhookAddress(baseUrl: string, connector: WebhookConnector, accountId: string): string {
-  const path = connector === 'payment' ? '/webhooks/payments' : '/webhooks/billing';
+export function webhookAddress(baseUrl: string, path: string, accountId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path}?account=${encodeURIComponent(accountId)}`;
 }
 
@@ -23,47 +23,9 @@ export function gatewayBaseUrl(env: Pick<GatewayEnvironment, 'BASE_URL'>, reques
   return `${scheme}://${host}`;
 }
 
-/** The platform events to select when creating the webhook endpoint (the spec's Events tables). */
-export const SUBSCRIBE_TO: Record<WebhookConnector, readonly string[]> = {
-  payment: [
-    'customer.created',
-    'customer.updated',
-    'customer.deleted',
-    'customer.subscription.created',
-    'customer.subscription.updated',
-    'customer.subscription.deleted',
-    'invoice.created',
-    'invoice.finalized',
-    'invoice.updated',
-    'invoice.payment_succeeded',
-    'invoice.payment_failed',
-    'charge.succeeded',
-    'charge.failed',
-    'charge.refunded',
-    'charge.dispute.created',
-    'payment_intent.succeeded',
-    'payment_intent.payment_failed',
-  ],
-  billing: [
-    'customer_created',
-    'customer_changed',
-    'customer_deleted',
-    'subscription_created',
-    'subscription_changed',
-    'subscription_renewed',
-    'subscription_cancelled',
-    'subscription_paused',
-    'subscription_resumed',
-    'payment_succeeded',
-    'payment_failed',
-    'invoice_generated',
-    'invoice_updated',
-  ],
-};
-
 export const WebhookEndpoint = z
   .object({
-    connector: z.enum(['payment', 'billing']),
+    connector: ConnectorName,
     url: z.string().describe('Paste this address into the platform’s webhook settings'),
     connected: z.boolean(),
     /** Whether deliveries to the address can be verified now. */
@@ -79,30 +41,19 @@ export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
 /** One platform's webhook endpoint for the account, with no secret in it. */
 export function webhookEndpoint(baseUrl: string, accountId: string, connector: WebhookConnector, connection: Connection | undefined): WebhookEndpoint {
-  const notes: string[] = [];
-  let ready = false;
-  let username: string | undefined;
-  if (!connection) {
-    notes.push(`Connect the ${connector} connector first.`);
-  } else if (connector === 'payment') {
-    ready = connection.config.webhookSigningSecretSet === true;
-    if (!ready) notes.push('Add the Webhook Signing Secret to the payment connection (the endpoint’s signing secret, whsec_...).');
-  } else {
-    username = typeof connection.config.webhookUsername === 'string' ? connection.config.webhookUsername : undefined;
-    ready = username !== undefined;
-    if (!ready) notes.push('Create webhook credentials, and enter them as the endpoint’s Basic authentication on the billing platform.');
-  }
+  const readiness = connection ? connector.webhooks.readiness(connection) : { ready: false, notes: [`Connect the ${connector.name} connector first.`] };
+  const notes = [...readiness.notes];
   const method = (connection?.syncSettings as { method?: unknown } | undefined)?.method;
   if (connection && (method === undefined || method === 'api')) {
     notes.push('The sync method is API Direct: webhooks are acknowledged but not applied. Choose Webhooks or Both in the sync settings to apply them.');
   }
   return {
-    connector,
-    url: webhookAddress(baseUrl, connector, accountId),
+    connector: connector.name,
+    url: webhookAddress(baseUrl, connector.webhooks.path, accountId),
     connected: connection !== undefined,
-    ready,
+    ready: readiness.ready,
     notes,
-    ...(username ? { username } : {}),
-    events: [...SUBSCRIBE_TO[connector]],
+    ...(readiness.username ? { username: readiness.username } : {}),
+    events: [...connector.webhooks.subscribeTo],
   };
 }

@@ -1,23 +1,16 @@
-import { billingClient } from '../billing/client';
-import { keepsSubscription } from '../billing/sync';
-import { BillingSyncSettings } from '../billing/settings';
-import { billingEventEffects } from '../billing/webhook';
+import type { Connector } from '../connections/connector';
+import { connectors } from '../connections/registry';
 import type { EventCustomer } from '../events/playbook-events';
 import { playbookEvent } from '../events/playbook-events';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { redactText } from '../log/redaction';
-import { paymentClient } from '../payment/client';
-import { PaymentSyncSettings } from '../payment/settings';
-import { paymentEventEffects } from '../payment/webhook';
 import type { WebhookEventMessage } from '../queues/messages';
 import type { Connection, RecordWrite } from '../store/items';
 import { recordHash } from '../sync/record-hash';
-import type { SyncMethod } from '../sync/sync-settings';
 import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
-import { writeDecision, type PublishPlan, type RecordChange, type RecordReference, type WebhookEffects } from './effects';
-import { billingRecordFetcher, paymentRecordFetcher, type RecordFetcher } from './platform-records';
-import type { WebhookConnector } from './problems';
+import { writeDecision, type PublishPlan, type RecordChange, type RecordReference } from './effects';
+import type { RecordFetcher } from './platform-records';
 
 /**
  * The event worker: applies one verified platform event, exactly once.
@@ -41,52 +34,19 @@ export const EVENT_MARK_SECONDS = 4 * 86_400;
 /** A claim outlives the worker's 60-second timeout, so a live attempt is never overlapped. */
 export const CLAIM_LEASE_SECONDS = 90;
 
-interface ConnectorWebhooks {
-  effects(payload: Record<string, unknown>): WebhookEffects;
-  settings(syncSettings: unknown): {
-    method: SyncMethod;
-    dataObjects: readonly string[];
-    /** Whether a record belongs in the store under the settings' filters, as the sync decides. */
-    keeps(object: string, fields: JsonObject): boolean;
+/**
+ * Reads one record from the platform through the connection's own client (and rate budget). The
+ * credentials are opened only when a record must be fetched: most events need no platform call.
+ */
+function recordFetcher(gateway: Gateway, connector: Connector, connection: Connection): RecordFetcher {
+  const webhooks = connector.webhooks!;
+  return async (object, id) => {
+    if (!connector.client) throw new Error(`the ${connector.name} connector cannot fetch records`);
+    const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
+    const client = connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
+    return webhooks.fetcher(client, () => gateway.now())(object, id);
   };
-  /** A time (epoch ms) in the unit of this platform's record versions. */
-  versionAt(epochMs: number): number;
-  fetcher(gateway: Gateway, accountId: string, connection: Connection): RecordFetcher;
 }
-
-/** Opens the credentials only when a record must be fetched: most events need no platform call. */
-async function credentialsOf(gateway: Gateway, connection: Connection) {
-  return gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
-}
-
-export const connectorWebhooks: Record<WebhookConnector, ConnectorWebhooks> = {
-  payment: {
-    effects: paymentEventEffects,
-    // The customer filter needs a customer's subscriptions, which an event does not carry; customer
-    // events are taken as they come, as the incremental sync takes them (the full sync reconciles).
-    settings: (settings) => ({ ...PaymentSyncSettings.parse(settings), keeps: () => true }),
-    versionAt: (epochMs) => Math.floor(epochMs / 1000),
-    fetcher: (gateway, accountId, connection) => async (object, id) => {
-      const client = paymentClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection), rateBuckets: gateway.store });
-      return paymentRecordFetcher(client, () => Math.floor(gateway.now() / 1000))(object, id);
-    },
-  },
-  billing: {
-    effects: billingEventEffects,
-    settings: (raw) => {
-      const settings = BillingSyncSettings.parse(raw);
-      return {
-        ...settings,
-        keeps: (object, fields) => object !== 'subscriptions' || keepsSubscription({ id: String(fields.id ?? ''), fields }, settings.subscriptionStatus),
-      };
-    },
-    versionAt: (epochMs) => epochMs,
-    fetcher: (gateway, accountId, connection) => async (object, id) => {
-      const client = billingClient({ env: gateway.env, accountId, config: connection.config, credentials: await credentialsOf(gateway, connection), rateBuckets: gateway.store });
-      return billingRecordFetcher(client)(object, id);
-    },
-  },
-};
 
 export type ApplyResult =
   | { outcome: 'applied'; written: number; stale: number; fetched: number; published: number }
@@ -136,7 +96,9 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
 
 async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log: Logger, options: ApplyOptions): Promise<ApplyResult> {
   const { accountId, connector } = message;
-  const webhooks = connectorWebhooks[connector];
+  const definition = connectors.get(connector);
+  const webhooks = definition.webhooks;
+  if (!webhooks) return { outcome: 'ignored', reason: `the ${connector} connector receives no webhooks` };
   const connections = options.connections ?? new Map<string, Promise<Connection | undefined>>();
   const connectionKey = `${accountId}\n${connector}`;
   if (!connections.has(connectionKey)) connections.set(connectionKey, gateway.store.getConnection(accountId, connector));
@@ -147,7 +109,7 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   const effects = webhooks.effects(message.payload);
   if (effects.kind === 'ignored') return { outcome: 'ignored', reason: effects.reason };
 
-  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, webhooks.fetcher(gateway, accountId, connection), new Set(settings.dataObjects), settings.keeps);
+  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, recordFetcher(gateway, definition, connection), new Set(settings.dataObjects), settings.keeps);
   for (const change of effects.changes) await applying.change(change, effects.occurredAt);
   for (const reference of effects.references) await applying.reference(reference);
   let published = 0;
@@ -194,7 +156,7 @@ class RecordApplier {
   constructor(
     private readonly gateway: Gateway,
     private readonly accountId: string,
-    private readonly connector: WebhookConnector,
+    private readonly connector: string,
     private readonly versionAt: (epochMs: number) => number,
     private readonly fetch: RecordFetcher,
     private readonly selected: ReadonlySet<string>,

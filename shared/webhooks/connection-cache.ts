@@ -1,7 +1,6 @@
 import type { Gateway } from '../gateway';
 import type { Connection } from '../store/items';
 import type { Credentials } from '../vault/sealed-credentials';
-import type { WebhookConnector } from './problems';
 
 /** A connection with its credentials opened, as a receiver verifies against it. */
 export interface OpenedConnection {
@@ -27,7 +26,7 @@ const MAX_CACHED = 1000;
 export async function openedConnection(
   gateway: Gateway,
   accountId: string,
-  connector: WebhookConnector,
+  connector: string,
   options: { maxAgeMs?: number } = {},
 ): Promise<OpenedConnection | undefined> {
   let entries = cached.get(gateway);

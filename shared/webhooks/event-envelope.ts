@@ -17,6 +17,14 @@ export function isTrimmed(record: unknown): boolean {
   return typeof record === 'object' && record !== null && (record as Record<string, unknown>)[TRIMMED] === true;
 }
 
+/** A record body cut to its id (and its `object` word), marked so the worker fetches it instead. */
+export function trimmedToId(value: unknown): Record<string, unknown> {
+  const record = value as { id?: unknown; object?: unknown } | null;
+  return typeof record === 'object' && record !== null && typeof record.id === 'string'
+    ? { id: record.id, ...(typeof record.object === 'string' ? { object: record.object } : {}), [TRIMMED]: true }
+    : {};
+}
+
 const EventId = z.string().min(1).max(255);
 const EventType = z.string().min(1).max(255);
 /** Unix seconds, up to the year 9999. */

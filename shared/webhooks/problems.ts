@@ -3,69 +3,38 @@ import { ProblemError } from '../api/problem';
 /**
  * What the webhook receivers answer when they refuse a delivery. Each names what is wrong and what
  * to do (the spec's Errors row "Webhook not received": check address, credentials, secret), and
- * never a secret, a signature or a header value.
+ * never a secret, a signature or a header value. A connector's own refusals (a bad signature, bad
+ * Basic credentials) are made with `refused` in its folder.
  */
 
 const type = (slug: string) => `urn:integration-gateway:problem:${slug}`;
 
-const platformWords = { payment: 'payment platform', billing: 'billing platform' } as const;
-export type WebhookConnector = keyof typeof platformWords;
+/** The connector as the refusal names it: its word and the platform in the user's words. */
+interface Receiving {
+  name: string;
+  platform: string;
+}
 
 export const webhookProblems = {
-  accountMissing: (connector: WebhookConnector) =>
+  refused: (problem: { slug: string; title: string; status: number; detail: string; remedy: string }) =>
+    new ProblemError({ type: type(problem.slug), title: problem.title, status: problem.status, detail: problem.detail, remedy: problem.remedy }),
+
+  accountMissing: (connector: Receiving) =>
     new ProblemError({
       type: type('webhook-address'),
       title: 'Incomplete webhook address',
       status: 400,
       detail: 'The webhook address names no account.',
-      remedy: `Use the exact address the dashboard shows for the ${platformWords[connector]}: it ends in ?account=<your account id>.`,
+      remedy: `Use the exact address the dashboard shows for the ${connector.platform}: it ends in ?account=<your account id>.`,
     }),
 
-  unknownAccount: (connector: WebhookConnector) =>
+  unknownAccount: (connector: Receiving) =>
     new ProblemError({
       type: type('webhook-unknown-account'),
       title: 'Unknown webhook address',
       status: 404,
-      detail: `No ${connector} connection answers at this webhook address.`,
-      remedy: `Connect the ${connector} connector, then copy the webhook address from the dashboard into the ${platformWords[connector]}.`,
-    }),
-
-  signingSecretMissing: () =>
-    new ProblemError({
-      type: type('webhook-secret-missing'),
-      title: 'No webhook signing secret',
-      status: 400,
-      detail: 'The payment connection has no Webhook Signing Secret, so its webhooks cannot be verified.',
-      remedy: "Add the Webhook Signing Secret to the payment connection (the endpoint's signing secret on the payment platform, whsec_...).",
-    }),
-
-  invalidSignature: (detail: string) =>
-    new ProblemError({
-      type: type('webhook-signature'),
-      title: 'Invalid webhook signature',
-      status: 400,
-      detail: `The delivery is not signed as the payment platform signs webhooks: ${detail}.`,
-      remedy:
-        "Check that the payment connection's Webhook Signing Secret is the signing secret of this endpoint on the payment platform, and that the body reaches the gateway unchanged.",
-    }),
-
-  staleSignature: (toleranceSeconds: number) =>
-    new ProblemError({
-      type: type('webhook-signature-expired'),
-      title: 'Webhook signature outside the time tolerance',
-      status: 400,
-      detail: `The signature's timestamp is more than ${toleranceSeconds} s away from the gateway's clock; replayed deliveries are refused.`,
-      remedy: 'Let the platform send a fresh delivery (it signs each attempt anew); if every delivery fails this way, check the sending clock.',
-    }),
-
-  unauthorized: (detail: string) =>
-    new ProblemError({
-      type: type('webhook-unauthorized'),
-      title: 'Webhook credentials required',
-      status: 401,
-      detail,
-      remedy:
-        "Create webhook credentials for the billing connection in the dashboard, and enter them as the webhook's Basic authentication username and password on the billing platform.",
+      detail: `No ${connector.name} connection answers at this webhook address.`,
+      remedy: `Connect the ${connector.name} connector, then copy the webhook address from the dashboard into the ${connector.platform}.`,
     }),
 
   unavailable: () =>

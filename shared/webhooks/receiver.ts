@@ -3,13 +3,13 @@ import type { Gateway } from '../gateway';
 import { BODY_LIMITS, assertBodyWithin, json, problemResponse, responseForError, type HttpRequest, type HttpResponse } from '../api/http';
 import { ProblemError, problems } from '../api/problem';
 import { log as rootLog } from '../log/logger';
+import type { WebhookConnector } from '../connections/connector';
+import { connectors } from '../connections/registry';
 import type { WebhookEventMessage } from '../queues/messages';
-import type { Credentials } from '../vault/sealed-credentials';
-import { BASIC_CHALLENGE, WEBHOOK_PASSWORD, WEBHOOK_USERNAME, parseBasicAuthorization, sameCredentials } from './basic-credentials';
+import { BASIC_CHALLENGE } from './basic-credentials';
 import { openedConnection } from './connection-cache';
-import { TRIMMED, readBillingEnvelope, readPaymentEnvelope, type EnvelopeReading } from './event-envelope';
-import { webhookProblems, type WebhookConnector } from './problems';
-import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from './signature';
+import type { ConnectorWebhooks } from './connector-webhooks';
+import { webhookProblems } from './problems';
 
 /**
  * The webhook receivers: check, verify, enqueue, answer 200 in milliseconds. Nothing is stored
@@ -21,55 +21,6 @@ import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from './signa
  * body over 1 MB, a content type other than JSON, a missing, malformed or wrong signature or
  * credentials, an old timestamp, a body that is not JSON or not an event.
  */
-
-export interface VerifyContext {
-  nowSeconds: number;
-  toleranceSeconds: number;
-}
-
-/** What differs between the two platforms' receivers. */
-export interface WebhookVerifier {
-  connector: WebhookConnector;
-  /** Checks on the request alone, before any I/O: a missing signature header or Basic credentials. */
-  precheck(request: HttpRequest): ProblemError | undefined;
-  /** Whether the delivery comes from the platform, judged with THIS account's credentials only. */
-  verify(request: HttpRequest, credentials: Credentials, context: VerifyContext): ProblemError | undefined;
-  readEnvelope(body: unknown): EnvelopeReading;
-}
-
-export const paymentVerifier: WebhookVerifier = {
-  connector: 'payment',
-  precheck(request) {
-    const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);
-    return reading.ok ? undefined : webhookProblems.invalidSignature(reading.reason);
-  },
-  verify(request, credentials, context) {
-    const secret = credentials.webhookSigningSecret;
-    if (!secret) return webhookProblems.signingSecretMissing();
-    const check = verifySignature({ header: request.headers[SIGNATURE_HEADER], rawBody: request.rawBody, secret, ...context });
-    if (check.ok) return undefined;
-    return check.reason === 'outside_tolerance' ? webhookProblems.staleSignature(context.toleranceSeconds) : webhookProblems.invalidSignature(check.detail);
-  },
-  readEnvelope: readPaymentEnvelope,
-};
-
-export const billingVerifier: WebhookVerifier = {
-  connector: 'billing',
-  precheck(request) {
-    return parseBasicAuthorization(request.headers.authorization) ? undefined : webhookProblems.unauthorized('The delivery carries no Basic credentials.');
-  },
-  verify(request, credentials) {
-    const given = parseBasicAuthorization(request.headers.authorization);
-    const username = credentials[WEBHOOK_USERNAME];
-    const password = credentials[WEBHOOK_PASSWORD];
-    if (!username || !password) return webhookProblems.unauthorized('No webhook credentials are set up for this billing connection.');
-    if (!given || !sameCredentials(given, { username, password })) {
-      return webhookProblems.unauthorized("The Basic credentials are not the billing connection's webhook credentials.");
-    }
-    return undefined;
-  },
-  readEnvelope: readBillingEnvelope,
-};
 
 /**
  * A refusal against a copy of the connection older than this reads the connection again once, so
@@ -84,14 +35,16 @@ const RELOAD_AFTER_REFUSAL_MS = 5_000;
  */
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
-export async function receiveWebhook(gateway: Gateway, request: HttpRequest, verifier: WebhookVerifier): Promise<HttpResponse> {
-  const connector = verifier.connector;
+/** One platform's receiver: the same checks for every connector, its own verification in between. */
+export async function receiveWebhook(gateway: Gateway, request: HttpRequest, receiving: WebhookConnector): Promise<HttpResponse> {
+  const connector = receiving.name;
+  const verifier = receiving.webhooks;
   const log = rootLog.with({ requestId: request.requestId, connector, route: 'webhook' });
   try {
     const accountId = request.query.account;
-    if (accountId === undefined || accountId === '') throw webhookProblems.accountMissing(connector);
+    if (accountId === undefined || accountId === '') throw webhookProblems.accountMissing(receiving);
     // An id that cannot exist is an unknown account, not a bad request: the address is simply wrong.
-    if (!AccountId.safeParse(accountId).success) throw webhookProblems.unknownAccount(connector);
+    if (!AccountId.safeParse(accountId).success) throw webhookProblems.unknownAccount(receiving);
     assertBodyWithin(request, BODY_LIMITS.webhook);
     const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (contentType !== 'application/json') throw problems.unsupportedMediaType('application/json');
@@ -99,12 +52,12 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, ver
     if (early) throw early;
 
     let opened = await openedConnection(gateway, accountId, connector);
-    if (!opened) throw webhookProblems.unknownAccount(connector);
+    if (!opened) throw webhookProblems.unknownAccount(receiving);
     const context = { nowSeconds: Math.floor(gateway.now() / 1000), toleranceSeconds: gateway.env.WEBHOOK_TOLERANCE_SECONDS };
     let refusal = verifier.verify(request, opened.credentials, context);
     if (refusal && gateway.now() - opened.loadedAt >= RELOAD_AFTER_REFUSAL_MS) {
       opened = await openedConnection(gateway, accountId, connector, { maxAgeMs: RELOAD_AFTER_REFUSAL_MS });
-      if (!opened) throw webhookProblems.unknownAccount(connector);
+      if (!opened) throw webhookProblems.unknownAccount(receiving);
       refusal = verifier.verify(request, opened.credentials, context);
     }
     if (refusal) throw refusal;
@@ -126,7 +79,7 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, ver
       eventType: envelope.eventType,
       receivedAt: new Date(gateway.now()).toISOString(),
       payload: envelope.payload,
-    });
+    }, verifier);
     try {
       await gateway.queues.webhookEvents.send([message]);
     } catch (error) {
@@ -146,31 +99,20 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, ver
   }
 }
 
-/** The message as it fits on the queue: unchanged, or with record bodies cut to their ids (see MAX_MESSAGE_BYTES). */
-function withoutClientSecret(message: WebhookEventMessage): WebhookEventMessage {
-  const data = message.payload.data as { object?: Record<string, unknown> } | undefined;
-  if (message.connector !== 'payment' || !data?.object || !('client_secret' in data.object)) return message;
-  const { client_secret: _dropped, ...object } = data.object;
-  return { ...message, payload: { ...message.payload, data: { ...data, object } } };
+/**
+ * The message as it fits on the queue: without what must never wait there, and with record bodies
+ * cut to their ids when it is too big for SQS (see MAX_MESSAGE_BYTES).
+ */
+export function fitForQueue(original: WebhookEventMessage, webhooks: Pick<ConnectorWebhooks, 'forQueue'> = webhooksOf(original.connector)): WebhookEventMessage {
+  const payload = webhooks.forQueue(original.payload, false);
+  const message = payload === original.payload ? original : { ...original, payload };
+  if (Buffer.byteLength(JSON.stringify(message)) <= MAX_MESSAGE_BYTES) return message;
+  return { ...message, payload: webhooks.forQueue(message.payload, true) };
 }
 
-export function fitForQueue(original: WebhookEventMessage): WebhookEventMessage {
-  // A payment intent's client_secret lets a browser confirm the payment: it never needs to sit in a queue.
-  const message = withoutClientSecret(original);
-  if (Buffer.byteLength(JSON.stringify(message)) <= MAX_MESSAGE_BYTES) return message;
-  const idOnly = (value: unknown) => {
-    const record = value as { id?: unknown; object?: unknown } | null;
-    return typeof record === 'object' && record !== null && typeof record.id === 'string'
-      ? { id: record.id, ...(typeof record.object === 'string' ? { object: record.object } : {}), [TRIMMED]: true }
-      : {};
-  };
-  const payload = { ...message.payload };
-  if (message.connector === 'payment') {
-    const data = payload.data as { object?: unknown };
-    payload.data = { object: idOnly(data.object) };
-  } else {
-    const content = payload.content as Record<string, unknown>;
-    payload.content = Object.fromEntries(Object.entries(content).map(([name, resource]) => [name, idOnly(resource)]));
-  }
-  return { ...message, payload };
+/** The receiver of the connector that owns this message (tests and replays fit messages of either platform). */
+export function webhooksOf(connector: string): ConnectorWebhooks {
+  const webhooks = connectors.get(connector).webhooks;
+  if (!webhooks) throw new Error(`the ${connector} connector receives no webhooks`);
+  return webhooks;
 }

@@ -64,6 +64,28 @@ describe('API bad input', () => {
     await expectNoConnection();
   });
 
+  it('a placeholder copied from an example is named as such, not as a wrong prefix (payment and billing)', async () => {
+    const payment = await expectProblem(
+      await gateway.call('PUT', connectPath, { token, body: { secretKey: 'rk_test_<your restricted key>', webhookSigningSecret: 'whsec_<secret>' } }),
+      400,
+    );
+    const messages = payment.errors as Array<{ path: string; message: string }>;
+    expect(messages.map((e) => e.path).sort()).toEqual(['secretKey', 'webhookSigningSecret']);
+    for (const { message } of messages) {
+      expect(message).toMatch(/placeholder \(the part in <…>\)/);
+      expect(message).not.toMatch(/begin with/);
+    }
+    const billing = await expectProblem(
+      await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', { token, body: { siteName: 'acme-test', apiKey: 'test_<your read-only key>', environment: 'test' } }),
+      400,
+    );
+    expect(billing.errors).toEqual([{ path: 'apiKey', message: expect.stringMatching(/placeholder/) }]);
+    // A right prefix with a damaged rest says what is wrong with the rest.
+    const damaged = await expectProblem(await gateway.call('PUT', connectPath, { token, body: { secretKey: 'rk_test_abc def ghi jkl' } }), 400);
+    expect(JSON.stringify(damaged.errors)).toMatch(/only letters and digits/);
+    await expectNoConnection();
+  });
+
   it('a billing site given as a URL is refused with the subdomain to enter', async () => {
     const response = await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', {
       token,
@@ -99,7 +121,9 @@ describe('API bad input', () => {
     await expectProblem(await gateway.call('POST', '/api/v1/accounts/acme', { token, body: {} }), 405);
   });
 
-  it('connectors that connect through OAuth say they are not available yet (501)', async () => {
-    await expectProblem(await gateway.call('PUT', '/api/v1/accounts/acme/connections/messaging', { token, body: {} }), 501);
+  it('the messaging connection form names each missing field', async () => {
+    const problem = await expectProblem(await gateway.call('PUT', '/api/v1/accounts/acme/connections/messaging', { token, body: {} }), 400);
+    expect(JSON.stringify(problem)).toContain('clientId');
+    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'messaging')).toBeUndefined();
   });
 });

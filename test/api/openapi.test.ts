@@ -3,7 +3,7 @@ import { openApiDocument } from '../../shared/api/openapi';
 import { apiRoutes } from '../../shared/api/routes/index';
 
 describe('OpenAPI document', () => {
-  const document = openApiDocument(apiRoutes) as {
+  const document = openApiDocument(apiRoutes()) as {
     openapi: string;
     paths: Record<string, Record<string, { operationId: string; security: unknown[] }>>;
     components: { schemas: Record<string, unknown> };
@@ -11,7 +11,7 @@ describe('OpenAPI document', () => {
 
   it('has every route, with the sign-in requirement on all but the document itself', () => {
     expect(document.openapi).toBe('3.1.0');
-    for (const route of apiRoutes) {
+    for (const route of apiRoutes()) {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
       expect(operation?.security).toEqual(route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }]);

@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)('dashboard: Integrations section (browser)', { tim
     await form.getByLabel('API Key').fill(key);
     await form.getByLabel('Environment').selectOption('test');
     await form.getByRole('button', { name: 'Connect Account' }).click();
-    await billing().locator('#billing-result', { hasText: 'Connected.' }).waitFor();
+    await billing().locator('#billing-result', { hasText: /^Connected/ }).waitFor();
     // The connection shown is the new one: its masked key ends like the key just sent.
     await billing().locator('[data-masked-secret="apiKey"]', { hasText: key.slice(-4) }).waitFor();
   }
@@ -92,14 +92,50 @@ describe.skipIf(!hasChromium)('dashboard: Integrations section (browser)', { tim
     await billing().getByText('Not connected.').waitFor();
   });
 
-  it('Connect Account (billing): the key shows masked, is in no page HTML, and the form is cleared', async () => {
+  it('a refused form keeps what was typed and shows each message beside its field, with no “did not answer” banner', async () => {
+    const form = page.getByRole('form', { name: 'Connect Account: billing' });
+    await form.getByLabel('Site Name').fill('https://acme-test.chargebee.com');
+    await form.getByLabel('API Key').fill('test_<your read-only key>');
+    await form.getByRole('button', { name: 'Connect Account' }).click();
+    const siteError = billing().locator('#billing-siteName-error');
+    await siteError.filter({ hasText: /enter acme-test/ }).waitFor();
+    expect(await billing().locator('#billing-apiKey-error').textContent()).toMatch(/placeholder \(the part in <…>\)/);
+    expect(await form.getByLabel('Site Name').getAttribute('aria-invalid')).toBe('true');
+    expect(await form.getByLabel('API Key').getAttribute('aria-invalid')).toBe('true');
+    // The field's message is announced with it (aria-describedby), and nothing typed was lost.
+    expect(await form.getByLabel('API Key').getAttribute('aria-describedby')).toContain('billing-apiKey-error');
+    expect(await form.getByLabel('Site Name').inputValue()).toBe('https://acme-test.chargebee.com');
+    expect(await form.getByLabel('API Key').inputValue()).toBe('test_<your read-only key>');
+    expect(await billing().locator('#billing-result').textContent()).toMatch(/does not match the schema/);
+    expect(await page.locator('#status').textContent()).not.toMatch(/did not answer/);
+    await billing().getByText('Not connected.').waitFor();
+  });
+
+  it('a stale banner goes with the next action', async () => {
+    // The gateway unreachable once: the banner says so.
+    await page.route('**/connections/billing', (route) => route.abort());
+    const form = page.getByRole('form', { name: 'Connect Account: billing' });
+    await form.getByLabel('Site Name').fill('acme-test');
+    await form.getByLabel('API Key').fill(generatedKey('test_'));
+    await form.getByRole('button', { name: 'Connect Account' }).click();
+    await page.locator('#status', { hasText: 'The gateway did not answer' }).waitFor();
+    await page.unroute('**/connections/billing');
+    await billing().getByRole('button', { name: 'Test Connection' }).click();
+    await billing().locator('#billing-result', { hasText: /not connected/i }).waitFor();
+    expect(await page.locator('#status').textContent()).toBe('');
+  });
+
+  it('Connect Account (billing): tested at once; the key shows masked, is in no page HTML; field messages and secrets are cleared', async () => {
     await connectBilling('acme-test', apiKey);
+    expect(await billing().locator('#billing-result').textContent()).toMatch(/Connected and tested: healthy/);
     const masked = (await billing().locator('[data-masked-secret="apiKey"]').textContent()) ?? '';
     expect(masked.endsWith(apiKey.slice(-4))).toBe(true);
     expect(masked).not.toContain(apiKey.slice(0, -4));
     expect(await page.content()).not.toContain(apiKey);
     expect(await billing().getByLabel('API Key').inputValue()).toBe('');
-    expect(await billing().getByLabel('Site Name').inputValue()).toBe('');
+    expect(await billing().getByLabel('Site Name').inputValue()).toBe('acme-test');
+    expect(await billing().locator('[data-field-error]').allTextContents()).toEqual(['', '', '']);
+    expect(await billing().locator('[aria-invalid="true"]').count()).toBe(0);
     // A string, as it runs in the page, whose DOM types this Node project does not load.
     const stored = await page.evaluate<string>('JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie');
     expect(stored).not.toContain(apiKey);
@@ -111,14 +147,35 @@ describe.skipIf(!hasChromium)('dashboard: Integrations section (browser)', { tim
     await billing().locator('[data-health="healthy"]').waitFor();
   });
 
-  it('a wrong key: Test Connection shows the remedy, and the wrong key is not in the page either', async () => {
+  it('a wrong key: Connect Account and Test Connection show the remedy, and the wrong key is not in the page either', async () => {
     const wrongKey = generatedKey('test_');
     await connectBilling('acme-test', wrongKey);
+    expect(await billing().locator('#billing-result').textContent()).toMatch(/its test failed \(needs reconnect\).*verify the API key, or recreate it/i);
     const result = await testConnection();
     expect(result).toMatch(/Test failed/);
     expect(result).toMatch(/verify the API key, or recreate it/i);
     await billing().locator('[data-health="needs_reconnect"]').waitFor();
     expect(await page.content()).not.toContain(wrongKey);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a sync failing on an outage shows when its next try is', async () => {
+    await connectBilling('acme-test', apiKey);
+    sim.faults.inject({ fault: { kind: 'status', status: 503, retryAfterSeconds: 3600 }, times: 1_000, pathPrefix: '/sites/acme-test/api/v2/customers' });
+    try {
+      const token = await gateway.userToken('acme');
+      expect((await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/syncs', { token, body: { objects: ['customers'] } })).status).toBe(202);
+      await gateway.runtime.local.queues.syncJobs.idle();
+    } finally {
+      sim.faults.clear();
+    }
+    await signIn();
+    const row = billing().locator('tr[data-object="customers"]');
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/retrying/);
+    const nextTry = await row.locator('[data-next-try]').getAttribute('data-next-try');
+    expect(Date.parse(nextTry ?? '') - Date.now()).toBeGreaterThan(3 * 60_000);
+    expect(await row.locator('[data-next-try]').textContent()).toMatch(/failed 1 time in a row/);
     expect(pageErrors).toEqual([]);
   });
 });

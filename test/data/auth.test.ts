@@ -12,7 +12,7 @@ import {
   tenantUrlFrom,
   type DataAuthSettings,
 } from '../../shared/data/auth';
-import { DataConnectionInput, dataConnector, looksLikeSandboxUsername } from '../../shared/data/config';
+import { DataConnectionInput, DataJwtBearerInput, dataConnectionForm, looksLikeSandboxUsername } from '../../shared/data/config';
 import { redactText } from '../../shared/log/redaction';
 import { rsaKeyPem, startDataSandbox, type DataSandbox } from './support';
 
@@ -27,7 +27,7 @@ describe('the data connection form', () => {
   it('accepts PKCS#8 and PKCS#1 RSA keys and splits the key off as the only credential', () => {
     for (const privateKey of [pkcs8, pkcs1]) {
       const input = DataConnectionInput.parse({ ...validForm, privateKey });
-      const parts = dataConnector.split(input, {});
+      const parts = dataConnectionForm.split(input, {});
       expect(parts.credentials).toEqual({ privateKey: privateKey.trim() });
       expect(parts.config).toEqual({ clientId: validForm.clientId, username: validForm.username, loginUrl: 'production', apiRegion: 'US' });
       expect(JSON.stringify(parts.config)).not.toContain('PRIVATE KEY');
@@ -36,8 +36,8 @@ describe('the data connection form', () => {
 
   it('accepts a key pasted as one line with literal \\n and CRLF line ends', () => {
     const oneLine = pkcs8.trim().replace(/\n/g, '\\n');
-    expect(DataConnectionInput.parse({ ...validForm, privateKey: oneLine }).privateKey).toBe(pkcs8.trim());
-    expect(DataConnectionInput.parse({ ...validForm, privateKey: pkcs8.replace(/\n/g, '\r\n') }).privateKey).toBe(pkcs8.trim());
+    expect(DataJwtBearerInput.parse({ ...validForm, privateKey: oneLine }).privateKey).toBe(pkcs8.trim());
+    expect(DataJwtBearerInput.parse({ ...validForm, privateKey: pkcs8.replace(/\n/g, '\r\n') }).privateKey).toBe(pkcs8.trim());
   });
 
   it('refuses bad keys with a clear message that never echoes the key', () => {
@@ -83,9 +83,9 @@ describe('the data connection form', () => {
     expect(looksLikeSandboxUsername('ann@acme.com.uat')).toBe(true);
     expect(looksLikeSandboxUsername('ann@acme.com')).toBe(false);
     expect(looksLikeSandboxUsername('ann@acme.com.au')).toBe(false);
-    const warned = dataConnector.split(DataConnectionInput.parse({ ...validForm, username: 'ann@acme.com.uat' }), {});
+    const warned = dataConnectionForm.split(DataConnectionInput.parse({ ...validForm, username: 'ann@acme.com.uat' }), {});
     expect(warned.warnings).toHaveLength(1);
-    expect(dataConnector.split(DataConnectionInput.parse(validForm), {}).warnings).toEqual([]);
+    expect(dataConnectionForm.split(DataConnectionInput.parse(validForm), {}).warnings).toEqual([]);
   });
 });
 

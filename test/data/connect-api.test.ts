@@ -53,4 +53,38 @@ describe('data connector through the API', () => {
     expect(tested.health.state).toBe('needs_reconnect');
     expect(tested.health.remedy).toMatch(/private key must match the certificate/i);
   });
+
+  it('a profile read on bad credentials answers with the spec’s remedy (409) and marks the connection; an outage is a 503', async () => {
+    const token = await gateway.userToken('acme');
+    const [someone] = sandbox.sim.data.seedUnifiedIndividuals(1);
+    const created = await gateway.call('POST', '/api/v1/accounts/acme/api-keys', { token, body: { name: 'profiles' } });
+    const key = ((await created.json()) as { key: string }).key;
+    const read = () => gateway.call('GET', `/api/v1/playbook/profiles/${encodeURIComponent(someone!.Email)}`, { token: key });
+
+    expect((await gateway.call('PUT', '/api/v1/accounts/acme/connections/data', { token, body: { ...sandbox.config, ...sandbox.credentials } })).status).toBe(200);
+    const good = await read();
+    expect(good.status).toBe(200);
+    expect(await good.json()).toMatchObject({ individualId: someone!.IndividualId });
+
+    const { rsaKeyPem } = await import('./support');
+    const saved = await gateway.call('PUT', '/api/v1/accounts/acme/connections/data?test=false', { token, body: { ...sandbox.config, privateKey: rsaKeyPem(2048, 'pkcs8').privateKeyPem } });
+    expect(((await saved.json()) as { health: { state: string } }).health.state).toBe('unknown');
+    const refused = await read();
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    const problem = (await refused.json()) as { title: string; detail: string; remedy: string };
+    expect(problem.title).not.toMatch(/did not answer/);
+    expect(problem.remedy).toMatch(/private key must match the certificate/i);
+    expect((await gateway.runtime.local.gateway.store.getConnection('acme', 'data'))?.health).toMatchObject({ state: 'needs_reconnect' });
+
+    expect((await gateway.call('PUT', '/api/v1/accounts/acme/connections/data', { token, body: { ...sandbox.config, ...sandbox.credentials } })).status).toBe(200);
+    sandbox.sim.faults.inject({ fault: { kind: 'status', status: 503 }, times: 20 });
+    try {
+      const outage = await read();
+      expect(outage.status).toBe(503);
+      expect(((await outage.json()) as { remedy: string }).remedy).toMatch(/tries again on its own/);
+    } finally {
+      sandbox.sim.faults.clear();
+    }
+  });
 });

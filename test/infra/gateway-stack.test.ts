@@ -187,6 +187,12 @@ describe('HTTP API', () => {
     expect(resource(stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0]).Type).toBe('AWS::Logs::LogGroup');
     const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
     expect(references(template.toJSON().Outputs.ApiUrl.Value, apiId)).toBe(true);
+    // The callback addresses to register on the OAuth clients, one per connector with the authorization code.
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    for (const [id, path] of [['MessagingOAuthCallbackUrl', '/auth/crmmessaging/callback'], ['DataOAuthCallbackUrl', '/auth/crmdata/callback']] as const) {
+      expect(references(outputs[id]!.Value, apiId)).toBe(true);
+      expect(JSON.stringify(outputs[id]!.Value)).toContain(path);
+    }
   });
 });
 
@@ -264,6 +270,14 @@ describe('queues', () => {
     }
   });
 
+  it('the sync job may give its message back at once (ChangeMessageVisibility on the sync queue), to dead-letter a job past its retries', () => {
+    const mappings = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    const syncQueueId = mappings.find((m) => m.FunctionName.Ref === functionOf('sync-job')[0])!.EventSourceArn['Fn::GetAtt'][0];
+    const allowed = statements().filter(({ statement, handlers }) => handlers.includes('sync-job') && actionsOf(statement).includes('sqs:ChangeMessageVisibility'));
+    expect(allowed.some(({ statement }) => references(statement.Resource, syncQueueId))).toBe(true);
+    expect(Object.keys(functionOf('sync-job')[1].Properties.Environment.Variables)).toContain('SYNC_QUEUE_URL');
+  });
+
   it('webhook receivers may only send to the webhook queue', () => {
     const [, consumer] = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').find(
       ([, m]) => m.Properties.FunctionName.Ref === functionOf('webhook-event')[0],
@@ -287,7 +301,7 @@ describe('schedules', () => {
       'AWS::Scheduler::Schedule',
     ).map(([, s]) => s.Properties);
 
-  it('fires the sync dispatcher hourly, daily and weekly with the frequency as input', () => {
+  it('fires the sync dispatcher hourly, daily and weekly with the frequency as input, and every 5 minutes for due retries', () => {
     const [dispatcherId] = functionOf('sync-dispatcher');
     const syncs = schedules().filter((s) => references(s.Target.Arn, dispatcherId));
     expect(syncs.map((s) => [s.ScheduleExpression, JSON.parse(s.Target.Input)]).sort()).toEqual(
@@ -295,6 +309,8 @@ describe('schedules', () => {
         ['rate(1 day)', { frequency: 'daily' }],
         ['rate(1 hour)', { frequency: 'hourly' }],
         ['rate(7 days)', { frequency: 'weekly' }],
+        // The retry schedule: failed syncs whose next try has come (shared/sync/sync-retry.ts).
+        ['rate(5 minutes)', { retries: true }],
       ].sort(),
     );
     for (const s of syncs) {

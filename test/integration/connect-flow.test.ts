@@ -6,7 +6,8 @@ import { generatedKey, startTestGateway, type TestGateway } from '../support/loc
 /**
  * Connect Account end to end over real HTTP: local sign-in, the API handler, the vault and
  * dynalite. Secrets are generated here at run time; afterwards no secret may appear in the
- * logs, the API's answers or the table.
+ * logs, the API's answers or the table. No platform is involved: the connections are saved
+ * untested (`?test=false`); test/api/connect-check.test.ts covers Connect's test.
  */
 describe('connect flow', () => {
   let gateway: TestGateway;
@@ -30,10 +31,10 @@ describe('connect flow', () => {
     const apiKey = generatedKey('test_');
     const token = await gateway.userToken('acme');
 
-    const payment = await gateway.call('PUT', '/api/v1/accounts/acme/connections/payment', { token, body: { secretKey, webhookSigningSecret } });
+    const payment = await gateway.call('PUT', '/api/v1/accounts/acme/connections/payment?test=false', { token, body: { secretKey, webhookSigningSecret } });
     const paymentText = await payment.text();
     expect(payment.status).toBe(200);
-    const billing = await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', {
+    const billing = await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing?test=false', {
       token,
       body: { siteName: 'acme-test', apiKey, environment: 'test' },
     });
@@ -67,8 +68,8 @@ describe('connect flow', () => {
     const token = await gateway.userToken('globex');
     const first = generatedKey('sk_test_');
     const second = generatedKey('sk_test_');
-    expect((await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: first } })).status).toBe(200);
-    const again = await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: second } });
+    expect((await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment?test=false', { token, body: { secretKey: first } })).status).toBe(200);
+    const again = await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment?test=false', { token, body: { secretKey: second } });
     expect(((await again.json()) as { maskedSecrets: Record<string, string> }).maskedSecrets.secretKey).toBe(`••••${second.slice(-4)}`);
 
     const stored = await gateway.runtime.local.gateway.store.getConnection('globex', 'payment');
@@ -83,9 +84,9 @@ describe('connect flow', () => {
   it('reconnecting with only a new key keeps the webhook signing secret the endpoint uses', async () => {
     const token = await gateway.userToken('globex');
     const webhookSigningSecret = generatedKey('whsec_');
-    await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: generatedKey('rk_test_'), webhookSigningSecret } });
+    await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment?test=false', { token, body: { secretKey: generatedKey('rk_test_'), webhookSigningSecret } });
     const newKey = generatedKey('rk_test_');
-    const again = (await (await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment', { token, body: { secretKey: newKey } })).json()) as {
+    const again = (await (await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment?test=false', { token, body: { secretKey: newKey } })).json()) as {
       config: Record<string, unknown>;
     };
     expect(again.config.webhookSigningSecretSet).toBe(true);

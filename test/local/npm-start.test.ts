@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePortRun, userShellEnv } from '../support/free-ports';
 
 /**
  * `npm start` itself (bin/local.ts in a child process, as a user runs it): it serves the gateway
@@ -11,12 +12,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 describe('npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gateway-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-  // A port unlikely to be taken; the sandbox uses the next three.
-  const port = 41_000 + Math.floor(Math.random() * 4_000) * 4;
+  // Free now (checked, not guessed); the sandbox uses the next three.
+  let port: number;
+  beforeAll(async () => {
+    port = await freePortRun(4);
+  });
 
   function start(): { output: () => string; exited: Promise<number | null>; stop: () => void } {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...process.env, PORT: String(port), LOCAL_DATA_DIR: dataDir },
+      env: { ...userShellEnv(), PORT: String(port), LOCAL_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';

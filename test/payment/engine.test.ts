@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import type { PaymentSimulator } from '../../sandbox/payment-simulator';
-import { connectorPlatforms } from '../../shared/connections/platforms';
+import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
@@ -47,7 +47,7 @@ describe('payment connector under the sync engine', () => {
     const run = (object: string) => {
       const job: SyncJob = { accountId, connector: 'payment', object, trigger: 'daily', requestedAt: new Date().toISOString() };
       // One slice: the test counts pages and requests exactly.
-      return runSyncJob(local.gateway, connectorPlatforms, job, log, { maxSlices: 1 });
+      return runSyncJob(local.gateway, connectors.syncing(), job, log, { maxSlices: 1 });
     };
     const stored = async (object: string) => {
       const page = await local.gateway.store.listRecords(accountId, 'payment', object, { limit: 1000, includeDeleted: true });

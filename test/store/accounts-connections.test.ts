@@ -112,7 +112,7 @@ describe('connections', () => {
   });
 
   it('rejects a connection whose fields do not match the schema, without writing', async () => {
-    const bad = { ...(await connection('acct-c6', 'payment')), connector: 'email' } as unknown as Parameters<Store['putConnection']>[0];
+    const bad = { ...(await connection('acct-c6', 'payment')), connector: 'E-mail!' } as unknown as Parameters<Store['putConnection']>[0];
     await expect(db.store.putConnection(bad)).rejects.toThrow();
     expect(await db.store.listConnections('acct-c6')).toEqual([]);
   });

@@ -54,7 +54,9 @@ describe('pending OAuth authorizations', () => {
     state: randomBytes(24).toString('base64url'),
     accountId: 'acct-o1',
     connector: 'data',
-    codeVerifier: randomBytes(48).toString('base64url'),
+    config: { clientId: 'client-1' },
+    credentials: { v: 1, keyId: 'local', encryptedDataKey: randomBytes(40).toString('base64'), iv: randomBytes(12).toString('base64'), ciphertext: randomBytes(64).toString('base64'), tag: randomBytes(16).toString('base64') },
+    redirectUri: 'http://localhost:3000/auth/crmdata/callback',
     expiresAt,
   }) as const;
   const now = new Date('2025-07-01T00:00:00Z');

@@ -12,9 +12,21 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+/**
+ * Tests never reach a real platform: a platform a test does not point at its simulator is a closed
+ * loopback port, so a call made by mistake fails at once instead of going to the internet.
+ */
+const NO_PLATFORM = {
+  PAYMENT_API_BASE_URL: 'http://127.0.0.1:9',
+  BILLING_BASE_URL_TEMPLATE: 'http://127.0.0.1:9/sites/{site}',
+  DATA_LOGIN_URL: 'http://127.0.0.1:9',
+  DATA_SANDBOX_LOGIN_URL: 'http://localhost:9',
+  ALLOW_INSECURE_PLATFORM_URLS: 'true',
+};
+
 /** The whole local gateway (in-memory dynalite, throwaway key) on a free port, for end-to-end tests. */
 export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env });
+  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env: { ...NO_PLATFORM, ...env } });
   const call: TestGateway['call'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import { startBillingSimulator, type BillingSimulator, type BillingSite } from '../../sandbox/billing-simulator';
-import { connectorPlatforms } from '../../shared/connections/platforms';
+import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
@@ -58,7 +58,7 @@ describe('sync engine', () => {
     // One slice unless a test asks for more (these tests count requests and pages exactly), and a
     // checkpoint after every page, so a kill can land between any two.
     const run = (options: SyncRunOptions = {}, overrides: Partial<SyncJob> = {}) =>
-      runSyncJob(local.gateway, connectorPlatforms, { ...job, ...overrides }, log, { maxSlices: 1, checkpointEveryMs: 0, ...options });
+      runSyncJob(local.gateway, connectors.syncing(), { ...job, ...overrides }, log, { maxSlices: 1, checkpointEveryMs: 0, ...options });
     const requests = () => sim.requests.get(`GET /sites/${siteName}/api/v2/customers`) ?? 0;
     const storedIds = async () => {
       const ids: string[] = [];

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import { startPaymentSimulator, type PaymentSimulator } from '../../sandbox/payment-simulator';
-import { connectionChecks } from '../../shared/connections/connection-checks';
-import { connectorPlatforms } from '../../shared/connections/platforms';
+import { connectors } from '../../shared/connections/registry';
 import { testConnection } from '../../shared/connections/test-connection';
 import { connectionRateKey } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../shared/sync/run-sync-job';
-import { connectorWebhooks } from '../../shared/webhooks/apply';
-import { watchCommands } from '../support/dynamo';
+import { applyWebhookEvent } from '../../shared/webhooks/apply';
+import { Store } from '../../shared/store/store';
+import { localDynamoClient, watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { storeConnection } from '../support/stored-connection';
 
@@ -44,7 +44,7 @@ describe('slices in flight under one rate budget per connection', () => {
   });
 
   /** A fresh account whose payment connection has its own key (so its own bucket on the platform). */
-  async function connected(mode: 'test' | 'live', requestsPerSecond: number) {
+  async function connected(mode: 'test' | 'live', requestsPerSecond: number, method: 'api' | 'both' = 'api') {
     const accountId = `acct-slices-${++accountNumber}`;
     const secretKey = generatedKey(`rk_${mode}_`);
     sim.addApiKey(secretKey, { access: 'read' });
@@ -53,10 +53,10 @@ describe('slices in flight under one rate budget per connection', () => {
       connector: 'payment',
       config: { authenticationMethod: 'api_key', keyType: 'restricted', mode, requestsPerSecond },
       credentials: { secretKey },
-      syncSettings: { dataObjects: ['customers'], frequency: 'daily', method: 'api' },
+      syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method },
     });
     const job: SyncJob = { accountId, connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() };
-    const run = (options: SyncRunOptions = {}) => runSyncJob(local.gateway, connectorPlatforms, job, log, options);
+    const run = (options: SyncRunOptions = {}) => runSyncJob(local.gateway, connectors.syncing(), job, log, options);
     /** Runs again until the sync finishes (as SQS redelivers a job that failed for a reason time can fix). */
     const runToEnd = async (options: SyncRunOptions = {}) => {
       let result: SyncRunResult = await run(options);
@@ -81,14 +81,16 @@ describe('slices in flight under one rate budget per connection', () => {
 
   it('a run killed with slices in flight resumes every slice where it stopped: nothing lost, nothing written twice', async () => {
     const c = await connected('test', 200);
-    sim.setLatency({ ms: 60, jitterMs: 20 });
+    // A slow platform's answer time: pages wait on it rather than on the store, so the listing is
+    // split into slices.
+    sim.setLatency({ ms: 500, jitterMs: 50 });
     const writes = watchCommands(local.dynamo.client);
     let killedAt: number | undefined;
     void c.run({
       leaseSeconds: 30,
       checkpointEveryMs: 0,
       afterPage: (pages) => {
-        if (killedAt === undefined && pages >= 6) {
+        if (killedAt === undefined && pages >= 4) {
           killedAt = pages;
           return new Promise<void>(() => {}); // stops dead: no cleanup, the claim still held
         }
@@ -169,19 +171,27 @@ describe('slices in flight under one rate budget per connection', () => {
   });
 
   it('Test Connection and webhook record fetches draw from the same bucket as the connection\'s syncs', async () => {
-    const c = await connected('live', 50);
+    const c = await connected('live', 50, 'both');
     const other = await connected('live', 50);
     const before = await c.bucket();
     const otherBefore = await other.bucket();
-    // Test Connection (the API function) and a record fetch by the webhook worker: other Lambdas.
-    expect(await testConnection(local.gateway, connectionChecks, c.accountId, 'payment', log)).toMatchObject({ ok: true });
-    const connection = (await local.gateway.store.getConnection(c.accountId, 'payment'))!;
+    // Test Connection (in the API function): one reservation on the connection's time line.
+    expect(await testConnection(local.gateway, c.accountId, 'payment', log)).toMatchObject({ ok: true });
+    const afterTest = await c.bucket();
+    expect(afterTest.tat).toBeGreaterThan(before.tat);
+    // The webhook worker, another Lambda (its own store client, so its own process-side budget),
+    // fetches a customer the gateway has not stored: another reservation on the same time line.
+    const worker = { ...local.gateway, store: new Store({ client: localDynamoClient(local.dynamo.endpoint), tableName: local.dynamo.tableName }) };
     const customer = [...sim.state.live.customers.values()][0]!;
-    await connectorWebhooks.payment.fetcher(local.gateway, c.accountId, connection)('customers', customer.id);
-    const after = await c.bucket();
-    // Each reserved its requests on the connection's time line in the table...
-    expect(after.tat).toBeGreaterThan(before.tat);
-    // ...and no other connection's.
+    const [event] = sim.createSubscription(customer.id).events;
+    const applied = await applyWebhookEvent(
+      worker,
+      { accountId: c.accountId, connector: 'payment', eventId: event!.id, eventType: event!.type, receivedAt: new Date().toISOString(), payload: event as unknown as Record<string, unknown> },
+      log,
+    );
+    expect(applied).toMatchObject({ outcome: 'applied', fetched: 1 });
+    expect((await c.bucket()).tat).toBeGreaterThan(afterTest.tat);
+    // No other connection's bucket moved.
     expect((await other.bucket()).tat).toBe(otherBefore.tat);
   });
 });

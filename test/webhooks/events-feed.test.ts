@@ -51,7 +51,7 @@ describe('GET /api/v1/accounts/{accountId}/events', () => {
   it('answers 501 in AWS, pointing at EventBridge', async () => {
     const local = world.gateway.runtime.local.gateway;
     const aws: Gateway = { ...local, events: { publish: async () => {} } };
-    const dispatch = createRouter(apiRoutes, { gateway: () => aws });
+    const dispatch = createRouter(apiRoutes(), { gateway: () => aws });
     const response = await dispatch({
       method: 'GET',
       path: '/api/v1/accounts/acme/events',

@@ -1,10 +1,39 @@
-import { AccountInput, AccountView } from '../account-view';
+import * as z from 'zod';
+import { decodeCursor, encodeCursor } from '../../reads/cursor';
+import { AccountInput, AccountList, AccountView } from '../account-view';
 import { assertAccountAccess, assertOperator } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
 
+const AccountListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many accounts, 1-100 (default 50)'),
+  cursor: z
+    .string()
+    .transform((text, context) => {
+      const accountId = decodeCursor(text);
+      if (accountId === undefined) context.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
+      return accountId ?? z.NEVER;
+    })
+    .optional()
+    .describe('The nextCursor of the previous page'),
+});
+
 export const accountRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/accounts',
+    operationId: 'listAccounts',
+    summary: 'List the accounts, by account id (operator only)',
+    params: z.object({}),
+    query: AccountListQuery,
+    response: { status: 200, description: 'A page of accounts', schema: AccountList },
+    async handle({ query, caller, gateway }) {
+      assertOperator(caller);
+      const page = await gateway.store.listAccounts({ limit: query.limit, ...(query.cursor ? { startAfter: query.cursor } : {}) });
+      return { accounts: page.accounts.map((account) => AccountView.parse(account)), ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}) };
+    },
+  }),
   route({
     method: 'PUT',
     path: '/api/v1/accounts/{accountId}',
@@ -20,7 +49,8 @@ export const accountRoutes = [
       const account = {
         accountId: params.accountId,
         name: body.name,
-        integrationsEnabled: body.integrationsEnabled,
+        // Left out: a new account starts with Integrations off; an existing one keeps its setting.
+        integrationsEnabled: body.integrationsEnabled ?? existing?.integrationsEnabled ?? false,
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };

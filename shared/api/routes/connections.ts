@@ -1,13 +1,22 @@
 import * as z from 'zod';
-import { BillingConnectionInput } from '../../billing/config';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
-import { DataConnectionInput } from '../../data/config';
-import { PaymentConnectionInput } from '../../payment/config';
+import { connectors } from '../../connections/registry';
+import { testConnection } from '../../connections/test-connection';
+import { AuthorizationStarted } from '../../identity/authorization';
+import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { route } from '../route';
 import { AccountParams, ConnectionParams } from './params';
+
+const ConnectQuery = z.strictObject({
+  returnTo: z.string().max(200).optional().describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)'),
+  test: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe('Test the connection once it is saved, and store the health found (default true); false saves it untested, health unknown. The authorization code method tests when the browser comes back'),
+});
 
 export const connectionRoutes = [
   route({
@@ -27,15 +36,27 @@ export const connectionRoutes = [
     method: 'PUT',
     path: '/api/v1/accounts/{accountId}/connections/{connector}',
     operationId: 'connectAccount',
-    summary: 'Connect Account: store a connector’s configuration; secrets go to the vault',
+    summary: 'Connect Account: store a connector’s configuration (secrets go to the vault), then Test Connection once unless ?test=false',
     params: ConnectionParams,
+    query: ConnectQuery,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([PaymentConnectionInput, BillingConnectionInput, DataConnectionInput]),
-    response: { status: 200, description: 'The connection, secrets masked', schema: ConnectionView },
-    async handle({ params, body, caller, gateway, log }) {
+    get documentedBody() {
+      return anyOf(connectors.all().map((connector) => connector.connection.input));
+    },
+    response: { status: 200, description: 'The connection, secrets masked, with the health its test found', schema: ConnectionView },
+    otherResponses: [{ status: 202, description: "Authorization code: send the browser to authorizationUrl; the connection is saved when it comes back", schema: AuthorizationStarted }],
+    async handle({ params, body, query, caller, gateway, log, request }) {
       assertAccountAccess(caller, params.accountId);
-      return connectAccount(gateway, log, params.accountId, params.connector, body);
+      const outcome = await connectAccount(gateway, log, params.accountId, params.connector, body, {
+        baseUrl: gatewayBaseUrl(gateway.env, request),
+        ...(query.returnTo ? { returnTo: query.returnTo } : {}),
+      });
+      if (outcome.kind !== 'connected') return json(202, outcome.started);
+      if (query.test === 'false') return outcome.view;
+      // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
+      const tested = await testConnection(gateway, params.accountId, params.connector, log);
+      return { ...outcome.view, health: tested.health };
     },
   }),
   route({
@@ -64,3 +85,10 @@ export const connectionRoutes = [
     },
   }),
 ];
+
+/** One of several shapes, as the OpenAPI document shows a body that depends on the connector. */
+export function anyOf(schemas: z.ZodType[]): z.ZodType {
+  const [first, ...rest] = schemas;
+  if (!first) return z.never();
+  return rest.length ? z.union([first, ...rest]) : first;
+}

@@ -1,19 +1,15 @@
 import * as z from 'zod';
-import { BillingSyncSettings } from '../../billing/settings';
 import { ConnectionView } from '../../connections/connection-view';
-import { connectionChecks } from '../../connections/connection-checks';
-import { connectorPlatforms } from '../../connections/platforms';
+import { connectors } from '../../connections/registry';
 import { saveSyncSettings } from '../../connections/sync-settings';
-import { settingsSchemas } from '../../connections/sync-settings-schemas';
-import { DataSyncSettings } from '../../data/settings';
 import { testConnection, TestConnectionResult } from '../../connections/test-connection';
-import { PaymentSyncSettings } from '../../payment/settings';
 import { jobsFor } from '../../sync/dispatch-syncs';
 import { SyncStatus, syncStatusOf } from '../../sync/sync-status';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { problems } from '../problem';
 import { route } from '../route';
+import { anyOf } from './connections';
 import { ConnectionParams } from './params';
 
 const SyncRequest = z
@@ -33,7 +29,7 @@ export const syncRoutes = [
     response: { status: 200, description: 'The outcome, with the remedy when it failed', schema: TestConnectionResult },
     async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return testConnection(gateway, connectionChecks, params.accountId, params.connector, log);
+      return testConnection(gateway, params.accountId, params.connector, log);
     },
   }),
   route({
@@ -43,11 +39,13 @@ export const syncRoutes = [
     summary: 'Choose data objects, frequency, sync method and filters',
     params: ConnectionParams,
     body: z.record(z.string(), z.unknown()),
-    documentedBody: z.union([BillingSyncSettings, PaymentSyncSettings, DataSyncSettings]),
+    get documentedBody() {
+      return anyOf(connectors.all().map((connector) => connector.settings));
+    },
     response: { status: 200, description: 'The connection with its settings', schema: ConnectionView },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return saveSyncSettings(gateway, settingsSchemas, params.accountId, params.connector, body, log);
+      return saveSyncSettings(gateway, params.accountId, params.connector, body, log);
     },
   }),
   route({
@@ -74,7 +72,7 @@ export const syncRoutes = [
     response: { status: 202, description: 'Jobs enqueued', schema: z.object({ enqueued: z.number().int() }) },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      const platform = connectorPlatforms[params.connector];
+      const platform = connectors.syncing()[params.connector];
       const connection = await gateway.store.getConnection(params.accountId, params.connector);
       if (!platform || !connection) throw problems.notFound(`The ${params.connector} connector is not connected for account ${params.accountId}.`);
       const unknown = (body.objects ?? []).filter((object) => !platform.sync.objects.includes(object));

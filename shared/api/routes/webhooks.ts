@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { GatewayEvent } from '../../events/gateway-event';
 import { PlaybookEventType } from '../../events/playbook-events';
-import { gatewayBaseUrl, webhookAddress, webhookEndpoint, WebhookEndpoint } from '../../webhooks/addresses';
-import { BillingWebhookCredentials, createBillingWebhookCredentials } from '../../webhooks/billing-credentials';
+import { connectors } from '../../connections/registry';
+import { gatewayBaseUrl, webhookEndpoint, WebhookEndpoint } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
 import { ProblemError } from '../problem';
 import { route } from '../route';
@@ -25,26 +25,9 @@ export const webhookRoutes = [
     async handle({ params, caller, gateway, request }) {
       assertAccountAccess(caller, params.accountId);
       const baseUrl = gatewayBaseUrl(gateway.env, request);
-      const [payment, billing] = await Promise.all([
-        gateway.store.getConnection(params.accountId, 'payment'),
-        gateway.store.getConnection(params.accountId, 'billing'),
-      ]);
-      return {
-        webhooks: [webhookEndpoint(baseUrl, params.accountId, 'payment', payment), webhookEndpoint(baseUrl, params.accountId, 'billing', billing)],
-      };
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/api/v1/accounts/{accountId}/connections/billing/webhook-credentials',
-    operationId: 'createBillingWebhookCredentials',
-    summary: 'Make Basic credentials for the billing webhooks; the password is shown this once',
-    params: AccountParams,
-    response: { status: 201, description: 'The address and credentials to enter on the billing platform', schema: BillingWebhookCredentials },
-    async handle({ params, caller, gateway, log, request }) {
-      assertAccountAccess(caller, params.accountId);
-      const url = webhookAddress(gatewayBaseUrl(gateway.env, request), 'billing', params.accountId);
-      return createBillingWebhookCredentials(gateway, log, params.accountId, url);
+      const receiving = connectors.withWebhooks();
+      const connections = await Promise.all(receiving.map((connector) => gateway.store.getConnection(params.accountId, connector.name)));
+      return { webhooks: receiving.map((connector, i) => webhookEndpoint(baseUrl, params.accountId, connector, connections[i])) };
     },
   }),
   route({

@@ -1,18 +1,19 @@
 import * as z from 'zod';
-import { DataSetupError } from '../../data/auth';
-import { dataClient } from '../../data/client';
-import { DataSyncSettings, allowsIngestion, allowsProfileReads } from '../../data/settings';
-import { IngestionConfig } from '../../data/ingestion';
-import { ingestionSchemaDocument } from '../../data/ingestion-schema';
-import { profileByEmail, UnifiedProfile } from '../../data/query';
-import type { Gateway } from '../../gateway';
-import { PlatformError } from '../../http/platform-error';
-import { EngagementEvent } from '../../queues/messages';
-import { assertAccountAccess, type Caller } from '../caller';
-import { json } from '../http';
-import { ProblemError, problems } from '../problem';
-import { route } from '../route';
-import { AccountParams } from './params';
+import { DataSetupError } from './auth';
+import { dataClient } from './client';
+import { dataProblem } from './errors';
+import { DataSyncSettings, allowsIngestion, allowsProfileReads } from './settings';
+import { IngestionConfig } from './ingestion';
+import { ingestionSchemaDocument } from './ingestion-schema';
+import { profileByEmail, UnifiedProfile } from './query';
+import type { Gateway } from '../gateway';
+import { PlatformError } from '../http/platform-error';
+import { EngagementEvent } from '../queues/messages';
+import { assertAccountAccess, type Caller } from '../api/caller';
+import { json } from '../api/http';
+import { ProblemError, problems } from '../api/problem';
+import { route } from '../api/route';
+import { AccountParams } from '../api/routes/params';
 
 /**
  * The data connector's routes: playbooks send engagement events (queued, then ingested by the
@@ -67,15 +68,29 @@ async function dataSession(gateway: Gateway, accountId: string) {
   }
 }
 
-function dataPlatformProblem(error: PlatformError): ProblemError {
-  // The platform error's message names status, path and the platform's words; never a secret or the query.
-  return new ProblemError({
-    type: 'urn:integration-gateway:problem:data-platform',
-    title: 'The data platform did not answer',
-    status: 502,
-    detail: error.message,
-    ...(error.kind === 'auth' || error.kind === 'permission' ? { remedy: 'Reconnect the data platform connection.' } : {}),
-  });
+/**
+ * A data read that failed, in the spec's words (its Errors table): what went wrong and what to do.
+ * A failure only the user can fix (the key, the OAuth client, a scope) is a 409 and marks the
+ * connection's health, as Test Connection would; rate limits and outages are a 503.
+ */
+async function dataReadProblem(gateway: Gateway, accountId: string, error: PlatformError): Promise<ProblemError> {
+  const problem = dataProblem(error);
+  // The platform's own words (secrets masked) help support; the query is never quoted.
+  const detail = problem.platformMessage ? `${problem.reason} The data platform said: ${problem.platformMessage}` : problem.reason;
+  if (problem.health === 'needs_reconnect') {
+    const checkedAt = new Date(gateway.now()).toISOString();
+    await gateway.store.updateConnectionHealth(accountId, 'data', { state: 'needs_reconnect', checkedAt, reason: problem.reason, remedy: problem.remedy });
+    return new ProblemError({
+      type: 'urn:integration-gateway:problem:data-connection-needs-reconnect',
+      title: 'The data connection needs attention',
+      status: 409,
+      detail,
+      remedy: problem.remedy,
+    });
+  }
+  return error.retryable
+    ? new ProblemError({ type: 'urn:integration-gateway:problem:data-platform-unavailable', title: 'The data platform is not available right now', status: 503, detail, remedy: problem.remedy })
+    : new ProblemError({ type: 'urn:integration-gateway:problem:data-platform', title: 'The data platform refused the request', status: 502, detail, remedy: problem.remedy });
 }
 
 export const dataRoutes = [
@@ -133,7 +148,7 @@ export const dataRoutes = [
         if (!profile) throw problems.notFound('No unified profile has that email address.');
         return profile;
       } catch (error) {
-        throw error instanceof PlatformError ? dataPlatformProblem(error) : error;
+        throw error instanceof PlatformError ? await dataReadProblem(gateway, accountId, error) : error;
       }
     },
   }),

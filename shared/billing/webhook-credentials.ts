@@ -5,7 +5,7 @@ import { requireIntegrationsEnabled } from '../connections/connect';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { VersionConflictError } from '../store/store';
-import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, newWebhookCredentials } from './basic-credentials';
+import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, newWebhookCredentials } from '../webhooks/basic-credentials';
 
 export const BillingWebhookCredentials = z
   .object({

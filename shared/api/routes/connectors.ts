@@ -1,0 +1,51 @@
+import * as z from 'zod';
+import type { Connector } from '../../connections/connector';
+import { connectors } from '../../connections/registry';
+import { ConnectorName } from '../../connectors';
+import { route } from '../route';
+
+/** What the dashboard needs to draw a connector's Integrations card, from the registry alone. */
+export const ConnectorDescription = z
+  .object({
+    name: ConnectorName,
+    platform: z.string().describe('The platform in words: "payment platform"'),
+    authenticationMethods: z.array(z.enum(['api_key', 'jwt_bearer', 'authorization_code'])).describe('The preferred first'),
+    connectionForm: z.record(z.string(), z.unknown()).describe('JSON Schema of the Connect Account form'),
+    settings: z.record(z.string(), z.unknown()).describe('JSON Schema of the sync settings, with their defaults'),
+    capabilities: z.object({
+      sync: z.object({ objects: z.array(z.string()) }).optional().describe('Records it syncs on schedules'),
+      webhooks: z.object({ path: z.string(), events: z.array(z.string()) }).optional().describe('The platform sends webhooks to this address'),
+      authorizationCode: z.boolean().describe('Can connect through the browser (OAuth authorization code)'),
+    }),
+  })
+  .meta({ id: 'ConnectorDescription' });
+export type ConnectorDescription = z.infer<typeof ConnectorDescription>;
+
+const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+
+export function describeConnector(connector: Connector): ConnectorDescription {
+  return {
+    name: connector.name,
+    platform: connector.platform,
+    authenticationMethods: [...connector.connection.methods],
+    connectionForm: jsonSchema(connector.connection.input),
+    settings: jsonSchema(connector.settings),
+    capabilities: {
+      ...(connector.sync ? { sync: { objects: [...connector.sync.objects] } } : {}),
+      ...(connector.webhooks ? { webhooks: { path: connector.webhooks.path, events: [...connector.webhooks.subscribeTo] } } : {}),
+      authorizationCode: connector.connection.methods.includes('authorization_code'),
+    },
+  };
+}
+
+export const connectorRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/connectors',
+    operationId: 'listConnectors',
+    summary: 'The connectors this gateway offers: forms, settings and capabilities',
+    params: z.object({}),
+    response: { status: 200, description: 'Every connector', schema: z.object({ connectors: z.array(ConnectorDescription) }) },
+    handle: async () => ({ connectors: connectors.all().map(describeConnector) }),
+  }),
+];

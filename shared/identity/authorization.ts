@@ -1,0 +1,90 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as z from 'zod';
+import type { GatewayEnvironment } from '../config';
+import type { Connector } from '../connections/connector';
+import type { ConnectionParts } from '../connections/connector-definition';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import { problems } from '../api/problem';
+import { authorizeAddress } from './identity-client';
+
+/**
+ * The start of the authorization code flow (spec Authentication, messaging rule 4 and data rule 1;
+ * platforms.md "Web server flow"): Connect Account with the authorization code method stores what
+ * the form gave as a pending authorization under a single-use `state`, and answers the address of
+ * the platform's sign-in page, with a PKCE challenge (S256) and the connector's exact callback
+ * address and scopes. The callback (authorization-callback.ts) finishes it.
+ */
+
+/** What a connector that can connect through the browser declares. */
+export interface AuthorizationCodeSupport {
+  /** The spec's callback path: `/auth/crmdata/callback`. */
+  callbackPath: string;
+  /** The scopes to ask for (the spec's Authentication tables). */
+  scopes: readonly string[];
+  /** The identity service's login URL for the connection's config (production or sandbox). */
+  loginUrl(config: Record<string, unknown>, env: GatewayEnvironment): string;
+}
+
+/** A pending authorization lives this long: enough to sign in and approve, short enough to be useless if leaked. */
+export const AUTHORIZATION_LIFETIME_SECONDS = 10 * 60;
+
+export const AuthorizationStarted = z
+  .object({
+    authorizationUrl: z.url().describe("Send the browser here: the platform's sign-in and approval page"),
+    expiresAt: z.iso.datetime().describe('The sign-in must be finished before this time'),
+    callbackUrl: z.url().describe('The callback address the OAuth client must have registered, exactly'),
+  })
+  .meta({ id: 'AuthorizationStarted' });
+export type AuthorizationStarted = z.infer<typeof AuthorizationStarted>;
+
+/** 256 random bits, URL-safe: the state and the PKCE verifier (RFC 7636 asks 43-128 characters). */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** RFC 7636 S256: the challenge the platform keeps until the code is exchanged with the verifier. */
+export function codeChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+/** Where the dashboard may ask to be sent back: a path on the dashboard, never another site. */
+export function safeReturnTo(returnTo: string | undefined): string | undefined {
+  if (returnTo === undefined) return undefined;
+  return /^\/(?!\/)[\x21-\x7e]{0,200}$/.test(returnTo) && !returnTo.includes('\\') ? returnTo : undefined;
+}
+
+export async function startAuthorization(
+  gateway: Gateway,
+  log: Logger,
+  input: { accountId: string; connector: Connector; parts: ConnectionParts; baseUrl: string; returnTo?: string },
+): Promise<AuthorizationStarted> {
+  const { accountId, connector, parts } = input;
+  const support = connector.authorization;
+  if (!support) throw problems.invalidBody([{ path: 'authenticationMethod', message: `The ${connector.name} connector cannot connect through the browser.` }]);
+  const clientId = parts.config.clientId;
+  if (typeof clientId !== 'string') throw new Error(`the ${connector.name} connector's form gives no clientId`);
+
+  const state = randomToken();
+  const codeVerifier = randomToken(48);
+  const callbackUrl = `${input.baseUrl.replace(/\/+$/, '')}${support.callbackPath}`;
+  const expiresAtSeconds = Math.floor(gateway.now() / 1000) + AUTHORIZATION_LIFETIME_SECONDS;
+  const returnTo = safeReturnTo(input.returnTo);
+  await gateway.store.putPendingAuthorization({
+    state,
+    accountId,
+    connector: connector.name,
+    config: parts.config,
+    // The verifier is a secret like the client secret: both wait in the vault's envelope.
+    credentials: await gateway.vault.seal({ accountId, connector: connector.name }, { ...parts.credentials, codeVerifier }),
+    redirectUri: callbackUrl,
+    expiresAt: expiresAtSeconds,
+    ...(returnTo ? { returnTo } : {}),
+  });
+  log.info('authorization started', { accountId, connector: connector.name });
+  return {
+    authorizationUrl: authorizeAddress(support.loginUrl(parts.config, gateway.env), { clientId, redirectUri: callbackUrl, state, codeChallenge: codeChallenge(codeVerifier), scopes: support.scopes }),
+    expiresAt: new Date(expiresAtSeconds * 1000).toISOString(),
+    callbackUrl,
+  };
+}

@@ -1,0 +1,67 @@
+import * as z from 'zod';
+import type { ConnectionForm, ConnectionParts } from '../connections/connector-definition';
+import { IntegrationUsername, OAuthClientId, OAuthClientSecret, PrivateKeyPem } from '../identity/identity-fields';
+
+/**
+ * The messaging connection form (spec Resources, "Messaging connection"): JWT bearer (preferred)
+ * or authorization code. Secrets are the client secret, the certificate's private key, and, once
+ * the browser returns, the refresh token; the Messaging Platform Key is copied from the
+ * configured messaging channel and is not a secret.
+ */
+
+/** Which login the org uses: the gateway maps it to its configured login URLs, never to a typed address. */
+export const MessagingLoginChoice = z.enum(['production', 'sandbox']);
+
+export const MessagingPlatformKey = z
+  .string()
+  .trim()
+  .min(8, 'The Messaging Platform Key is copied from the messaging channel: copy it whole.')
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'The Messaging Platform Key has no spaces.')
+  .describe('Copied from the configured messaging channel');
+
+const loginUrl = MessagingLoginChoice.default('production').describe('production (default) or sandbox: which login the org uses');
+
+/** JWT bearer: the spec's Client ID, Client Secret, Username and Certificate (the private key's content). */
+export const MessagingJwtBearerInput = z.strictObject({
+  authenticationMethod: z.literal('jwt_bearer').default('jwt_bearer').describe('JWT bearer (preferred; server to server)'),
+  clientId: OAuthClientId,
+  clientSecret: OAuthClientSecret,
+  username: IntegrationUsername,
+  certificate: PrivateKeyPem.describe('The private key content (PEM) matching the certificate uploaded to the OAuth client'),
+  messagingPlatformKey: MessagingPlatformKey.optional(),
+  loginUrl,
+});
+
+/** Authorization code: the spec's Client ID, Client Secret and Messaging Platform Key; the user approves in the browser. */
+export const MessagingAuthorizationCodeInput = z.strictObject({
+  authenticationMethod: z.literal('authorization_code').describe('Authorization code (interactive setup, testing)'),
+  clientId: OAuthClientId,
+  clientSecret: OAuthClientSecret,
+  messagingPlatformKey: MessagingPlatformKey,
+  loginUrl,
+});
+
+export const MessagingConnectionInput = z
+  .discriminatedUnion('authenticationMethod', [MessagingJwtBearerInput, MessagingAuthorizationCodeInput])
+  .meta({ id: 'MessagingConnectionInput' });
+export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
+
+export const messagingConnectionForm: ConnectionForm<typeof MessagingConnectionInput> = {
+  methods: ['jwt_bearer', 'authorization_code'],
+  input: MessagingConnectionInput,
+  split(input): ConnectionParts {
+    const config = {
+      authenticationMethod: input.authenticationMethod,
+      clientId: input.clientId,
+      loginUrl: input.loginUrl,
+      ...(input.messagingPlatformKey ? { messagingPlatformKey: input.messagingPlatformKey } : {}),
+    };
+    if (input.authenticationMethod === 'authorization_code') return { config, credentials: { clientSecret: input.clientSecret }, warnings: [] };
+    return {
+      config: { ...config, username: input.username },
+      credentials: { clientSecret: input.clientSecret, privateKey: input.certificate },
+      warnings: input.messagingPlatformKey ? [] : ['Add the Messaging Platform Key (from the messaging channel) to start conversations.'],
+    };
+  },
+};

@@ -1,0 +1,163 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { route } from '../../shared/api/route';
+import { defineConnector } from '../../shared/connections/connector';
+import { connectors } from '../../shared/connections/registry';
+import { createPlatformClient } from '../../shared/http/platform-client';
+import { PlatformError } from '../../shared/http/platform-error';
+import { unlimitedRateBudget } from '../../shared/http/rate-budget';
+import { dataObjectList, SyncFrequency, SyncMethod } from '../../shared/sync/sync-settings';
+import type { TestGateway } from '../support/local-runtime';
+
+/**
+ * The registry seam: a fifth connector, defined here in the test as a connector folder would
+ * define it, added to the registry as its one line would add it. With no other change, the core
+ * offers it everywhere: the connector list, the OpenAPI document, Connect Account (validated by
+ * its form), Test Connection (its remedy), sync settings, Sync now (the sync job pages its
+ * platform over HTTP and stores the records), the schedules' dispatcher, and its own route.
+ */
+
+/** A tiny helpdesk platform on loopback: `GET /tickets?after=<id>` pages two tickets at a time. */
+const TICKETS = Array.from({ length: 5 }, (_, i) => ({ id: `t${i + 1}`, subject: `Ticket ${i + 1}` }));
+let platform: Server;
+let platformUrl: string;
+let platformCalls = 0;
+
+const TicketsSettings = z.strictObject({
+  dataObjects: dataObjectList(['tickets'] as const).default(['tickets']),
+  frequency: SyncFrequency.default('daily'),
+  method: SyncMethod.default('api'),
+});
+
+const helpdeskClient = (apiKey: string) =>
+  createPlatformClient({ baseUrl: platformUrl, platform: 'helpdesk', auth: { kind: 'bearer', token: apiKey }, rateBudget: unlimitedRateBudget, allowInsecure: true, retry: { maxAttempts: 1 } });
+
+const helpdesk = defineConnector<z.infer<typeof TicketsSettings>>({
+  name: 'helpdesk',
+  platform: 'helpdesk platform',
+  connection: {
+    methods: ['api_key'],
+    input: z.strictObject({ apiKey: z.string().regex(/^hd_[a-z0-9]{8,}$/, 'Helpdesk keys begin with hd_.') }),
+    split: (input: { apiKey: string }) => ({ config: {}, credentials: { apiKey: input.apiKey }, warnings: [] }),
+  },
+  settings: TicketsSettings,
+  client: ({ credentials }) => helpdeskClient(credentials.apiKey ?? ''),
+  testConnection: ({ credentials }) => helpdeskClient(credentials.apiKey ?? '').request({ method: 'GET', path: '/tickets' }),
+  problem: (error) => ({
+    health: error instanceof PlatformError && error.kind === 'auth' ? 'needs_reconnect' : 'degraded',
+    reason: error instanceof Error ? error.message : String(error),
+    remedy: 'Create a new helpdesk key.',
+  }),
+  sync: {
+    objects: ['tickets'],
+    source: (_object, client) => ({
+      async fetchPage(_window, cursor) {
+        const after = typeof cursor?.after === 'string' ? cursor.after : '';
+        const { body } = await client.request({ method: 'GET', path: '/tickets', query: after ? { after } : {}, schema: z.object({ tickets: z.array(z.object({ id: z.string(), subject: z.string() })), more: z.boolean() }) });
+        const last = body.tickets.at(-1)?.id;
+        return {
+          records: body.tickets.map((ticket) => ({ id: ticket.id, fields: ticket })),
+          deletedIds: [],
+          ...(body.more && last ? { next: { after: last } } : {}),
+        };
+      },
+    }),
+  },
+  routes: [
+    route({
+      method: 'GET',
+      path: '/api/v1/playbook/helpdesk/greeting',
+      operationId: 'helpdeskGreeting',
+      summary: 'A helpdesk operation of its own',
+      access: 'public',
+      params: z.object({}),
+      response: { status: 200, description: 'A greeting', schema: z.object({ hello: z.string() }) },
+      handle: async () => ({ hello: 'from the helpdesk connector' }),
+    }),
+  ],
+});
+
+describe('a fifth connector: a folder and one registry line', () => {
+  let gateway: TestGateway;
+  let token: string;
+  const key = `hd_${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+
+  beforeAll(async () => {
+    platform = createServer((req, res) => {
+      platformCalls += 1;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.headers.authorization !== `Bearer ${key}`) {
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"bad key"}');
+        return;
+      }
+      const start = TICKETS.findIndex((ticket) => ticket.id === url.searchParams.get('after')) + 1;
+      const page = TICKETS.slice(start, start + 2);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tickets: page, more: start + 2 < TICKETS.length }));
+    });
+    await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
+    platformUrl = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
+
+    // The registry line. The gateway's modules are loaded after it, as in a build that has it.
+    connectors.add(helpdesk);
+    const { startTestGateway } = await import('../support/local-runtime');
+    gateway = await startTestGateway();
+    await gateway.enableAccount('acme');
+    token = await gateway.userToken('acme');
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await new Promise((resolve) => platform?.close(resolve));
+  });
+
+  it('is listed with its form, settings and capabilities, and described in the OpenAPI document', async () => {
+    const listed = (await (await gateway.call('GET', '/api/v1/connectors', { token })).json()) as { connectors: Array<{ name: string; capabilities: unknown }> };
+    expect(listed.connectors.map((connector) => connector.name)).toContain('helpdesk');
+    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false });
+    const document = await (await gateway.call('GET', '/api/v1/openapi.json')).text();
+    expect(document).toContain('^hd_[a-z0-9]{8,}$');
+    expect(document).toContain('/api/v1/playbook/helpdesk/greeting');
+  });
+
+  it('refuses a bad form with its own message, and changes nothing', async () => {
+    const response = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: 'nope' } });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('Helpdesk keys begin with hd_.');
+    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'helpdesk')).toBeUndefined();
+  });
+
+  it('connects, tests, saves settings, syncs its records and serves its own route', async () => {
+    const connected = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: key } });
+    expect(connected.status).toBe(200);
+    expect(await connected.text()).not.toContain(key);
+
+    const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/test', { token })).json()) as { ok: boolean };
+    expect(tested.ok).toBe(true);
+
+    const saved = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk/sync-settings', { token, body: { dataObjects: ['tickets'], frequency: 'hourly', method: 'api' } });
+    expect(saved.status).toBe(200);
+    const refused = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk/sync-settings', { token, body: { dataObjects: ['invoices'] } });
+    expect(refused.status).toBe(400);
+
+    const callsBefore = platformCalls;
+    expect((await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/syncs', { token, body: {} })).status).toBe(202);
+    await gateway.runtime.local.queues.syncJobs.idle();
+    const records = await gateway.runtime.local.gateway.store.listRecords('acme', 'helpdesk', 'tickets', { limit: 10 });
+    expect(records.records.map((record) => record.id).sort()).toEqual(TICKETS.map((ticket) => ticket.id));
+    expect(platformCalls - callsBefore).toBe(3);
+
+    // The hourly schedule's dispatcher finds it through the registry as well.
+    expect(await gateway.runtime.scheduler.fire('hourly')).toMatchObject({ enqueued: 1 });
+
+    const greeting = await gateway.call('GET', '/api/v1/playbook/helpdesk/greeting');
+    expect(await greeting.json()).toEqual({ hello: 'from the helpdesk connector' });
+  });
+
+  it('tests with its own remedy when the platform refuses the key', async () => {
+    await gateway.runtime.local.gateway.store.deleteConnection('acme', 'helpdesk');
+    await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: 'hd_wrongwrongwrong' } });
+    const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/test', { token })).json()) as { ok: boolean; health: { state: string; remedy: string } };
+    expect(tested).toMatchObject({ ok: false, health: { state: 'needs_reconnect', remedy: 'Create a new helpdesk key.' } });
+  });
+});
