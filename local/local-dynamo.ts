@@ -122,6 +122,8 @@ export function watchCommands(client: DynamoDBClient) {
     sent: (name: string) => sent.get(name) ?? 0,
     succeeded: (name: string) => succeeded.get(name) ?? 0,
     maxInFlight: () => maxInFlight,
+    /** Commands sent and not answered yet. */
+    inFlight: () => inFlight,
     /** Items written by successful commands whose key matches (all of them without a test). */
     itemsWritten: (matches?: (key: { pk: string; sk: string }) => boolean) => (matches ? written.filter(matches).length : written.length),
     /** The most item writes one partition key took within any one second (DynamoDB serves about 1,000). */

@@ -103,7 +103,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let pageIndex = start.pageIndex;
   let listed = start.listed ?? 0;
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
-  let reached: number | undefined;
+  let reached = start.reached;
   let pagesFetched = 0;
   /** How long the latest page took to compare and write, and how many pages were written. */
   let lastWriteMs = 0;
@@ -132,6 +132,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     nextSlice,
     listed,
     density: { ...density },
+    ...(reached === undefined ? {} : { reached }),
   });
 
   // ---- saving the run's place: one save in flight, coalesced ----
@@ -242,6 +243,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     try {
       const units = plan.writes.reduce((sum, write) => sum + writeUnits(write), 0);
       if (units > 0) await writePace.take(units);
+      // A run held (killed, in tests and benchmarks) sends no more writes.
+      await hold;
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
       const [, outcomes] = await Promise.all([
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched) : undefined,

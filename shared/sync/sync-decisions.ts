@@ -49,6 +49,8 @@ export const RunCursor = z.object({
   /** What the pages so far showed: records listed, and how densely (records and seconds of ordering key). */
   listed: z.number().int().nonnegative().optional(),
   density: z.object({ records: z.number().nonnegative(), seconds: z.number().nonnegative() }).optional(),
+  /** The farthest ordering key a page reached (shared/sync/slice-plan.ts, ListingView.reached). */
+  reached: z.number().int().optional(),
 });
 export type RunCursor = z.infer<typeof RunCursor>;
 

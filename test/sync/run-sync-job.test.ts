@@ -123,6 +123,8 @@ describe('sync engine', () => {
       },
     });
     while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A killed process writes nothing more: let what the held run had already sent land first.
+    while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/in progress/) });
     clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
     const resumed = await c.run({ leaseSeconds: 30 });

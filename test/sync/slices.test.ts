@@ -97,6 +97,8 @@ describe('slices in flight under one rate budget per connection', () => {
       },
     });
     while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A killed process writes nothing more: let what the held run had already sent land first.
+    while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // What the killed run had saved: several slices, each with its own place.
     const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: Array<{ page?: unknown; pages: number }> };
     expect(saved.slices.length).toBeGreaterThanOrEqual(2);
