@@ -10,8 +10,9 @@
  * How (`SharedRateBudget`): a token bucket kept in the table, one item per connection
  * (`ACCOUNT#a` / `RATE#payment`), in the GCRA form: the item holds the time up to which the
  * connection's rate is already spoken for (`tat`). A caller reserves a small block of requests
- * (about 100 ms' worth) with one conditional UpdateItem that pushes `tat` on, then sends each
- * request when its turn in the block comes. A fixed share per caller was the alternative; it
+ * (about 100 ms' worth; more while the table answers slowly) with one conditional UpdateItem that
+ * pushes `tat` on, then sends each request when its turn in the block comes, and reserves the next
+ * block before this one runs out. A fixed share per caller was the alternative; it
  * was not chosen because a share a caller does not use is lost (the sync could never use more
  * than its share of the limit), and the webhook worker runs in as many Lambdas as there are
  * event batches, so no fixed split can bound their sum.
