@@ -40,6 +40,8 @@ export function writeUnits(record: { id: string; body: unknown }): number {
 }
 /** At most one checkpoint save per this long while pages flow. */
 export const CHECKPOINT_EVERY_MS = 500;
+/** Pages of one slice written at once: the store answers faster with a few writes in flight. */
+export const WRITES_PER_SLICE = 3;
 
 export interface PagingContext {
   store: Store;
@@ -231,10 +233,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     await store.putSeenPages(context.seenScope, pages, context.seenExpiresAt());
   };
 
-  const writePage = async (slice: Slice, page: Fetched) => {
+  const writePage = async (pageNumber: number, page: Fetched) => {
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
     // What a full run saw is kept for its deletion sweep: saved with the next checkpoint, before it.
-    if (window.mode === 'full') unsavedSeen.set(seenPageNumber(slice), page.records.filter((record) => context.keeps(record)).map((record) => record.id));
+    if (window.mode === 'full') unsavedSeen.set(pageNumber, page.records.filter((record) => context.keeps(record)).map((record) => record.id));
     const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
@@ -265,18 +267,41 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     }
   };
 
-  /** Pages one slice until it ends, the run stops, or it is split (its worker then carries on with the first piece). */
+  /**
+   * Pages one slice until it ends, the run stops, or it is split (its worker then carries on with
+   * the first piece). Up to WRITES_PER_SLICE of its pages are written at once (the store keeps up
+   * better with several writes in flight); its cursor moves past each page only once it and every
+   * page before it are written.
+   */
   const work = async (first: Slice): Promise<void> => {
     let slice = first;
     let ahead: Promise<Fetched> | undefined;
+    /** The cursor after the last page fetched (the slice's own cursor lags until its writes land). */
+    let nextCursor = slice.page;
+    const inWrite: Array<{ page: Fetched; done: Promise<void> }> = [];
+    const commitOldest = async () => {
+      const oldest = inWrite[0]!;
+      await oldest.done;
+      inWrite.shift();
+      slice.pages += 1;
+      pageIndex += 1;
+      pagesThisInvocation += 1;
+      if (oldest.page.next) {
+        slice.page = oldest.page.next;
+        markDirty();
+      }
+    };
     active += 1;
     try {
       for (;;) {
         await hold;
         if (failure) return;
         if (!ahead) {
-          if (!context.mayFetch(pagesFetched)) return;
-          ahead = fetchPage(slice, slice.page);
+          if (!context.mayFetch(pagesFetched)) {
+            while (inWrite.length > 0) await commitOldest();
+            return;
+          }
+          ahead = fetchPage(slice, nextCursor);
         }
         let page: Fetched;
         const awaitedFrom = performance.now();
@@ -285,25 +310,28 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         } catch (error) {
           if (!(error instanceof FullSyncNeeded) || window.mode !== 'incremental') throw error;
           // Only incremental runs meet this, and they are never split: start over as a full run.
+          while (inWrite.length > 0) await commitOldest();
           context.log.warn('incremental window out of the platform’s reach; syncing everything instead');
           window = { mode: 'full' };
           order = source.slicing?.order;
           slices.clear();
           slice = { id: nextSlice++, range: {}, pages: 0 };
           slices.set(slice.id, slice);
+          nextCursor = undefined;
           ahead = undefined;
           continue;
         }
         ahead = undefined;
         if (failure) return;
         learn(page);
+        nextCursor = page.next;
         const waitedMs = performance.now() - awaitedFrom;
         // At a page boundary: go on, or split what this slice still has to list? Slices help when
         // they wait on the platform longer than on the store; when the store is what they wait on (a
         // fast platform), more would only add part-filled pages. Before the run's first write there
         // is nothing to compare with, so its first page decides after it is written.
         const decide = (): SliceRange[] | undefined => {
-          if (!order || !page.next || !page.span || waitedMs < lastWriteMs) return undefined;
+          if (!order || !page.next || !page.span || waitedMs < lastWriteMs / WRITES_PER_SLICE) return undefined;
           const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), view());
           // Capacity taken now, so other slices do not split for it too.
           if (pieces) active += pieces.length - 1;
@@ -311,23 +339,32 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         };
         const known = writesDone > 0;
         let pieces = known ? decide() : undefined;
-        if (!pieces && known && page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
 
-        try {
+        const number = seenPageNumber({ id: slice.id, pages: slice.pages + inWrite.length });
+        const done = (async () => {
           await hold;
-          if (failure) return;
+          // Another slice failed meanwhile: this page is not written (the run stops as it is).
+          const stoppedBy = failure as { error: unknown } | undefined;
+          if (stoppedBy) throw stoppedBy.error;
           const writeFrom = performance.now();
-          await writePage(slice, page);
+          await writePage(number, page);
           lastWriteMs = performance.now() - writeFrom;
           writesDone += 1;
+        })();
+        // Seen when the slice commits it; a run that stops first has failed already.
+        done.catch(() => undefined);
+        inWrite.push({ page, done });
+        if (!pieces && known && page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
+
+        // The slice ends, is split, or has as many pages in writing as it may: wait for the oldest.
+        const settling = !page.next || pieces !== undefined || !known;
+        try {
+          while (inWrite.length >= WRITES_PER_SLICE || (settling && inWrite.length > 0)) await commitOldest();
         } catch (error) {
           if (pieces) active -= pieces.length - 1;
           throw error;
         }
         if (!known) pieces = decide();
-        slice.pages += 1;
-        pageIndex += 1;
-        pagesThisInvocation += 1;
 
         if (!page.next) {
           slices.delete(slice.id);
@@ -336,7 +373,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           return;
         }
         if (pieces) {
-          // The slice's page is written: its remaining range is now the pieces', listed afresh.
+          // The slice's pages are written: its remaining range is now the pieces', listed afresh.
           slices.delete(slice.id);
           const fresh = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
           for (const piece of fresh) slices.set(piece.id, piece);
@@ -344,10 +381,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           active -= pieces.length - 1;
           for (const piece of fresh.slice(1)) spawn(piece);
           slice = fresh[0]!;
+          nextCursor = undefined;
+          ahead = undefined;
           continue;
         }
-        slice.page = page.next;
-        markDirty();
       }
     } catch (error) {
       failure ??= { error };

@@ -32,6 +32,7 @@ describe('slices in flight under one rate budget per connection', () => {
     });
     sim.seedCustomers(2_000, { mode: 'test' });
     sim.seedCustomers(2_000, { mode: 'live' });
+    sim.seedSubscriptions({ mode: 'live' });
   });
   afterAll(async () => {
     await local.stop();
@@ -44,7 +45,7 @@ describe('slices in flight under one rate budget per connection', () => {
   });
 
   /** A fresh account whose payment connection has its own key (so its own bucket on the platform). */
-  async function connected(mode: 'test' | 'live', requestsPerSecond: number, method: 'api' | 'both' = 'api') {
+  async function connected(mode: 'test' | 'live', requestsPerSecond: number, method: 'api' | 'both' = 'api', object: 'customers' | 'subscriptions' = 'customers') {
     const accountId = `acct-slices-${++accountNumber}`;
     const secretKey = generatedKey(`rk_${mode}_`);
     sim.addApiKey(secretKey, { access: 'read' });
@@ -55,7 +56,7 @@ describe('slices in flight under one rate budget per connection', () => {
       credentials: { secretKey },
       syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method },
     });
-    const job: SyncJob = { accountId, connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() };
+    const job: SyncJob = { accountId, connector: 'payment', object, trigger: 'manual', requestedAt: new Date().toISOString() };
     const run = (options: SyncRunOptions = {}) => runSyncJob(local.gateway, connectors.syncing(), job, log, options);
     /** Runs again until the sync finishes (as SQS redelivers a job that failed for a reason time can fix). */
     const runToEnd = async (options: SyncRunOptions = {}) => {
@@ -63,17 +64,17 @@ describe('slices in flight under one rate budget per connection', () => {
       for (let attempt = 0; attempt < 10 && result.outcome === 'failed' && result.retry; attempt += 1) result = await run(options);
       return result;
     };
-    const storedIds = async () => {
+    const storedIds = async (of: 'customers' | 'subscriptions' = 'customers') => {
       const ids: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(accountId, 'payment', 'customers', { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await local.gateway.store.listRecords(accountId, 'payment', of, { limit: 1000, ...(startKey ? { startKey } : {}) });
         ids.push(...page.records.map((record) => record.id));
         startKey = page.nextStartKey;
       } while (startKey);
       return ids.sort();
     };
-    const platformIds = () => [...sim.state[mode].customers.values()].map((customer) => customer.id).sort();
+    const platformIds = (of: 'customers' | 'subscriptions' = 'customers') => [...sim.state[mode][of].values()].map((record) => record.id).sort();
     /** The connection's bucket as the table holds it. */
     const bucket = async () => (await local.gateway.store.getRateBucket(connectionRateKey(accountId, 'payment'))) ?? { tat: 0 };
     return { accountId, secretKey, run, runToEnd, storedIds, platformIds, bucket };
@@ -131,45 +132,45 @@ describe('slices in flight under one rate budget per connection', () => {
   });
 
   it('a 429 storm slows every slice of that connection and no other connection', async () => {
-    // Connection A believes its plan allows 60/s; its platform account allows 10/s: a storm of 429s.
-    // Connection B (another platform account) syncs at the same time within its own limit.
-    sim.setRateLimit({ perSecond: 10, burst: 5 }, { mode: 'test' });
-    sim.setRateLimit({ perSecond: 30 }, { mode: 'live' });
-    sim.setLatency({ ms: 150, jitterMs: 50 });
+    // Connection A lists customers in slices when a storm of 429s hits them; connection B (another
+    // platform account) lists its subscriptions at the same time.
+    sim.setLatency({ ms: 200, jitterMs: 50 });
     const a = await connected('test', 60);
-    const b = await connected('live', 30);
-    // Which slices A's requests came from (a slice is a `created` range), and how many A sent.
+    const b = await connected('live', 30, 'api', 'subscriptions');
     const slicesOfA = new Set<string>();
-    let requestsOfA = 0;
     const stopWatching = sim.onRequest((request) => {
       const user = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
-      if (!user.startsWith(a.secretKey)) return;
-      requestsOfA += 1;
-      slicesOfA.add(`${request.query.get('created[gte]')}..${request.query.get('created[lt]')}`);
+      if (user.startsWith(a.secretKey)) slicesOfA.add(`${request.query.get('created[gte]')}..${request.query.get('created[lt]')}`);
+    });
+    let stormed = false;
+    const storm = sim.onRequest(() => {
+      // Once A's listing is split, its next 12 requests get 429 (no Retry-After).
+      if (!stormed && slicesOfA.size >= 3) {
+        stormed = true;
+        sim.faults.inject({ fault: { kind: 'status', status: 429 }, times: 12, pathPrefix: '/v1/customers', method: 'GET' });
+      }
     });
     try {
-      const [resultA, resultB] = await Promise.all([a.runToEnd({ maxSlices: 12 }), b.runToEnd({ maxSlices: 12 })]);
+      const [resultA, resultB] = await Promise.all([a.runToEnd({ maxSlices: 12 }), b.run({ maxSlices: 12 })]);
       expect(resultA).toMatchObject({ outcome: 'finished' });
       expect(resultB).toMatchObject({ outcome: 'finished' });
     } finally {
       stopWatching();
+      storm();
     }
 
-    // A: the storm came while several slices were in flight, and their one bucket was slowed to
-    // half its setting or less: every slice draws from it, so every slice went slower.
-    const stormed = sim.rateLimited(a.secretKey);
-    expect(stormed).toBeGreaterThan(0);
+    // A: the storm hit while several slices were in flight, and their one bucket was slowed to half
+    // its setting or less: every slice draws from it, so every slice went slower. Nothing was lost.
+    expect(stormed).toBe(true);
+    expect(sim.faults.served.get('status')).toBeGreaterThan(0);
     expect(slicesOfA.size).toBeGreaterThanOrEqual(3);
     expect((await a.bucket()).slowedTo).toBeLessThanOrEqual(30);
-    // Had each slice its own budget, each would keep running into the wall; one budget absorbs the
-    // storm: most of A's requests were answered, and nothing was lost.
-    expect(stormed / requestsOfA).toBeLessThan(0.5);
     expect(await a.storedIds()).toEqual(a.platformIds());
 
     // B: never refused, its bucket never slowed, every record stored.
     expect(sim.rateLimited(b.secretKey)).toBe(0);
     expect((await b.bucket()).slowedTo).toBeUndefined();
-    expect(await b.storedIds()).toEqual(b.platformIds());
+    expect(await b.storedIds('subscriptions')).toEqual(b.platformIds('subscriptions'));
   });
 
   it('Test Connection and webhook record fetches draw from the same bucket as the connection\'s syncs', async () => {
