@@ -13,7 +13,7 @@ import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, 
  * (shared/sync/slice-plan.ts decides the slices), each page compared with what is stored and written,
  * and the run's place saved as it goes. I/O only; every decision is in the pure modules.
  *
- * - Each slice fetches its next page while it writes the current one.
+ * - Each slice fetches its next page while it writes the ones before (up to WRITES_PER_SLICE at once).
  * - A page is written before the slice's cursor moves past it, and the saved cursor only ever names
  *   written pages: a run stopped anywhere resumes every slice where its last written page ended.
  * - Saves are coalesced (one in flight, at most one every `CHECKPOINT_EVERY_MS`): a connection at
@@ -25,7 +25,8 @@ import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, 
  * - Writes of one data object share one partition key, which DynamoDB serves at about 1,000
  *   write units a second: they are paced to `STORE_WRITES_PER_SECOND` (records are not spread over
  *   several partition keys: every reader would then need one query per shard).
- * - Memory: at most two pages per slice and the ids of the pages being written.
+ * - Memory: at most four pages per slice (one fetched ahead, up to WRITES_PER_SLICE being written)
+ *   and the ids of the pages being written.
  */
 
 /**
