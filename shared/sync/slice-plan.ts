@@ -22,7 +22,7 @@ import type { SliceOrder, SliceRange } from './sync-source';
 
 /** Fewest records a slice is cut to: its part-filled last page then wastes at most a tenth of its requests. */
 export const MIN_SLICE_RECORDS = 500;
-/** Most slices of one data object in flight: bounds memory (two pages each) and open connections. */
+/** Most slices of one data object in flight: bounds memory (at most four pages each) and open connections. */
 export const MAX_SLICES = 48;
 /** Records per page of both platforms' lists. */
 export const PAGE_RECORDS = 100;
