@@ -1,5 +1,4 @@
 import type { ClientPace } from '../http/platform-client';
-import { TokenBucketRateBudget } from '../http/rate-budget';
 import type { Logger } from '../log/logger';
 import type { SyncCounts } from '../store/items';
 import type { Store } from '../store/store';
@@ -31,9 +30,10 @@ import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, 
 
 /**
  * Write units per second into one data object's partition key: below the ~1,000 DynamoDB serves
- * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2).
+ * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2),
+ * with room for writes that leave a little later than their turn (a busy process).
  */
-export const STORE_WRITES_PER_SECOND = 900;
+export const STORE_WRITES_PER_SECOND = 800;
 
 /** DynamoDB's write units for a record's item: its size in KB, rounded up (keys and index included). */
 export function writeUnits(record: { id: string; body: unknown }): number {
@@ -74,6 +74,39 @@ export interface PagingContext {
 
 export type PagingOutcome = { complete: boolean; point: RunCursor; pages: number };
 
+/**
+ * At most `limit` write units in any one second, counted when they are sent: a write goes once the
+ * last second's writes leave room for it. A timer that fires late only sends later, never denser.
+ */
+export class WritesPerSecond {
+  private readonly sent: Array<{ at: number; units: number }> = [];
+  private total = 0;
+  private turn: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly limit: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Resolves when `units` may be sent now (callers take turns, in order). */
+  take(units: number): Promise<void> {
+    const mine = this.turn.then(async () => {
+      for (;;) {
+        const now = this.now();
+        while (this.sent.length > 0 && this.sent[0]!.at <= now - 1000) this.total -= this.sent.shift()!.units;
+        if (this.total + units <= this.limit || this.sent.length === 0) {
+          this.sent.push({ at: now, units });
+          this.total += units;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, this.sent[0]!.at + 1000 - now)));
+      }
+    });
+    this.turn = mine;
+    return mine;
+  }
+}
+
 /** A failure while paging, with the place the run had reached (every page before it written). */
 export class PagingStopped extends Error {
   override readonly name = 'PagingStopped';
@@ -110,14 +143,15 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let pagesFetched = 0;
   /** How long the latest page took to compare and write, and how many pages were written. */
   let lastWriteMs = 0;
+  /** Write units a page brings, on average (moving): none when the data did not change. */
+  let unitsPerPage = 0;
   let writesDone = 0;
   let pagesThisInvocation = 0;
   let active = 0;
   let failure: { error: unknown } | undefined;
   // A test or benchmark holding the run (a "kill"): no step starts until it lets go.
   let hold: Promise<void> = Promise.resolve();
-  // A tenth of a second's burst: in no second does the partition key take more than ~1,000 units.
-  const writePace = new TokenBucketRateBudget({ ratePerSecond: STORE_WRITES_PER_SECOND, burst: STORE_WRITES_PER_SECOND / 10 });
+  const writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
   /** Ids being written by a page in flight: another page listing one of them writes it conditionally. */
   const writing = new Set<string>();
   let order = window.mode === 'full' ? source.slicing?.order : undefined;
@@ -186,7 +220,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   // ---- what the slices know together ----
   const view = (): ListingView => {
     const pace = context.pace();
-    const known = pace ? { ratePerSecond: pace.ratePerSecond, latencyMs: pace.latencyMs, waitMs: pace.waitMs } : { ratePerSecond: undefined, latencyMs: undefined, waitMs: 0 };
+    // Pages a second this object can take: the platform's budget, or the store's write pace when
+    // pages bring writes (a first sync), whichever is lower.
+    const storePages = unitsPerPage > 0 ? STORE_WRITES_PER_SECOND / unitsPerPage : Infinity;
+    const rate = pace?.ratePerSecond === undefined ? undefined : Math.min(pace.ratePerSecond, storePages);
+    const known = { ratePerSecond: rate, latencyMs: pace?.latencyMs, waitMs: pace?.waitMs ?? 0 };
     return {
       order: order ?? 'newest_first',
       density: density.seconds > 0 ? density.records / density.seconds : undefined,
@@ -245,6 +283,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     for (const write of batched) writing.add(write.id);
     try {
       const units = plan.writes.reduce((sum, write) => sum + writeUnits(write), 0);
+      unitsPerPage = writesDone === 0 ? units : unitsPerPage * 0.8 + units * 0.2;
       if (units > 0) await writePace.take(units);
       // A run held (killed, in tests and benchmarks) sends no more writes.
       await hold;

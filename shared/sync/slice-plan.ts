@@ -7,7 +7,8 @@ import type { SliceOrder, SliceRange } from './sync-source';
  *
  * Why and how much:
  * - Enough slices in flight to use the connection's rate (Little's law: rate × the platform's
- *   answer time, e.g. 100/s × 0.3 s = 30), and no more once requests wait for the budget.
+ *   answer time, e.g. 100/s × 0.3 s = 30), and no more once requests wait for the budget. When
+ *   pages bring writes (a first sync), the store's write pace is the rate instead if it is lower.
  * - Each slice ends on a part-filled page, so every slice costs about half a request more than one
  *   listing would; slices are never smaller than `MIN_SLICE_RECORDS`, and are cut in whole pages at
  *   the density the pages so far showed (records per second of creation time).
