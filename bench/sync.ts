@@ -15,6 +15,8 @@ import type { Figures } from './results-file';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
+/** The payment platform's limit for test-mode keys. */
+const PAYMENT_TEST_PER_SECOND = 25;
 /** The billing platform allows 150/min; scaled 10x in time (same ratios) to keep the bench short. */
 const BILLING_PER_MINUTE_SCALED = 1_500;
 const OBJECTS = ['customers', 'subscriptions'] as const;
@@ -40,6 +42,8 @@ interface Scenario {
   sdkKey: string;
   simulator(connector: ConnectorName): RunningSimulator & { rateLimited(): number };
   connect(accountId: string): Promise<void>;
+  /** A payment connection with a test-mode key (the platform's 25/s limit), and nothing else. */
+  connectPaymentTest(accountId: string): Promise<void>;
   advanceClock(ms: number): void;
   stop(): Promise<void>;
 }
@@ -60,8 +64,11 @@ async function scenario(): Promise<Scenario> {
     dynamoInChildProcess: true,
   });
   payment.setRateLimit({ perSecond: PAYMENT_PER_SECOND }, { mode: 'live' });
+  payment.setRateLimit({ perSecond: PAYMENT_TEST_PER_SECOND }, { mode: 'test' });
   payment.seedCustomers(CUSTOMERS, { mode: 'live' });
   payment.seedSubscriptions({ mode: 'live', perCustomer: 1 });
+  payment.seedCustomers(CUSTOMERS, { mode: 'test' });
+  payment.seedSubscriptions({ mode: 'test', perCustomer: 1 });
   const sdkKey = key('rk_live_');
   payment.addApiKey(sdkKey, { access: 'read' });
 
@@ -95,6 +102,19 @@ async function scenario(): Promise<Scenario> {
         });
       await connect('payment', { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' }, { secretKey: paymentKey });
       await connect('billing', { siteName: 'bench-test', environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });
+    },
+    async connectPaymentTest(accountId) {
+      const at = new Date().toISOString();
+      await local.gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+      const paymentKey = key('rk_test_');
+      payment.addApiKey(paymentKey, { access: 'read' });
+      await storeConnection(local.gateway, {
+        accountId,
+        connector: 'payment',
+        config: { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'test' },
+        credentials: { secretKey: paymentKey },
+        syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api' },
+      });
     },
     advanceClock: (ms) => {
       offset += ms;
@@ -345,6 +365,10 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     figures['sync.store_fraction'] = round((at0.recordsPerSecond.payment ?? 0) / modelCeiling);
     figures['sync.store_fraction_raw'] = round((at0.recordsPerSecond.payment ?? 0) / ceiling);
 
+    // A test-mode payment connection (25/s), stored at 0 ms, for a reconcile at 300 ms below.
+    await s.connectPaymentTest('paytest');
+    for (const result of await syncObjects(s, 'paytest', 'payment')) if (result.outcome !== 'finished') throw new Error(`test-mode sync: ${JSON.stringify(result)}`);
+
     // At 300 ms: the same again, and the payment records listed by the platform's own SDK.
     s.payment.setLatency(LATENCY);
     s.billing.setLatency(LATENCY);
@@ -360,6 +384,14 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     figures['sync.latency300.billing.http_429'] = round(billing.http429 / billing.calls, 4);
     figures['sync.latency300.billing.max_in_flight'] = billing.maxInFlight;
     figures['sync.latency300.billing.seconds'] = round(billing.seconds, 1);
+    // The payment platform at its test-mode limit (25/s), a pace the local store keeps up with.
+    const testMode = await measured(s, 'payment', () => syncObjects(s, 'paytest', 'payment', {}, true));
+    const testRate = testMode.calls / testMode.seconds / PAYMENT_TEST_PER_SECOND;
+    figures['sync.latency300.payment_test.rate_fraction'] = round(testRate);
+    figures['sync.latency300.payment_test.http_429'] = round(testMode.http429 / testMode.calls, 4);
+    figures['sync.latency300.payment_test.max_in_flight'] = testMode.maxInFlight;
+    figures['sync.latency300.payment_test.seconds'] = round(testMode.seconds, 1);
+    figures['sync.latency300.payment_test.calls'] = testMode.calls;
     const sdk = await listWithSdk(s);
     if (sdk.records !== 2 * CUSTOMERS) throw new Error(`the SDK listed ${sdk.records} records`);
     figures['sync.latency300.sdk.seconds'] = round(sdk.seconds, 1);
@@ -377,6 +409,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
       '`sync.*` runs with platforms that answer at once; `sync.latency300.*` repeats everything with every answer taking 300 ms ± 100 ms. In each: `full` is the first full sync (writes every record), `reconcile` a full sync over unchanged data (every page read and compared with one BatchGetItem, nothing written), `incremental` a sync with nothing changed.',
       'calls: platform requests (ideal: 1 per 100 records); rate_fraction: requests per second over the limit; max_in_flight: most requests the simulator was answering at once; duplicates: records written more than once; writes: record writes by an incremental sync with nothing changed; max_writes_per_key_second: the most record writes one partition key took in a second (DynamoDB serves about 1,000).',
       '`sync.latency300.payment.*` is the payment full reconcile at 300 ms (what the gateway makes of the platform\'s limit); the first full sync at 300 ms (`sync.latency300.full.payment.*`) also writes 20,000 records and waits on the local store. `sdk_ratio`: the same 20,000 records listed by the payment platform\'s own SDK (`stripe`, auto-pagination) against the same simulator, seconds(SDK) / seconds(gateway reconcile).',
+      '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
       '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
       'The machine is shared: timings vary from run to run with other work on its 2 cores.',
