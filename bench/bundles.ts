@@ -3,11 +3,35 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { lambdaBundling } from '../lib/bundling';
+import type { GatewayVariable } from '../shared/config';
+import { functionSettings, type HandlerName } from '../shared/handler/function-settings';
 import type { Figures } from './results-file';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const OUT = join(ROOT, 'bench', '.work', 'bundles');
 const IMPORT_RUNS = 7;
+
+/** What Lambda gives a function: its name, region, credentials and the settings the stack sets (checked at load). */
+function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
+  const sample: Partial<Record<GatewayVariable, string>> = {
+    TABLE_NAME: 'IntegrationGateway-Table',
+    CREDENTIALS_KEY_ID: 'arn:aws:kms:us-east-1:111122223333:key/bench',
+    SYNC_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/sync.fifo',
+    WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/webhooks',
+    INGESTION_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/ingestion',
+    EVENT_BUS_NAME: 'integration-gateway',
+  };
+  const settings = functionSettings[name as HandlerName] ?? [];
+  return {
+    PATH: process.env.PATH,
+    AWS_LAMBDA_FUNCTION_NAME: `IntegrationGateway-${name}`,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDBENCH',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    GATEWAY_MODE: 'aws',
+    ...Object.fromEntries(settings.filter((setting) => sample[setting]).map((setting) => [setting, sample[setting]])),
+  };
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -34,13 +58,14 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
       minify: lambdaBundling.minify,
       mainFields: [...lambdaBundling.mainFields],
       banner: { js: lambdaBundling.banner },
+      alias: { ...lambdaBundling.alias },
       logLevel: 'silent',
     });
     figures[`bundle.${name}.kb`] = Math.round((statSync(outfile).size / 1024) * 10) / 10;
     const times: number[] = [];
     for (let run = 0; run < IMPORT_RUNS; run += 1) {
       const script = `const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t))`;
-      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1', TABLE_NAME: 'bench' } });
+      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) });
       times.push(Number(output));
     }
     figures[`bundle.${name}.import_ms`] = Math.round(median(times) * 10) / 10;

@@ -5,6 +5,7 @@ import type { BillingObject } from '../shared/billing/settings';
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { useGateway } from '../shared/gateway';
 import { setLogSink } from '../shared/log/logger';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { readPaymentRecord } from '../shared/payment/objects';
 import type { PaymentObject } from '../shared/payment/settings';
 import { recordHash } from '../shared/sync/record-hash';
@@ -32,11 +33,14 @@ export async function benchWebhooks(): Promise<{ figures: Figures; notes: string
   const figures: Figures = {};
   const notes: string[] = [];
   const muted = setLogSink(() => {});
+  // Metrics are serialized as in Lambda; only the write to stdout is left out, as for log lines.
+  const mutedMetrics = setMetricSink(() => {});
   try {
     Object.assign(figures, await receiverFigures(notes));
     Object.assign(figures, await shuffleFigures(notes));
   } finally {
     setLogSink(muted);
+    setMetricSink(mutedMetrics);
   }
   return { figures, notes };
 }

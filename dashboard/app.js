@@ -1,280 +1,164 @@
-// The dashboard's Integrations section: plain DOM, no framework, no build step.
-// Everything the server sends is written with textContent, never innerHTML, so no answer can inject markup.
+// The dashboard: plain ES modules, no framework and no build step. This module starts the page (config,
+// sign-in), draws the frame and routes between the views (#/ routes, so the page itself is always "/").
 
-/**
- * The sign-in token lives in this variable only: never in localStorage, cookies or URLs.
- * Locally it comes from POST /local/sign-in; in AWS the dashboard would sign in with Cognito and send
- * the user's ID token instead (out of scope for this first version).
- */
-let session; // { accountId, token }
+import { call, setApiBase } from './api.js';
+import { currentUser, onSessionChange, signIn, signInAgainInPopup, signOut, startAuth } from './auth.js';
+import { announce, h } from './dom.js';
 
-const CONNECTORS = [
-  { name: 'messaging', title: 'Messaging (CRM messaging platform)' },
-  { name: 'data', title: 'Data (customer data platform)' },
-  { name: 'billing', title: 'Billing (subscription billing platform)' },
-  { name: 'payment', title: 'Payment (payment platform)' },
-];
+const OUTCOME_KEY = 'dashboard.oauthOutcome';
+const main = document.getElementById('main');
+let cleanup = () => undefined;
+let connectorsPromise;
 
-/** Connect Account fields, as the README's "Connection forms" tables list them. */
-const CONNECT_FORMS = {
-  billing: [
-    { name: 'siteName', label: 'Site Name', type: 'text', required: true, hint: 'The subdomain only: for https://acme-test.chargebee.com enter acme-test.' },
-    { name: 'apiKey', label: 'API Key', type: 'password', required: true, hint: 'A read-only key is preferred.' },
-    { name: 'environment', label: 'Environment', type: 'select', options: [['test', 'Test Mode'], ['live', 'Live Mode']] },
-  ],
-  payment: [
-    { name: 'authenticationMethod', label: 'Authentication method', type: 'select', options: [['api_key', 'API Key']] },
-    { name: 'secretKey', label: 'Secret API Key or Restricted Key', type: 'password', required: true, hint: 'A restricted key with read access is recommended: the gateway only reads.' },
-    { name: 'webhookSigningSecret', label: 'Webhook Signing Secret (optional)', type: 'password', required: false, hint: 'whsec_…, needed to verify payment webhooks.' },
-  ],
-};
-
-// ---- small DOM and API helpers ----
-
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (value === false || value === undefined) continue;
-    node.setAttribute(key, value === true ? '' : String(value));
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-/** Calls the gateway's API; answers { ok, status, body }. Problems (problem+json) come back in body. */
-async function api(method, path, body) {
-  const headers = { authorization: `Bearer ${session.token}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await response.text();
-  let parsed;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = { detail: text };
-  }
-  return { ok: response.ok, status: response.status, body: parsed };
-}
-
-/**
- * A problem's words for people: its detail (or title), the field messages not shown beside a field
- * (`errors[].path` is a string such as "secretKey" or "events.1.customer_email"), and its remedy.
- */
-function problemText(problem, shownBesideFields = new Set()) {
-  const what = problem?.detail ?? problem?.title ?? problem?.message ?? 'Something went wrong.';
-  const errors = Array.isArray(problem?.errors) ? problem.errors.filter((e) => !shownBesideFields.has(e.path)) : [];
-  const fields = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
-  return [what, fields, problem?.remedy ? `What to do: ${problem.remedy}` : ''].filter(Boolean).join(' ');
-}
-
-/** The page's banner: a new message replaces the last; an empty one clears it (no stale problem stays up). */
-function announce(message, isProblem = false) {
-  const status = document.getElementById('status');
-  status.textContent = message;
-  status.classList.toggle('problem', isProblem && message !== '');
-}
-
-const accountPath = () => `/api/v1/accounts/${encodeURIComponent(session.accountId)}`;
-
-// ---- sign-in and the account ----
-
-async function signIn(event) {
-  event.preventDefault();
-  announce('');
-  const accountId = new FormData(event.target).get('accountId').trim();
-  const response = await fetch('/local/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accountId }) });
-  if (!response.ok) return announce('Sign-in failed. Check the account id.', true);
-  session = { accountId, token: (await response.json()).token };
-  announce(`Signed in to account ${accountId}.`);
-  await showAccount();
-}
-
-async function showAccount() {
-  const container = document.getElementById('account');
-  container.replaceChildren();
-  const account = await api('GET', accountPath());
-  if (!account.ok) return announce(problemText(account.body), true);
-
-  container.append(el('h2', {}, `Account: ${account.body.name}`));
-  if (!account.body.integrationsEnabled) {
-    // The spec: the section is absent (not disabled) until the operator's support contact enables it.
-    container.append(el('p', { id: 'integrations-off' }, 'Integrations are not switched on for this account. Ask your support contact to enable them.'));
-    return;
-  }
-  const section = el('section', { id: 'integrations', 'aria-labelledby': 'integrations-title' }, el('h2', { id: 'integrations-title' }, 'Integrations'));
-  for (const connector of CONNECTORS) section.append(connectorCard(connector));
-  container.append(section);
-  await refreshConnections();
-}
-
-// ---- the connectors ----
-
-function connectorCard({ name, title }) {
-  const card = el('article', { class: 'connector', id: `connector-${name}`, 'aria-labelledby': `${name}-title` }, el('h3', { id: `${name}-title` }, title));
-  card.append(el('div', { class: 'connection-state', id: `${name}-state` }, 'Loading…'));
-  if (!CONNECT_FORMS[name]) {
-    card.append(el('p', {}, 'Its Connect Account form is not in the dashboard yet.'));
-    return card;
-  }
-  card.append(connectForm(name));
-  const testButton = el('button', { type: 'button', id: `${name}-test` }, 'Test Connection');
-  testButton.addEventListener('click', () => testConnection(name).catch(unreachable));
-  card.append(testButton);
-  card.append(el('p', { class: 'result', id: `${name}-result`, role: 'status', 'aria-live': 'polite' }));
-  card.append(el('div', { class: 'syncs', id: `${name}-syncs` }));
-  return card;
-}
-
-function connectForm(connector) {
-  const form = el('form', { id: `${connector}-connect`, 'aria-label': `Connect Account: ${connector}`, autocomplete: 'off' }, el('h4', {}, 'Connect Account'));
-  for (const field of CONNECT_FORMS[connector]) {
-    const id = `${connector}-${field.name}`;
-    const hintId = `${id}-hint`;
-    const errorId = `${id}-error`;
-    const describedBy = [field.hint ? hintId : '', errorId].filter(Boolean).join(' ');
-    form.append(el('label', { for: id }, field.label));
-    if (field.type === 'select') {
-      form.append(el('select', { id, name: field.name, 'aria-describedby': describedBy }, ...field.options.map(([value, label]) => el('option', { value }, label))));
-    } else {
-      // autocomplete=new-password keeps browsers from offering to fill or remember these keys.
-      const autocomplete = field.type === 'password' ? 'new-password' : 'off';
-      form.append(el('input', { id, name: field.name, type: field.type, required: field.required, autocomplete, 'aria-describedby': describedBy }));
+/** Every connector's description (forms, settings, capabilities, callback address): read once per page. */
+export function connectorDescriptions() {
+  connectorsPromise ??= call('GET', '/api/v1/connectors').then((answer) => {
+    if (!answer.ok) {
+      connectorsPromise = undefined;
+      throw new Error(answer.problem?.detail ?? 'The connectors could not be read.');
     }
-    if (field.hint) form.append(el('small', { id: hintId }, field.hint));
-    // The API's message for this field, beside it (empty until a validation problem names it).
-    form.append(el('small', { id: errorId, class: 'field-error problem', 'data-field-error': field.name }));
-  }
-  form.append(el('button', { type: 'submit' }, 'Connect Account'));
-  form.addEventListener('submit', (event) => connectAccount(event, connector).catch(unreachable));
-  return form;
+    return answer.body.connectors;
+  });
+  return connectorsPromise;
 }
 
-/** The request body from the form: empty optional fields are left out. */
-function connectBody(form) {
-  return Object.fromEntries([...new FormData(form).entries()].filter(([, value]) => String(value).trim() !== '').map(([key, value]) => [key, String(value).trim()]));
+/** The outcome of an OAuth sign-in on a platform, read once (the callback put it in the address's fragment). */
+export function takeOAuthOutcome(connector) {
+  const outcome = JSON.parse(sessionStorage.getItem(OUTCOME_KEY) ?? 'null');
+  if (!outcome || outcome.connector !== connector) return undefined;
+  sessionStorage.removeItem(OUTCOME_KEY);
+  return outcome;
 }
 
-/** Shows each validation message beside its field (or clears them all); answers the fields it could place. */
-function showFieldErrors(form, errors = []) {
-  const placed = new Set();
-  for (const input of form.querySelectorAll('input, select')) {
-    const message = errors.find((e) => e.path === input.name)?.message;
-    const slot = form.querySelector(`[data-field-error="${input.name}"]`);
-    if (slot) slot.textContent = message ?? '';
-    if (message) {
-      input.setAttribute('aria-invalid', 'true');
-      placed.add(input.name);
+/** Where a route goes: [view, params]. */
+function parseRoute(hash) {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'accounts' && parts[1] && parts[2] === 'connectors' && parts[3]) return ['connector', { accountId: parts[1], connector: parts[3] }];
+  if (parts[0] === 'accounts' && parts[1]) return ['account', { accountId: parts[1] }];
+  if (parts[0] === 'accounts') return ['accounts', {}];
+  return ['home', {}];
+}
+
+async function render() {
+  cleanup();
+  cleanup = () => undefined;
+  const user = currentUser();
+  if (!user) return;
+  let [view, params] = parseRoute(location.hash);
+  if (view === 'home') {
+    if (user.operator) view = 'accounts';
+    else if (user.accountId) {
+      location.replace(`#/accounts/${encodeURIComponent(user.accountId)}`);
+      return;
     } else {
-      input.removeAttribute('aria-invalid');
+      main.replaceChildren(h('div', { class: 'card' }, h('h1', {}, 'No account'), h('p', {}, 'Your user has no account. Ask your administrator to invite you with your account.')));
+      return;
     }
   }
-  return placed;
-}
-
-async function connectAccount(event, connector) {
-  event.preventDefault();
-  const form = event.target;
-  const result = document.getElementById(`${connector}-result`);
-  announce('');
-  showFieldErrors(form);
-  result.className = 'result';
-  result.textContent = 'Connecting and testing…';
-  // What the user typed stays until the gateway has taken it: a refusal must not wipe the form.
-  const answer = await api('PUT', `${accountPath()}/connections/${connector}`, connectBody(form));
-  if (!answer.ok) {
-    const placed = showFieldErrors(form, answer.body?.errors);
-    result.textContent = problemText(answer.body, placed);
-    result.className = 'result problem';
-    form.querySelector('[aria-invalid="true"]')?.focus();
-    return;
-  }
-  // Saved: the secrets leave the page now (masked copies come back with the connection).
-  for (const input of form.querySelectorAll('input[type="password"]')) input.value = '';
-  const health = answer.body.health ?? {};
-  const tested =
-    health.state === 'healthy'
-      ? 'Connected and tested: healthy.'
-      : health.state === 'unknown'
-        ? 'Connected (not tested yet).'
-        : [`Connected, but its test failed (${health.state.replace('_', ' ')}).`, health.reason, health.remedy ? `What to do: ${health.remedy}` : ''].filter(Boolean).join(' ');
-  result.className = health.state === 'healthy' || health.state === 'unknown' ? 'result' : 'result problem';
-  result.textContent = [tested, ...(answer.body.warnings ?? []).map((w) => `Warning: ${w}`)].join(' ');
-  await refreshConnections();
-}
-
-async function testConnection(connector) {
-  announce('');
-  const result = document.getElementById(`${connector}-result`);
-  result.className = 'result';
-  result.textContent = 'Testing…';
-  const answer = await api('POST', `${accountPath()}/connections/${connector}/test`);
-  if (!answer.ok) {
-    result.textContent = problemText(answer.body);
-    result.className = 'result problem';
-  } else if (answer.body.ok) {
-    result.textContent = `Connection OK: ${answer.body.health.state}.`;
-  } else {
-    const health = answer.body.health ?? {};
-    result.textContent = [`Test failed (${health.state}).`, health.reason, health.remedy ? `What to do: ${health.remedy}` : ''].filter(Boolean).join(' ');
-    result.className = 'result problem';
-  }
-  await refreshConnections();
-}
-
-async function refreshConnections() {
-  const answer = await api('GET', `${accountPath()}/connections`);
-  if (!answer.ok) return announce(problemText(answer.body), true);
-  const byConnector = new Map(answer.body.connections.map((connection) => [connection.connector, connection]));
-  for (const { name } of CONNECTORS) {
-    const connection = byConnector.get(name);
-    document.getElementById(`${name}-state`).replaceChildren(connectionState(connection));
-    if (CONNECT_FORMS[name]) await showSyncs(name, connection);
+  drawNav(view);
+  main.replaceChildren(h('div', { class: 'loading' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Loading…'));
+  const modules = { accounts: './operator-view.js', account: './account-view.js', connector: './connector-view.js' };
+  const module = await import(modules[view]);
+  const stop = await module.show(main, { ...params, user });
+  cleanup = typeof stop === 'function' ? stop : () => undefined;
+  // Move focus to the new view's heading, so keyboard and screen reader users start at the top.
+  const heading = main.querySelector('h1');
+  if (heading) {
+    heading.setAttribute('tabindex', '-1');
+    heading.focus({ preventScroll: true });
   }
 }
 
-function connectionState(connection) {
-  if (!connection) return el('p', {}, 'Not connected.');
-  const { health } = connection;
-  const list = el('dl', {});
-  const add = (term, value, attributes = {}) => list.append(el('dt', {}, term), el('dd', attributes, value));
-  add('Health', health.state.replace('_', ' '), { class: `health-${health.state}`, 'data-health': health.state });
-  if (health.remedy) add('What to do', health.remedy);
-  for (const [field, value] of Object.entries(connection.config)) add(field, String(value));
-  for (const [field, masked] of Object.entries(connection.maskedSecrets)) add(field, masked, { 'data-masked-secret': field });
-  return list;
+function drawNav(view) {
+  const user = currentUser();
+  const nav = document.getElementById('nav');
+  nav.replaceChildren(
+    ...(user.operator ? [h('a', { href: '#/accounts', 'aria-current': view === 'accounts' ? 'page' : undefined }, 'Accounts')] : []),
+    ...(user.accountId ? [h('a', { href: `#/accounts/${encodeURIComponent(user.accountId)}`, 'aria-current': view !== 'accounts' ? 'page' : undefined }, 'Integrations')] : []),
+  );
 }
 
-async function showSyncs(connector, connection) {
-  const container = document.getElementById(`${connector}-syncs`);
-  if (!connection) return container.replaceChildren();
-  const answer = await api('GET', `${accountPath()}/connections/${connector}/syncs`);
-  if (!answer.ok) return container.replaceChildren(el('p', { class: 'problem' }, problemText(answer.body)));
-  const heading = el('h4', {}, 'Syncs');
-  if (answer.body.syncs.length === 0) return container.replaceChildren(heading, el('p', {}, 'No sync has run yet.'));
-  const rows = answer.body.syncs.map((sync) =>
-    el(
-      'tr',
-      { 'data-object': sync.object },
-      el('td', {}, sync.object),
-      el('td', {}, sync.state.replaceAll('_', ' ')),
-      el('td', {}, sync.lastSucceededAt ?? '—'),
-      el('td', {}, sync.lastError?.message ?? ''),
-      el('td', { 'data-next-try': sync.nextAttemptAt ?? '' }, nextTry(sync)),
+function drawUser() {
+  const user = currentUser();
+  const box = document.getElementById('user');
+  if (!user) return box.replaceChildren();
+  box.replaceChildren(
+    h('span', { class: 'user-name' }, user.email, user.operator ? ' · operator' : user.accountId ? ` · ${user.accountId}` : ''),
+    h('button', { type: 'button', class: 'small', id: 'sign-out', onclick: () => void signOut() }, 'Sign out'),
+  );
+}
+
+function welcome(config) {
+  main.replaceChildren(
+    h(
+      'div',
+      { class: 'welcome' },
+      h(
+        'div',
+        { class: 'card' },
+        h('h1', {}, 'Sign in to the integration gateway'),
+        h('p', { class: 'muted' }, 'Connect your messaging, data, billing and payment platforms, choose what to sync, and watch it run.'),
+        h('button', { type: 'button', class: 'primary', id: 'sign-in', onclick: () => void signIn(location.hash) }, 'Sign in'),
+        config.signIn === 'local' ? h('p', { class: 'hint' }, 'Locally, a sign-in page of the gateway stands in for Cognito managed login.') : undefined,
+      ),
     ),
   );
-  const head = el('tr', {}, ...['Object', 'State', 'Last success', 'Last error', 'Next try'].map((title) => el('th', { scope: 'col' }, title)));
-  container.replaceChildren(heading, el('table', {}, el('thead', {}, head), el('tbody', {}, ...rows)));
 }
 
-/** When a failed sync is tried again, or why it is not. */
-function nextTry(sync) {
-  if (sync.nextAttemptAt) return `${new Date(sync.nextAttemptAt).toLocaleString()} (failed ${sync.failedAttempts} time${sync.failedAttempts === 1 ? '' : 's'} in a row)`;
-  if (sync.state === 'dead_lettered') return 'No more retries: the next scheduled sync tries again.';
-  return '';
+/** The OAuth callback came back with `#connector=data&outcome=connected&message=...`: keep it for that view. */
+function keepOAuthOutcome() {
+  const fragment = new URLSearchParams(location.hash.replace(/^#/, ''));
+  if (!fragment.get('connector') || !fragment.get('outcome')) return;
+  const outcome = { connector: fragment.get('connector'), ok: fragment.get('outcome') === 'connected', message: fragment.get('message') ?? '' };
+  sessionStorage.setItem(OUTCOME_KEY, JSON.stringify(outcome));
+  const route = sessionStorage.getItem('dashboard.returnRoute') ?? '#/';
+  history.replaceState(null, '', `${location.pathname}${route}`);
 }
 
-function unreachable() {
-  announce('The gateway did not answer. Is it running?', true);
+// The session banner: the page stays as it is while the user signs in again in a small window.
+onSessionChange((state) => {
+  const banner = document.getElementById('session-banner');
+  if (state === 'expired') {
+    banner.hidden = false;
+    announce('Your session has ended. Sign in again to continue: what you typed stays on this page.', { problem: true, toast: false });
+    document.getElementById('session-sign-in').focus();
+  } else if (state === 'renewed') {
+    banner.hidden = true;
+    drawUser();
+    announce('Signed in again.');
+  }
+});
+document.getElementById('session-sign-in').addEventListener('click', async () => {
+  if (!(await signInAgainInPopup())) announce('The sign-in window was blocked: allow pop-ups for this page, then press "Sign in again".', { problem: true });
+});
+
+async function start() {
+  let config;
+  try {
+    const response = await fetch('config.json', { cache: 'no-store' });
+    config = await response.json();
+  } catch {
+    main.replaceChildren(h('div', { class: 'panel danger', role: 'alert' }, h('h1', {}, 'The dashboard cannot start'), h('p', {}, 'Its configuration (config.json) could not be read. Reload the page; if it persists, redeploy the stack.')));
+    return;
+  }
+  setApiBase(config.apiBase);
+  keepOAuthOutcome();
+  let state;
+  try {
+    state = await startAuth(config);
+  } catch {
+    state = 'signed-out';
+    announce('Sign-in could not be finished. Sign in again.', { problem: true });
+  }
+  if (state === 'popup') {
+    main.replaceChildren(h('div', { class: 'welcome' }, h('div', { class: 'card' }, h('h1', {}, 'Signed in'), h('p', {}, 'You can close this window and go back to the dashboard.'))));
+    return;
+  }
+  if (state === 'redirecting') return;
+  if (state === 'signed-out') return welcome(config);
+  drawUser();
+  window.addEventListener('hashchange', () => void render());
+  await render();
 }
 
-document.getElementById('sign-in').addEventListener('submit', (event) => signIn(event).catch(unreachable));
+void start();

@@ -1,10 +1,15 @@
-import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { createRouter } from '../shared/api/router';
 import { apiRoutes } from '../shared/api/routes/index';
+import { provideAwsServices } from '../shared/gateway';
+import { httpFunction } from '../shared/handler/http-function';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+
+// Sync now, Disconnect (purge jobs) and engagement events go to their queues.
+provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('api');
 
 const dispatch = createRouter(apiRoutes());
 
 /** `/api/v1/*`: the dashboard's and playbooks' API. */
-export const handler = async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(await dispatch(requestFromApiGateway(event)));
+export const handler = httpFunction(dispatch);

@@ -1,12 +1,15 @@
 import * as z from 'zod';
 import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { dispatchDueRetries, dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
 import { SyncFrequency } from '../shared/sync/sync-settings';
 
 provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('sync-dispatcher');
 
 /** What each EventBridge Scheduler schedule sends (see lib/sync.ts): a frequency, or the retry schedule's `{retries: true}`. */
 const ScheduleEvent = z.union([z.object({ frequency: SyncFrequency }), z.object({ retries: z.literal(true) })]);
@@ -15,10 +18,10 @@ const ScheduleEvent = z.union([z.object({ frequency: SyncFrequency }), z.object(
  * Fired by the hourly, daily and weekly schedules: one sync job per due connection and data
  * object; by the retry schedule: one job per failed sync whose next try has come.
  */
-export const handler = async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
+export const handler = taskFunction(async (event: unknown): Promise<{ frequency: string; enqueued: number }> => {
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }));
+  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }), connectors.scheduling());
   return { frequency, enqueued };
-};
+});

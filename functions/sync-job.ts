@@ -1,14 +1,17 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { processBatch } from '../shared/queues/batch';
+import { queueFunction } from '../shared/handler/queue-function';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { traces } from '../shared/handler/traces';
 import { SyncJob } from '../shared/queues/messages';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
+import { runScheduledWork } from '../shared/sync/scheduled-work';
 import { processSyncJob } from '../shared/sync/sync-job-message';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
 provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('sync-job');
 
 /** Leaves this much of the invocation for saving the checkpoint and enqueueing the continuation. */
 const HAND_OVER_MARGIN_MS = 30_000;
@@ -19,14 +22,22 @@ const HAND_OVER_MARGIN_MS = 30_000;
  * 12 hours; past that the job is reported failed until it reaches the dead-letter queue (alarmed).
  * A failure only the user can fix (a revoked key) is recorded on the connection's health and not retried.
  */
-export const handler = async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> =>
-  processBatch(event, SyncJob, async (job, log, record) => {
+export const handler = queueFunction(
+  SyncJob,
+  async (job, log, { context, record }) => {
     const deadline = context ? Date.now() + context.getRemainingTimeInMillis() - HAND_OVER_MARGIN_MS : undefined;
-    const jobLog = log.with({ accountId: job.accountId, connector: job.connector, object: job.object, trigger: job.trigger });
+    const jobLog = log.with({ connector: job.connector, object: job.object, trigger: job.trigger });
     if (job.trigger === 'purge') {
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
+    const scheduled = connectors.scheduling()[job.connector]?.scheduled;
+    if (scheduled?.owns(job.object)) {
+      await runScheduledWork(scheduled, job, { gateway: gateway(), log: jobLog, ...(deadline ? { deadline } : {}) });
+      return;
+    }
     const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };
     await processSyncJob(gateway(), connectors.syncing(), job, message, jobLog, deadline ? { deadline } : {});
-  });
+  },
+  { accountOf: (job) => job.accountId, sequential: true, use: [traces()] },
+);

@@ -1,15 +1,18 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
-import { gateway, provideAwsServices } from '../shared/gateway';
-import { sqsQueues } from '../shared/queues/sqs-queue';
 import { connectors } from '../shared/connections/registry';
+import { gateway, provideAwsServices } from '../shared/gateway';
+import { httpFunction } from '../shared/handler/http-function';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { sqsQueues } from '../shared/queues/sqs-queue';
 import { receiveWebhook } from '../shared/webhooks/receiver';
 
 // Verified events go to the webhook queue; the event worker applies them.
 provideAwsServices({ queues: sqsQueues });
+checkSettingsAtLoad('webhook-payments');
 
 const receiving = connectors.receiving('/webhooks/payments');
 
-/** POST /webhooks/payments?account=<accountId>: verify the signature over the raw body, enqueue, answer 200. */
-export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> =>
-  responseToApiGateway(await receiveWebhook(gateway(), requestFromApiGateway(event), receiving));
+/**
+ * POST /webhooks/payments?account=<accountId>: verify the signature over the raw body, enqueue, answer 200.
+ * No tracer: the work is one SQS call, which Lambda's own trace already times.
+ */
+export const handler = httpFunction((request) => receiveWebhook(gateway(), request, receiving));

@@ -18,10 +18,6 @@ export interface GatewayApiProps {
   readonly logRetention: logs.RetentionDays;
   /** Default-stage throttling: bounds cost when someone floods the public routes. */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
-  /** The gateway's public address if it has a custom domain; otherwise the API's own address is used. */
-  readonly baseUrl?: string;
-  readonly userPool: cognito.IUserPool;
-  readonly dashboardClient: cognito.IUserPoolClient;
 }
 
 /**
@@ -29,16 +25,17 @@ export interface GatewayApiProps {
  *
  * The OAuth callbacks and webhook receivers have no API Gateway authorizer: the platforms cannot present a
  * JWT. Each of those functions authenticates every request itself (single-use OAuth state with PKCE, the
- * payment platform's HMAC signature, the billing platform's Basic credentials).
+ * payment platform's HMAC signature, the billing platform's Basic credentials). The rest of /api/v1 is added by
+ * `protectDashboardApi` once the dashboard's sign-in exists (its app client knows the dashboard's address, which
+ * fronts this API).
  */
 export class GatewayApi extends Construct {
   readonly httpApi: apigw.HttpApi;
-  /** `{base_url}` in the spec. */
-  readonly baseUrl: string;
   readonly apiHandler: GatewayFunction;
   readonly oauthCallback: GatewayFunction;
   readonly paymentsWebhook: GatewayFunction;
   readonly billingWebhook: GatewayFunction;
+  private readonly apiIntegration: HttpLambdaIntegration;
 
   constructor(scope: Construct, id: string, props: GatewayApiProps) {
     super(scope, id);
@@ -47,8 +44,6 @@ export class GatewayApi extends Construct {
       description: 'Integration gateway: OAuth callbacks, platform webhooks and the /api/v1 API',
       createDefaultStage: false,
     });
-    // Not circular: the functions refer to the API, the API does not refer to them (its routes do).
-    this.baseUrl = props.baseUrl ?? this.httpApi.apiEndpoint;
     this.defaultStage(props);
 
     const fn = (fnId: string, handler: 'api' | 'oauth-callback' | 'webhook-payments' | 'webhook-billing', purpose: string, timeout: Duration) =>
@@ -61,7 +56,7 @@ export class GatewayApi extends Construct {
     this.billingWebhook = fn('BillingWebhook', 'webhook-billing', 'verifies and enqueues billing platform webhooks', Duration.seconds(10));
 
     const oauthCallback = integration('OAuthCallback', this.oauthCallback);
-    const apiHandler = integration('ApiHandler', this.apiHandler);
+    const apiHandler = (this.apiIntegration = integration('ApiHandler', this.apiHandler));
     const oauthReason =
       'OAuth redirect back from the platform: a browser cannot present a JWT; the function accepts only a single-use, short-lived state with its PKCE verifier.';
     // One route per connector that connects through the browser (the spec's two callback addresses).
@@ -93,17 +88,21 @@ export class GatewayApi extends Construct {
     );
 
     this.unauthorizedRoute(
-      '/api/v1/playbook/engagement-events',
+      '/api/v1/playbook/{proxy+}',
       apigw.HttpMethod.POST,
       apiHandler,
-      'Playbooks submit engagement events with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
+      'Playbooks submit engagement events and data queries with an account API key, not a dashboard JWT: the function checks the key against its stored SHA-256 hash in constant time.',
     );
 
+  }
+
+  /** Every other /api/v1 route: only with an ID token of the dashboard's user pool, issued to its app client. */
+  protectDashboardApi(userPool: cognito.IUserPool, dashboardClient: cognito.IUserPoolClient): void {
     this.httpApi.addRoutes({
       path: '/api/v1/{proxy+}',
       methods: [apigw.HttpMethod.ANY],
-      integration: apiHandler,
-      authorizer: new HttpUserPoolAuthorizer('DashboardUsers', props.userPool, { userPoolClients: [props.dashboardClient] }),
+      integration: this.apiIntegration,
+      authorizer: new HttpUserPoolAuthorizer('DashboardUsers', userPool, { userPoolClients: [dashboardClient] }),
     });
   }
 

@@ -6,23 +6,11 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { GatewayEnvironment } from '../shared/config';
+import type { HandlerName } from '../shared/handler/function-settings';
 import { lambdaBundling } from './bundling';
 
-/** Every Lambda handler of the gateway: one file each in functions/. */
-export const handlerNames = [
-  'api',
-  'oauth-callback',
-  'webhook-payments',
-  'webhook-billing',
-  'webhook-event',
-  'sync-dispatcher',
-  'sync-job',
-  'ingest',
-  'conversation-task',
-  'poller-fleet-plan',
-  'poller',
-] as const;
-export type HandlerName = (typeof handlerNames)[number];
+// Every Lambda handler of the gateway (one file each in functions/), and the settings each one needs.
+export { handlerNames, type HandlerName } from '../shared/handler/function-settings';
 
 /** A variable a handler reads through shared/config.ts. */
 export type GatewayVariable = keyof GatewayEnvironment;
@@ -83,6 +71,7 @@ export class GatewayFunction extends NodejsFunction {
         minify: lambdaBundling.minify,
         mainFields: [...lambdaBundling.mainFields],
         banner: lambdaBundling.banner,
+        esbuildArgs: Object.fromEntries(Object.entries(lambdaBundling.alias).map(([from, to]) => [`--alias:${from}`, to])),
         sourceMap: true,
         // Stack traces need the mappings, not a copy of the sources: keeps the upload small.
         sourcesContent: false,

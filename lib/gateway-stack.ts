@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -6,7 +6,8 @@ import type { Construct } from 'constructs';
 import { connectors } from '../shared/connections/registry';
 import { GatewayApi } from './api';
 import { Conversations } from './conversations';
-import { DashboardAuth } from './dashboard-auth';
+import { DashboardAuth, operatorGroupName } from './dashboard-auth';
+import { DashboardHosting } from './dashboard-hosting';
 import { GatewayEvents } from './events';
 import { type GatewayFunction, type HandlerName, handlerNames } from './gateway-function';
 import { Ingestion } from './ingestion';
@@ -34,6 +35,8 @@ interface FunctionNeeds {
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
+  /** Where the browser goes back to after an OAuth sign-in on a platform. */
+  readonly knowsDashboardUrl?: boolean;
 }
 
 const needs: Record<HandlerName, FunctionNeeds> = {
@@ -47,25 +50,28 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     callsPlatforms: true,
     knowsBaseUrl: true,
   },
-  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true },
+  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
-  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
+  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
-  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue.
-  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync'], publishesEvents: true, callsPlatforms: true },
+  // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue;
+  // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way.
+  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync', 'ingestion'], publishesEvents: true, callsPlatforms: true },
   ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
   'conversation-task': {
     table: 'readWrite',
     credentials: 'open',
     publishesEvents: true,
+    sendsTo: ['ingestion'],
     startsPollerFleet: true,
     answersConversationTasks: true,
     callsPlatforms: true,
   },
   // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
   'poller-fleet-plan': { table: 'readWrite' },
-  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, answersConversationTasks: true, callsPlatforms: true },
+  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], answersConversationTasks: true, callsPlatforms: true },
 };
 
 /** The integration gateway: one stack, composed of one construct per concern. */
@@ -82,25 +88,22 @@ export class IntegrationGatewayStack extends Stack {
     const sync = new Sync(this, 'Sync', { logRetention, scheduleDeadLetterQueue });
     const ingestion = new Ingestion(this, 'Ingestion', { logRetention });
     const conversations = new Conversations(this, 'Conversations', { logRetention, scheduleDeadLetterQueue });
-    const auth = new DashboardAuth(this, 'DashboardAuth');
     const api = new GatewayApi(this, 'Api', {
       logRetention,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
-      baseUrl: settings.baseUrl,
-      userPool: auth.userPool,
-      dashboardClient: auth.dashboardClient,
     });
-    new Monitoring(this, 'Monitoring', {
-      deadLetterQueues: {
-        WebhookEvents: webhooks.work.deadLetterQueue,
-        SyncJobs: sync.work.deadLetterQueue,
-        EngagementEvents: ingestion.work.deadLetterQueue,
-        Schedules: scheduleDeadLetterQueue,
-      },
-      syncJob: sync.job,
-      alarmEmail: settings.alarmEmail,
-    });
-
+    // The sign-in domain's address is known from its prefix alone, so the page's CSP can name it without
+    // making the distribution depend on the user pool (whose invitation names the distribution's address).
+    const authDomainPrefix = settings.authDomainPrefix ?? defaultAuthDomainPrefix();
+    const authDomainUrl = `https://${authDomainPrefix}.auth.${Aws.REGION}.amazoncognito.com`;
+    const dashboard = new DashboardHosting(this, 'Dashboard', { httpApi: api.httpApi, authDomainUrl, webAclArn: settings.webAclArn });
+    // {base_url}: a custom domain when one is configured (pointed at the distribution), else the distribution.
+    const baseUrl = settings.baseUrl ?? dashboard.url;
+    const dashboardUrls = [...new Set([`${dashboard.url}/`, `${baseUrl}/`])];
+    const auth = new DashboardAuth(this, 'DashboardAuth', { domainPrefix: authDomainPrefix, dashboardUrl: `${baseUrl}/` });
+    const dashboardClient = auth.addDashboardClient(dashboardUrls);
+    api.protectDashboardApi(auth.userPool, dashboardClient);
+    dashboard.publish({ authority: authDomainUrl, clientId: dashboardClient.userPoolClientId, scopes: 'openid email profile', apiBase: '', signIn: 'cognito' });
     const functions: Record<HandlerName, GatewayFunction> = {
       api: api.apiHandler,
       'oauth-callback': api.oauthCallback,
@@ -114,27 +117,54 @@ export class IntegrationGatewayStack extends Stack {
       'poller-fleet-plan': conversations.fleetPlan,
       poller: conversations.poller,
     };
+    new Monitoring(this, 'Monitoring', {
+      deadLetterQueues: {
+        WebhookEvents: webhooks.work.deadLetterQueue,
+        SyncJobs: sync.work.deadLetterQueue,
+        EngagementEvents: ingestion.work.deadLetterQueue,
+        Schedules: scheduleDeadLetterQueue,
+      },
+      workQueues: { WebhookEvents: webhooks.work.queue, SyncJobs: sync.work.queue, EngagementEvents: ingestion.work.queue },
+      syncJob: sync.job,
+      functions,
+      syncedConnectors: Object.keys(connectors.syncing()),
+      webhookConnectors: connectors.withWebhooks().map((connector) => connector.name),
+      alarmEmail: settings.alarmEmail,
+    });
+
     const targets: WiringTargets = {
       storage,
       bus: gatewayEvents.bus,
       conversations,
       queues: { webhook: webhooks.work.queue, sync: sync.work.queue, ingestion: ingestion.work.queue },
       settings,
-      baseUrl: api.baseUrl,
+      baseUrl,
+      dashboardUrl: `${baseUrl}/`,
     };
     for (const handler of handlerNames) wire(functions[handler], needs[handler], targets);
 
-    new CfnOutput(this, 'ApiUrl', { value: api.baseUrl, description: 'The gateway address ({base_url} in the spec)' });
+    new CfnOutput(this, 'DashboardUrl', { value: `${baseUrl}/`, description: 'The dashboard: open it and sign in' });
+    new CfnOutput(this, 'ApiUrl', { value: baseUrl, description: 'The gateway address ({base_url} in the spec): the dashboard, /api/v1, OAuth callbacks and webhooks' });
     // The addresses to register as each OAuth client's Callback URL (spec Authentication, messaging 1 and data 3).
     for (const connector of connectors.all()) {
       if (!connector.authorization) continue;
       const id = `${connector.name[0]!.toUpperCase()}${connector.name.slice(1)}OAuthCallbackUrl`;
-      new CfnOutput(this, id, { value: `${api.baseUrl}${connector.authorization.callbackPath}`, description: `Callback URL of the ${connector.platform}'s OAuth client` });
+      new CfnOutput(this, id, { value: `${baseUrl}${connector.authorization.callbackPath}`, description: `Callback URL of the ${connector.platform}'s OAuth client` });
     }
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId, description: 'Dashboard user pool' });
-    new CfnOutput(this, 'UserPoolClientId', { value: auth.dashboardClient.userPoolClientId, description: 'Dashboard app client' });
+    new CfnOutput(this, 'UserPoolClientId', { value: dashboardClient.userPoolClientId, description: 'Dashboard app client' });
+    new CfnOutput(this, 'SignInDomain', { value: authDomainUrl, description: 'Managed login (Cognito) for the dashboard' });
+    new CfnOutput(this, 'InviteFirstOperator', {
+      value: `aws cognito-idp admin-create-user --user-pool-id ${auth.userPool.userPoolId} --username <email> --user-attributes Name=email,Value=<email> Name=email_verified,Value=true && aws cognito-idp admin-add-user-to-group --user-pool-id ${auth.userPool.userPoolId} --username <email> --group-name ${operatorGroupName}`,
+      description: 'Invites an operator (replace <email>); the invitation email carries a temporary password',
+    });
     new CfnOutput(this, 'EventBusName', { value: gatewayEvents.bus.eventBusName, description: 'Bus of normalised gateway events' });
   }
+}
+
+/** `integration-gateway-` and the first 8 hex digits of the stack id's UUID: unique per stack, stable across updates. */
+function defaultAuthDomainPrefix(): string {
+  return Fn.join('-', ['integration-gateway', Fn.select(0, Fn.split('-', Fn.select(2, Fn.split('/', Aws.STACK_ID))))]);
 }
 
 /** What the functions can be given access to. */
@@ -145,6 +175,7 @@ interface WiringTargets {
   readonly queues: Record<'webhook' | 'sync' | 'ingestion', sqs.IQueue>;
   readonly settings: GatewaySettings;
   readonly baseUrl: string;
+  readonly dashboardUrl: string;
 }
 
 const queueVariables = { webhook: 'WEBHOOK_QUEUE_URL', sync: 'SYNC_QUEUE_URL', ingestion: 'INGESTION_QUEUE_URL' } as const;
@@ -196,6 +227,7 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('DATA_SANDBOX_LOGIN_URL', to.settings.dataSandboxLoginUrl);
   }
   if (need.knowsBaseUrl) fn.setVariable('BASE_URL', to.baseUrl);
+  if (need.knowsDashboardUrl) fn.setVariable('DASHBOARD_URL', to.dashboardUrl);
 }
 
 /**

@@ -26,6 +26,20 @@ export const GatewaySettings = z.object({
     .default(30),
   /** The gateway's public address when it has a custom domain. Unset: the HTTP API's own address. */
   baseUrl: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https$/ }).optional()),
+  /**
+   * The prefix of the dashboard's sign-in domain (`<prefix>.auth.<region>.amazoncognito.com`): lower-case letters,
+   * digits and dashes, unique in the region. Unset: one derived from the stack's id.
+   */
+  authDomainPrefix: z.preprocess(
+    unsetWhenEmpty,
+    z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'authDomainPrefix must be lower-case letters, digits and dashes (1-63)')
+      .refine((prefix) => !/aws|amazon|cognito/.test(prefix), 'authDomainPrefix may not contain aws, amazon or cognito')
+      .optional(),
+  ),
+  /** A WAF web ACL (scope CLOUDFRONT, in us-east-1) for the dashboard's distribution. Unset: none. */
+  webAclArn: z.preprocess(unsetWhenEmpty, z.string().regex(/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/.+$/, 'webAclArn must be a CLOUDFRONT-scope WAFv2 web ACL ARN in us-east-1').optional()),
   paymentApiBaseUrl: z.url({ protocol: /^https$/ }).default(platformDefaults.PAYMENT_API_BASE_URL),
   billingBaseUrlTemplate: z
     .string()

@@ -16,6 +16,6 @@ export const localHttpRoutes: LocalRoute[] = [
   { method: 'GET', path: '/api/v1/openapi.json', handler: asHttp(api), authorized: false },
   // Playbook reads authenticate with an account API key, checked by the function itself.
   { method: 'GET', path: '/api/v1/playbook/*', handler: asHttp(api), authorized: false },
-  { method: 'POST', path: '/api/v1/playbook/engagement-events', handler: asHttp(api), authorized: false },
+  { method: 'POST', path: '/api/v1/playbook/*', handler: asHttp(api), authorized: false },
   { method: 'ANY', path: '/api/v1/*', handler: asHttp(api), authorized: true },
 ];

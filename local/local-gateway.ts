@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayEnvironment } from '../shared/config';
+import { checkedEnvironment } from '../shared/config';
+import { countedPublisher } from '../shared/events/counted-publisher';
 import type { Gateway } from '../shared/gateway';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../shared/queues/messages';
 import { Store } from '../shared/store/store';
 import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
 import { Vault } from '../shared/vault/vault';
 import { LocalEventBus } from './local-event-bus';
+import { connectors } from '../shared/connections/registry';
+import { reactingPublisher } from '../shared/events/reactions';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
 import { LocalSignIn } from './local-sign-in';
@@ -39,7 +42,8 @@ export interface LocalGateway {
  * queues for SQS and a recent-events buffer for EventBridge. Handlers get it through useGateway().
  */
 export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
-  const env = GatewayEnvironment.parse({ GATEWAY_MODE: 'local', ...options.env });
+  // Every setting checked before anything starts: a wrong one stops `npm start` with its name and what is wrong.
+  const env = checkedEnvironment({ GATEWAY_MODE: 'local', ...options.env });
   let dynamo: LocalDynamo;
   let vault: Vault;
   let signingKey: Uint8Array;
@@ -73,7 +77,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
     vault,
     queues,
-    events: bus,
+    // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
+    events: countedPublisher(reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway)),
     now: options.now ?? Date.now,
   };
 

@@ -1,21 +1,30 @@
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as z from 'zod';
 import { handler as conversationTask } from '../functions/conversation-task';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
 import { useGateway } from '../shared/gateway';
+import { METRICS_NAMESPACE } from '../shared/metrics/catalogue';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
+import { LocalAuthorization } from './local-authorization';
 import { LocalConversationLifecycle } from './local-lifecycle';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
+import { LocalMetrics } from './local-metrics';
 import { startLocalServer, type LocalExtra } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 
 export interface LocalRuntime {
   url: string;
   local: LocalGateway;
+  /** What the handlers reported as CloudWatch metrics (also on GET /local/metrics). */
+  metrics: LocalMetrics;
   scheduler: LocalScheduler;
   /** The conversation lifecycle state machine, run locally over functions/conversation-task.ts. */
   lifecycle: LocalConversationLifecycle;
+  /** The dashboard's sign-in (the stand-in for Cognito managed login). */
+  authorization: LocalAuthorization;
   stop(): Promise<void>;
 }
 
@@ -29,12 +38,17 @@ const SignInRequest = z.strictObject({ accountId: z.string().optional(), operato
 export async function startLocalRuntime(options: LocalGatewayOptions & { port?: number; schedules?: boolean }): Promise<LocalRuntime> {
   const local = await startLocalGateway(options);
   useGateway(local.gateway);
+  const metrics = new LocalMetrics();
+  const previousMetricSink = setMetricSink((document) => metrics.record(document));
   attachQueueConsumers(local);
   const scheduler = new LocalScheduler((event) => syncDispatcher(event));
   const lifecycle = new LocalConversationLifecycle((event) => conversationTask(event));
   if (options.schedules !== false) scheduler.start();
+  const authorization = new LocalAuthorization(local.signIn, options.now);
 
   const extra: LocalExtra = async (req, body, url) => {
+    const signIn = await authorization.handle(req, body, url);
+    if (signIn) return signIn;
     const reply = (status: number, value: unknown) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
     if (req.method === 'POST' && url.pathname === '/local/sign-in') {
       const parsed = SignInRequest.safeParse(safeJson(body));
@@ -46,6 +60,9 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       const frequency = schedule[1] as Frequency;
       if (!(frequency in SCHEDULES)) return reply(404, { message: `Schedules are ${Object.keys(SCHEDULES).join(', ')}.` });
       return reply(200, await scheduler.fire(frequency));
+    }
+    if (req.method === 'GET' && url.pathname === '/local/metrics') {
+      return reply(200, { namespace: METRICS_NAMESPACE, metrics: metrics.list() });
     }
     if (req.method === 'GET' && url.pathname === '/local/queues') {
       return reply(
@@ -61,7 +78,8 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     }
     if (req.method === 'GET') {
       const page = await dashboardFile(url.pathname);
-      if (page) return { status: 200, headers: { 'content-type': page.contentType, 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'" }, body: page.body };
+      // The deployed distribution's headers (lib/dashboard-hosting.ts), with this origin as the sign-in domain.
+      if (page) return { status: 200, headers: { 'content-type': page.contentType, 'cache-control': 'no-cache', ...DASHBOARD_HEADERS }, body: page.body };
     }
     return undefined;
   };
@@ -70,13 +88,16 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   return {
     url: server.url,
     local,
+    metrics,
     scheduler,
     lifecycle,
+    authorization,
     async stop() {
       scheduler.stop();
       await server.stop();
       await local.stop();
       useGateway(undefined);
+      setMetricSink(previousMetricSink);
     },
   };
 }
@@ -89,16 +110,34 @@ function safeJson(body: Buffer): unknown {
   }
 }
 
-/** The dashboard's static files (dashboard/), by name only: `/` is its index page. */
-const DASHBOARD_FILES: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
+const DASHBOARD_HEADERS = {
+  'content-security-policy': "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
 };
 
+const CONTENT_TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+};
+
+/**
+ * The dashboard's static files (dashboard/), served at the root as the distribution serves them; `/` is its
+ * index page. The names are listed once at start: an allow-list, so no requested path ever reaches the disk.
+ */
+const DASHBOARD_DIRECTORY = new URL('../dashboard/', import.meta.url);
+const DASHBOARD_FILES = new Map(
+  readdirSync(DASHBOARD_DIRECTORY)
+    .map((name) => [name, CONTENT_TYPES[/\.([a-z]+)$/.exec(name)?.[1] ?? '']] as const)
+    .filter((entry): entry is readonly [string, string] => /^[a-z0-9-]+\.[a-z]+$/.test(entry[0]) && entry[1] !== undefined),
+);
+
 async function dashboardFile(pathname: string): Promise<{ contentType: string; body: string } | undefined> {
-  const name = pathname === '/' || pathname === '/dashboard' || pathname === '/dashboard/' ? 'index.html' : pathname.replace(/^\/dashboard\//, '');
-  const contentType = DASHBOARD_FILES[name]; // an allow-list, so no path ever reaches the disk unchecked
+  const name = pathname === '/' ? 'index.html' : pathname.slice(1);
+  const contentType = DASHBOARD_FILES.get(name);
   if (!contentType) return undefined;
-  return { contentType, body: await readFile(new URL(`../dashboard/${name}`, import.meta.url), 'utf8') };
+  return { contentType, body: await readFile(new URL(name, DASHBOARD_DIRECTORY), 'utf8') };
 }

@@ -2,10 +2,10 @@ import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
-import { startBillingSimulator } from '../sandbox/billing-simulator';
-import { startCrmSimulator } from '../sandbox/crm-simulator';
+import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
+import { startCrmSimulator, type RunningCrmSimulator } from '../sandbox/crm-simulator';
 import type { IdentityService, UserRegistration } from '../sandbox/identity-simulator';
-import { startPaymentSimulator } from '../sandbox/payment-simulator';
+import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
 import type { RunningSimulator } from '../sandbox/simulator-server';
 
 /**
@@ -111,6 +111,8 @@ const MESSAGING_SCOPES = ['api', 'refresh_token', 'offline_access'];
 export interface RunningSandbox {
   env: Record<string, string>;
   summary: string[];
+  /** The simulators started (tests drive them: faults, records, webhook deliveries). */
+  simulators: { payment?: PaymentSimulator; billing?: BillingSimulator; crm?: RunningCrmSimulator };
   stop(): Promise<void>;
 }
 
@@ -126,10 +128,21 @@ const SandboxLatency = z.object({ ms: z.coerce.number().int().min(0).max(60_000)
 /** Simulators listen next to the gateway: PORT+1 payment, PORT+2 billing, PORT+3 data and messaging. */
 export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number): Promise<RunningSandbox> {
   const running: RunningSimulator[] = [];
+  try {
+    return await startSimulators(env, dataDir, gatewayPort, running);
+  } catch (error) {
+    // A port in use (or any failure) stops the simulators already started: nothing is left listening.
+    await Promise.all(running.map((simulator) => simulator.stop()));
+    throw error;
+  }
+}
+
+async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number, running: RunningSimulator[]): Promise<RunningSandbox> {
   // How long the payment and billing simulators take to answer (a real list call: 200-600 ms).
   const latency = SandboxLatency.parse({ ms: env.SANDBOX_LATENCY_MS ?? 0, jitterMs: env.SANDBOX_JITTER_MS ?? 0 });
   const out: Record<string, string> = {};
   const summary: string[] = [];
+  const simulators: RunningSandbox['simulators'] = {};
   const keys = sandboxKeys(dataDir);
   const keysFile = join(dataDir, 'sandbox-keys.json');
 
@@ -141,6 +154,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     payment.seedSubscriptions();
     payment.seedInvoices();
     running.push(payment);
+    simulators.payment = payment;
     out.PAYMENT_API_BASE_URL = payment.url;
     summary.push(`  payment platform   ${payment.url}   (${SEED.customers} customers)`);
   }
@@ -152,12 +166,14 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
     site.seedSubscriptions();
     site.seedInvoices();
     running.push(billing);
+    simulators.billing = billing;
     out.BILLING_BASE_URL_TEMPLATE = `${billing.url}/sites/{site}`;
     summary.push(`  billing platform   ${billing.url}   (site "${keys.billingSite}", ${SEED.customers} customers)`);
   }
   if (!env.DATA_LOGIN_URL) {
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
     running.push(crm);
+    simulators.crm = crm;
     const data = sandboxIdentityClient(dataDir, 'data', keys.data);
     const messaging = sandboxIdentityClient(dataDir, 'messaging', keys.messaging);
     const forms = {
@@ -177,10 +193,12 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
       user: { hasMessagingUserLicense: true },
     });
     crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
-    crm.data.seedUnifiedIndividuals(SEED.customers);
+    // Profiles, and a few engagement rows each for the first ones (Qualification and Lead Scoring reads).
+    const individuals = crm.data.seedUnifiedIndividuals(SEED.customers);
+    crm.data.seedEngagement(individuals.slice(0, 20), 5);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
-    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals)`);
+    summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals, engagement rows for 20)`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';
@@ -192,6 +210,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
   return {
     env: out,
     summary,
+    simulators,
     async stop() {
       await Promise.all(running.map((simulator) => simulator.stop()));
     },

@@ -28,6 +28,8 @@ export interface CrmSimulatorOptions {
   pollSecondsToMs?: number;
   /** An agent who joins every conversation and echoes texts (for `npm start`). */
   echoAgent?: boolean;
+  /** Milliseconds added to every answer (real calls take 100s of ms); settable later with `setLatency`. */
+  latencyMs?: number;
 }
 
 export interface RunningCrmSimulator extends RunningSimulator {
@@ -36,6 +38,8 @@ export interface RunningCrmSimulator extends RunningSimulator {
   messaging: MessagingPlatform;
   /** Same as `url`: what the gateway configures as its login URL and instance URL. */
   loginUrl: string;
+  /** Milliseconds added to every answer from now on (0: none). */
+  setLatency(ms: number): void;
 }
 
 /** The CRM's own error body for faults and unknown paths: `[{message, errorCode}]`. */
@@ -63,10 +67,22 @@ export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Prom
     echoAgent: options.echoAgent,
   });
 
-  const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> =>
-    (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
+  let latencyMs = Math.max(0, options.latencyMs ?? 0);
+  const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> => {
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    return (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
+  };
 
   const server = await startSimulatorServer({ name: 'crm', route, errorBody: crmErrorBody, port: options.port, host: options.host });
   baseUrl = server.url;
-  return { ...server, identity, data, messaging, loginUrl: server.url };
+  return {
+    ...server,
+    identity,
+    data,
+    messaging,
+    loginUrl: server.url,
+    setLatency: (ms) => {
+      latencyMs = Math.max(0, ms);
+    },
+  };
 }

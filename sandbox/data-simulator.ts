@@ -55,25 +55,41 @@ const varchar = (name: string, ...aliases: string[]): Column => ({ name, aliases
 /** The engagement-event schema of the spec, as the engagement DMO's columns. */
 export const ENGAGEMENT_EVENT_FIELDS = ['event_id', 'customer_email', 'event_type', 'event_timestamp', 'conversation_id', 'channel'] as const;
 
-// ---- The SQL subset: SELECT cols | * | COUNT(*) FROM obj [WHERE c = lit [AND ...]] [LIMIT n] ----
+// ---- The SQL subset ----
+// SELECT cols | * | aggregates [, group cols] FROM obj [WHERE c <op> lit [AND ...]] [GROUP BY cols]
+// [ORDER BY col [ASC|DESC]] [LIMIT n], aggregates COUNT(*), SUM(col), AVG(col), <op> one of
+// = <> != < <= > >= IN (lit, ...). What the platform refuses is refused: bind parameters, comments,
+// several statements, unknown objects or columns, SUM/AVG of a non-numeric column, a bare column
+// beside an aggregate without GROUP BY. What the sandbox does not implement (OR, JOIN, HAVING,
+// OFFSET...) is refused too, saying so.
 
 export class QueryError extends Error {}
 
+type Literal = string | number;
+export type ComparisonOperator = '=' | '<>' | '<' | '<=' | '>' | '>=';
+
+export type SelectItem =
+  | { kind: 'column'; name: string; label: string }
+  | { kind: 'count'; label: string }
+  | { kind: 'sum' | 'avg'; column: string; label: string };
+
 export interface ParsedQuery {
   object: string;
-  selection: { kind: 'all' } | { kind: 'count'; label: string } | { kind: 'columns'; columns: Array<{ name: string; label: string }> };
-  conditions: Array<{ column: string; value: string | number }>;
+  selection: { kind: 'all' } | { kind: 'count'; label: string } | { kind: 'columns'; columns: Array<{ name: string; label: string }> } | { kind: 'items'; items: SelectItem[] };
+  conditions: Array<{ column: string; op: ComparisonOperator; value: Literal } | { column: string; op: 'IN'; values: Literal[] }>;
+  groupBy: string[];
+  orderBy: { column: string; direction: 'ASC' | 'DESC' } | undefined;
   limit: number | undefined;
 }
 
 type Token = { kind: 'word' | 'quoted' | 'string' | 'number' | 'symbol'; text: string };
 
-const KEYWORDS = new Set(['SELECT', 'FROM', 'WHERE', 'AND', 'OR', 'NOT', 'LIMIT', 'AS', 'COUNT', 'ORDER', 'GROUP', 'BY', 'HAVING', 'JOIN', 'OFFSET']);
+const KEYWORDS = new Set(['SELECT', 'FROM', 'WHERE', 'AND', 'OR', 'NOT', 'LIMIT', 'AS', 'COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'ORDER', 'GROUP', 'BY', 'HAVING', 'JOIN', 'OFFSET', 'IN', 'ASC', 'DESC', 'UNION', 'LIKE']);
 
 export function tokenize(sql: string): Token[] {
   const tokens: Token[] = [];
   const word = /[A-Za-z_][A-Za-z0-9_]*/y;
-  const number = /\d+(\.\d+)?/y;
+  const number = /-?\d+(\.\d+)?/y;
   let i = 0;
   while (i < sql.length) {
     const ch = sql.charAt(i);
@@ -94,7 +110,14 @@ export function tokenize(sql: string): Token[] {
       }
       i += 1;
       tokens.push({ kind: ch === "'" ? 'string' : 'quoted', text: value });
-    } else if ('(),*=;'.includes(ch)) {
+    } else if (sql.startsWith('--', i) || sql.startsWith('/*', i)) {
+      throw new QueryError(`syntax error at position ${i + 1}: comments are not accepted in a query`);
+    } else if (ch === '?' || (ch === ':' && /[A-Za-z_]/.test(sql.charAt(i + 1)))) {
+      throw new QueryError(`syntax error at position ${i + 1}: the query API takes no bind parameters`);
+    } else if (['<=', '>=', '<>', '!='].includes(sql.slice(i, i + 2))) {
+      tokens.push({ kind: 'symbol', text: sql.slice(i, i + 2) === '!=' ? '<>' : sql.slice(i, i + 2) });
+      i += 2;
+    } else if ('(),*=;<>'.includes(ch)) {
       tokens.push({ kind: 'symbol', text: ch });
       i += 1;
     } else {
@@ -102,7 +125,7 @@ export function tokenize(sql: string): Token[] {
       number.lastIndex = i;
       const match = word.exec(sql) ?? number.exec(sql);
       if (!match) throw new QueryError(`syntax error at position ${i + 1}: unexpected '${ch}'`);
-      tokens.push({ kind: /\d/.test(ch) ? 'number' : 'word', text: match[0] });
+      tokens.push({ kind: /[-\d]/.test(ch) ? 'number' : 'word', text: match[0] });
       i += match[0].length;
     }
   }
@@ -112,12 +135,12 @@ export function tokenize(sql: string): Token[] {
 export function parseQuery(sql: string): ParsedQuery {
   const tokens = tokenize(sql);
   let position = 0;
-  const peek = (): Token | undefined => tokens[position];
-  const isKeyword = (keyword: string): boolean => {
-    const token = peek();
+  const peek = (offset = 0): Token | undefined => tokens[position + offset];
+  const isKeyword = (keyword: string, offset = 0): boolean => {
+    const token = peek(offset);
     return token?.kind === 'word' && token.text.toUpperCase() === keyword;
   };
-  const isSymbol = (symbol: string): boolean => peek()?.kind === 'symbol' && peek()?.text === symbol;
+  const isSymbol = (symbol: string, offset = 0): boolean => peek(offset)?.kind === 'symbol' && peek(offset)?.text === symbol;
   const describe = (token: Token | undefined): string => (token ? `'${token.text}'` : 'end of query');
   const expectKeyword = (keyword: string): void => {
     if (!isKeyword(keyword)) throw new QueryError(`syntax error: expected ${keyword} but found ${describe(peek())}`);
@@ -140,27 +163,47 @@ export function parseQuery(sql: string): ParsedQuery {
     position += 1;
     return identifier('an alias');
   };
+  const literal = (): Literal => {
+    const token = peek();
+    position += 1;
+    if (token?.kind === 'string') return token.text;
+    if (token?.kind === 'number') return Number(token.text);
+    throw new QueryError(`syntax error: expected a quoted literal but found ${describe(token)}`);
+  };
+  const selectItem = (): SelectItem => {
+    for (const fn of ['COUNT', 'SUM', 'AVG'] as const) {
+      if (isKeyword(fn) && isSymbol('(', 1)) {
+        position += 2;
+        if (fn === 'COUNT') {
+          expectSymbol('*');
+          expectSymbol(')');
+          return { kind: 'count', label: optionalAlias() ?? 'COUNT(*)' };
+        }
+        const column = identifier('a column name');
+        expectSymbol(')');
+        return { kind: fn === 'SUM' ? 'sum' : 'avg', column, label: optionalAlias() ?? `${fn}(${column})` };
+      }
+    }
+    if (isKeyword('MIN') || isKeyword('MAX')) throw new QueryError(`${peek()?.text.toUpperCase()} is not supported by the sandbox`);
+    const name = identifier('a column name');
+    return { kind: 'column', name, label: optionalAlias() ?? name };
+  };
 
   expectKeyword('SELECT');
   let selection: ParsedQuery['selection'];
   if (isSymbol('*')) {
     position += 1;
     selection = { kind: 'all' };
-  } else if (isKeyword('COUNT')) {
-    position += 1;
-    expectSymbol('(');
-    expectSymbol('*');
-    expectSymbol(')');
-    selection = { kind: 'count', label: optionalAlias() ?? 'COUNT(*)' };
-    if (isSymbol(',')) throw new QueryError('COUNT(*) together with columns needs GROUP BY, which the sandbox does not support');
   } else {
-    const columns: Array<{ name: string; label: string }> = [];
+    const items: SelectItem[] = [];
     do {
       if (isSymbol(',')) position += 1;
-      const name = identifier('a column name');
-      columns.push({ name, label: optionalAlias() ?? name });
+      items.push(selectItem());
     } while (isSymbol(','));
-    selection = { kind: 'columns', columns };
+    const only = items[0];
+    if (items.length === 1 && only?.kind === 'count') selection = { kind: 'count', label: only.label };
+    else if (items.every((item) => item.kind === 'column')) selection = { kind: 'columns', columns: items.map((item) => ({ name: (item as { name: string }).name, label: item.label })) };
+    else selection = { kind: 'items', items };
   }
 
   expectKeyword('FROM');
@@ -172,13 +215,47 @@ export function parseQuery(sql: string): ParsedQuery {
     do {
       if (isKeyword('AND')) position += 1;
       const column = identifier('a column name');
-      expectSymbol('=');
-      const literal = peek();
-      if (literal?.kind === 'string') conditions.push({ column, value: literal.text });
-      else if (literal?.kind === 'number') conditions.push({ column, value: Number(literal.text) });
-      else throw new QueryError(`syntax error: expected a quoted literal but found ${describe(literal)}`);
-      position += 1;
+      if (isKeyword('IN')) {
+        position += 1;
+        expectSymbol('(');
+        const values: Literal[] = [literal()];
+        while (isSymbol(',')) {
+          position += 1;
+          values.push(literal());
+        }
+        expectSymbol(')');
+        conditions.push({ column, op: 'IN', values });
+      } else {
+        const op = peek();
+        if (op?.kind !== 'symbol' || !['=', '<>', '<', '<=', '>', '>='].includes(op.text)) throw new QueryError(`syntax error: expected a comparison but found ${describe(op)}`);
+        position += 1;
+        conditions.push({ column, op: op.text as ComparisonOperator, value: literal() });
+      }
     } while (isKeyword('AND'));
+  }
+
+  const groupBy: string[] = [];
+  if (isKeyword('GROUP')) {
+    position += 1;
+    expectKeyword('BY');
+    do {
+      if (isSymbol(',')) position += 1;
+      groupBy.push(identifier('a column name'));
+    } while (isSymbol(','));
+  }
+
+  let orderBy: ParsedQuery['orderBy'];
+  if (isKeyword('ORDER')) {
+    position += 1;
+    expectKeyword('BY');
+    const column = identifier('a column name');
+    let direction: 'ASC' | 'DESC' = 'ASC';
+    if (isKeyword('ASC') || isKeyword('DESC')) {
+      direction = peek()?.text.toUpperCase() as 'ASC' | 'DESC';
+      position += 1;
+    }
+    if (isSymbol(',')) throw new QueryError('ORDER BY more than one column is not supported by the sandbox');
+    orderBy = { column, direction };
   }
 
   let limit: number | undefined;
@@ -189,13 +266,16 @@ export function parseQuery(sql: string): ParsedQuery {
     limit = Number(count.text);
     position += 1;
   }
-  if (isSymbol(';')) position += 1;
+  if (isSymbol(';')) {
+    position += 1;
+    if (position < tokens.length) throw new QueryError('one statement per query: nothing may follow the semicolon');
+  }
   if (position < tokens.length) {
     const extra = peek();
     const supported = extra?.kind === 'word' && KEYWORDS.has(extra.text.toUpperCase()) ? ' (not supported by the sandbox)' : '';
     throw new QueryError(`syntax error: unexpected ${describe(extra)}${supported}`);
   }
-  return { object, selection, conditions, limit };
+  return { object, selection, conditions, groupBy, orderBy, limit };
 }
 
 interface QueryResult {
@@ -208,7 +288,17 @@ function findByName<T extends { name: string; aliases: string[] }>(items: T[], n
   return items.find((item) => item.name.toLowerCase() === wanted || item.aliases.some((alias) => alias.toLowerCase() === wanted));
 }
 
-/** Runs a parsed query against the data model objects; QueryError for unknown objects or columns. */
+const NUMERIC_TYPES = new Set(['DECIMAL', 'BIGINT', 'INTEGER', 'DOUBLE']);
+
+function compare(a: CellValue, b: CellValue): number {
+  if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [x, y] = [String(a), String(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Runs a parsed query against the data model objects; QueryError for what the platform refuses. */
 export function runQuery(query: ParsedQuery, objects: DataModelObject[]): QueryResult {
   const object = findByName(objects, query.object);
   if (!object) {
@@ -219,29 +309,84 @@ export function runQuery(query: ParsedQuery, objects: DataModelObject[]): QueryR
     if (!found) throw new QueryError(`column '${name}' is not found in '${object.name}'`);
     return found;
   };
+  const typed = (c: Column, value: Literal): CellValue => (NUMERIC_TYPES.has(c.type) ? Number(value) : String(value));
 
-  const conditions = query.conditions.map((condition) => ({ column: column(condition.column), value: condition.value }));
-  const matches = object.rows.filter((row) =>
-    conditions.every(({ column: c, value }) => {
-      const cell = row[c.name];
-      return cell !== null && cell !== undefined && String(cell) === String(value);
+  const conditions = query.conditions.map((condition) => ({ ...condition, column: column(condition.column) }));
+  let matches = object.rows.filter((row) =>
+    conditions.every((condition) => {
+      const cell = row[condition.column.name] ?? null;
+      if (cell === null) return false;
+      if (condition.op === 'IN') return condition.values.some((value) => compare(cell, typed(condition.column, value)) === 0);
+      const order = compare(cell, typed(condition.column, condition.value));
+      switch (condition.op) {
+        case '=':
+          return order === 0;
+        case '<>':
+          return order !== 0;
+        case '<':
+          return order < 0;
+        case '<=':
+          return order <= 0;
+        case '>':
+          return order > 0;
+        case '>=':
+          return order >= 0;
+      }
     }),
   );
-
-  if (query.selection.kind === 'count') {
-    const rows = query.limit === 0 ? [] : [[matches.length]];
-    return { rows, metadata: { [query.selection.label]: { type: 'BIGINT', placeInOrder: 0, typeCode: -5 } } };
+  if (query.orderBy) {
+    const by = column(query.orderBy.column);
+    const sign = query.orderBy.direction === 'DESC' ? -1 : 1;
+    matches = [...matches].sort((a, b) => sign * compare(a[by.name] ?? null, b[by.name] ?? null));
   }
-  const selected =
-    query.selection.kind === 'all'
-      ? object.columns.map((c) => ({ column: c, label: c.name }))
-      : query.selection.columns.map((c) => ({ column: column(c.name), label: c.label }));
-  const limited = query.limit === undefined ? matches : matches.slice(0, query.limit);
+
   const metadata: QueryResult['metadata'] = {};
-  selected.forEach(({ column: c, label }, index) => {
-    metadata[label] = { type: c.type, placeInOrder: index, typeCode: c.typeCode };
+  const items: SelectItem[] =
+    query.selection.kind === 'all' ? object.columns.map((c) => ({ kind: 'column' as const, name: c.name, label: c.name }))
+    : query.selection.kind === 'count' ? [{ kind: 'count', label: query.selection.label }]
+    : query.selection.kind === 'columns' ? query.selection.columns.map((c) => ({ kind: 'column' as const, ...c }))
+    : query.selection.items;
+  const aggregated = items.some((item) => item.kind !== 'column') || query.groupBy.length > 0;
+  const groupColumns = query.groupBy.map(column);
+
+  items.forEach((item, index) => {
+    if (item.kind === 'column') {
+      const c = column(item.name);
+      if (aggregated && !groupColumns.includes(c)) throw new QueryError(`column '${item.name}' must appear in the GROUP BY clause or be used in an aggregate function`);
+      metadata[item.label] = { type: c.type, placeInOrder: index, typeCode: c.typeCode };
+    } else if (item.kind === 'count') {
+      metadata[item.label] = { type: 'BIGINT', placeInOrder: index, typeCode: -5 };
+    } else {
+      const c = column(item.column);
+      if (!NUMERIC_TYPES.has(c.type)) throw new QueryError(`${item.kind.toUpperCase()} needs a numeric column; '${item.column}' is ${c.type}`);
+      metadata[item.label] = { type: 'DECIMAL', placeInOrder: index, typeCode: 3 };
+    }
   });
-  return { rows: limited.map((row) => selected.map(({ column: c }) => row[c.name] ?? null)), metadata };
+
+  let rows: CellValue[][];
+  if (!aggregated) {
+    rows = matches.map((row) => items.map((item) => (item.kind === 'column' ? (row[column(item.name).name] ?? null) : null)));
+  } else {
+    const groups = new Map<string, Row[]>();
+    for (const row of matches) {
+      const key = JSON.stringify(groupColumns.map((c) => row[c.name] ?? null));
+      groups.set(key, [...(groups.get(key) ?? []), row]);
+    }
+    // Without GROUP BY an aggregate makes one row, even over no rows.
+    if (groupColumns.length === 0 && groups.size === 0) groups.set('[]', []);
+    rows = [...groups.values()].map((group) =>
+      items.map((item) => {
+        if (item.kind === 'column') return group[0]?.[column(item.name).name] ?? null;
+        if (item.kind === 'count') return group.length;
+        const values = group.map((row) => row[column(item.column).name]).filter((v): v is number => typeof v === 'number');
+        if (values.length === 0) return null;
+        const sum = values.reduce((a, b) => a + b, 0);
+        return item.kind === 'sum' ? sum : sum / values.length;
+      }),
+    );
+  }
+  const limited = query.limit === undefined ? rows : rows.slice(0, query.limit);
+  return { rows: limited, metadata };
 }
 
 // ---- The data platform's state and routes ----
@@ -289,9 +434,15 @@ export class DataPlatform {
     ),
     rows: [],
   };
-  private readonly schemas = new Map<string, string[]>();
+  private readonly customObjects: DataModelObject[] = [];
+  private readonly schemas = new Map<string, { required: string[]; maxLengths: Record<string, number> }>();
   private readonly ingestion = new Map<string, { records: Array<Record<string, unknown>>; processed: number }>();
   private readonly cursors = new Map<string, QueryCursor>();
+  private queryCount = 0;
+  /** The largest ingestion request body received, in bytes. */
+  largestIngestionBytes = 0;
+  /** The SQL of every query received, latest last (tests read what the gateway sent). */
+  readonly sqlReceived: string[] = [];
 
   constructor(options: DataPlatformOptions) {
     this.identity = options.identity;
@@ -321,9 +472,51 @@ export class DataPlatform {
     for (const individual of individuals) this.unifiedIndividuals.rows.push({ ...individual });
   }
 
-  /** Records of this connector and object must carry these fields, or the request is refused. */
-  registerIngestionSchema(connector: string, object: string, requiredFields: string[]): void {
-    this.schemas.set(ingestionKey(connector, object), [...requiredFields]);
+  /**
+   * Records of this connector and object must carry these fields, or the request is refused;
+   * `maxLengths`: text fields the data stream maps to shorter fields refuse longer values.
+   */
+  registerIngestionSchema(connector: string, object: string, requiredFields: string[], options: { maxLengths?: Record<string, number> } = {}): void {
+    this.schemas.set(ingestionKey(connector, object), { required: [...requiredFields], maxLengths: { ...options.maxLengths } });
+  }
+
+  /** A custom data model object (a Custom DMO) with its columns and rows. */
+  defineObject(definition: { name: string; aliases?: string[]; columns: Array<{ name: string; type: 'VARCHAR' | 'DECIMAL' | 'TIMESTAMP' }> }, rows: Row[] = []): void {
+    const typeCodes = { VARCHAR: 12, DECIMAL: 3, TIMESTAMP: 93 } as const;
+    this.customObjects.push({
+      name: definition.name,
+      aliases: definition.aliases ?? [],
+      columns: definition.columns.map((c) => ({ name: c.name, aliases: [], type: c.type, typeCode: typeCodes[c.type] })),
+      rows: rows.map((row) => ({ ...row })),
+    });
+  }
+
+  /** Rows of the engagement DMO, as processed ingestion would leave them. */
+  addEngagementEvents(rows: Array<Record<(typeof ENGAGEMENT_EVENT_FIELDS)[number], string>>): void {
+    for (const row of rows) this.engagementEvents.rows.push({ ...row });
+  }
+
+  /** `perPerson` engagement rows for each individual, an hour apart from `from` (ISO), types cycling. */
+  seedEngagement(individuals: UnifiedIndividual[], perPerson: number, from = '2030-01-01T00:00:00.000Z'): void {
+    const types = ['message_sent', 'link_clicked', 'qualified', 'meeting_booked'];
+    const start = Date.parse(from);
+    individuals.forEach((individual, p) => {
+      for (let i = 0; i < perPerson; i += 1) {
+        this.engagementEvents.rows.push({
+          event_id: `seed-${individual.IndividualId}-${i}`,
+          customer_email: individual.Email,
+          event_type: types[(p + i) % types.length] ?? 'message_sent',
+          event_timestamp: new Date(start + i * 3_600_000).toISOString(),
+          conversation_id: `conv-${p}-${Math.floor(i / 2)}`,
+          channel: i % 2 === 0 ? 'chat' : 'email',
+        });
+      }
+    });
+  }
+
+  /** Queries the platform answered (POST), for tests that check nothing was sent. */
+  get queriesReceived(): number {
+    return this.queryCount;
   }
 
   /** Records accepted for this connector and object, in arrival order. */
@@ -416,9 +609,12 @@ export class DataPlatform {
     if (!body.success) return platformError(400, 'INVALID_INPUT', 'the request body must be JSON {"sql": "<ANSI SQL>"}');
 
     const startedAt = this.identity.now();
+    this.queryCount += 1;
+    this.sqlReceived.push(body.data.sql);
+    if (this.sqlReceived.length > 1000) this.sqlReceived.shift();
     let result: QueryResult;
     try {
-      result = runQuery(parseQuery(body.data.sql), [this.unifiedIndividuals, this.engagementEvents]);
+      result = runQuery(parseQuery(body.data.sql), [this.unifiedIndividuals, this.engagementEvents, ...this.customObjects]);
     } catch (error) {
       if (error instanceof QueryError) return platformError(400, 'INVALID_SQL', error.message);
       throw error;
@@ -464,6 +660,7 @@ export class DataPlatform {
   private ingest(request: SimulatorRequest, connector: string, object: string): SimulatorResponse {
     const refused = this.authorizeDataCall(request, 'cdp_ingest_api');
     if (refused) return refused;
+    this.largestIngestionBytes = Math.max(this.largestIngestionBytes, request.rawBody.length);
     if (request.rawBody.length > INGESTION_MAX_BYTES) {
       return platformError(413, 'PAYLOAD_TOO_LARGE', `the payload is ${request.rawBody.length} bytes; the limit is 200 KB per request`);
     }
@@ -475,10 +672,12 @@ export class DataPlatform {
       return platformError(400, 'INVALID_INPUT', `${records.length} records in one request; the limit is ${INGESTION_MAX_RECORDS}`);
     }
     // Objects with no registered schema are accepted as they come (sandbox convenience).
-    const required = this.schemas.get(ingestionKey(connector, object)) ?? [];
+    const schema = this.schemas.get(ingestionKey(connector, object)) ?? { required: [], maxLengths: {} };
     for (const [index, record] of records.entries()) {
-      const missing = required.find((field) => !(field in record));
+      const missing = schema.required.find((field) => !(field in record));
       if (missing) return platformError(400, 'INVALID_INPUT', `record ${index} is missing required field '${missing}' of ${connector}/${object}`);
+      const tooLong = Object.entries(schema.maxLengths).find(([field, max]) => String(record[field] ?? '').length > max);
+      if (tooLong) return platformError(400, 'INVALID_INPUT', `record ${index} has field '${tooLong[0]}' longer than ${tooLong[1]} characters in ${connector}/${object}`);
     }
 
     const key = ingestionKey(connector, object);

@@ -183,7 +183,14 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
+  // A port in use fails the start (it would otherwise hang, with the error unhandled).
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const address = server.address() as AddressInfo;
 
   return {

@@ -69,3 +69,90 @@ export function gatewayEnvironment(env: NodeJS.ProcessEnv = process.env): Gatewa
 export function resetGatewayEnvironment(): void {
   cached = undefined;
 }
+
+// ---- settings checked when a function loads and when `npm start` starts ----
+
+export type GatewayVariable = keyof GatewayEnvironment;
+
+/** Why the gateway refuses to start: every setting that is wrong, each named, with what is wrong. */
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Settings are not valid:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
+  TABLE_NAME: 'the DynamoDB table this function reads and writes',
+  CREDENTIALS_KEY_ID: 'the KMS key that opens connection credentials',
+  SYNC_QUEUE_URL: 'the SQS queue this function sends sync jobs to',
+  WEBHOOK_QUEUE_URL: 'the SQS queue this function sends verified webhook events to',
+  INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
+  EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
+  GATEWAY_SECRET_ARN: "the Secrets Manager secret holding the gateway's own keys",
+};
+
+/** An address a platform client will accept: https, or http for loopback simulators when allowed. */
+function addressProblem(value: string, allowInsecure: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `is not a URL (got "${value}")`;
+  }
+  if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
+    return `must be an https:// address${allowInsecure ? ' (or http://)' : ' (http:// only with ALLOW_INSECURE_PLATFORM_URLS=true, for local simulators)'}; got ${url.protocol}//`;
+  }
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.search || url.hash) return 'must not have a query string or fragment';
+  return undefined;
+}
+
+/**
+ * Every problem with the environment, for the settings this function uses (`required`) and every
+ * setting that is set at all: each message names the setting and says what is wrong.
+ */
+export function settingsProblems(env: Record<string, string | undefined>, required: readonly GatewayVariable[] = []): string[] {
+  const problems: string[] = [];
+  const parsed = GatewayEnvironment.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.map(String).join('.') || '(environment)'}: ${issue.message}`);
+    return problems;
+  }
+  const settings = parsed.data;
+  for (const name of required) {
+    const value = settings[name];
+    if (value === undefined || value === '') problems.push(`${name}: is not set; this function needs it (${REQUIRED_BECAUSE[name] ?? 'it reads it'})`);
+  }
+  const insecure = settings.ALLOW_INSECURE_PLATFORM_URLS;
+  for (const name of ['PAYMENT_API_BASE_URL', 'DATA_LOGIN_URL', 'DATA_SANDBOX_LOGIN_URL'] as const) {
+    const problem = addressProblem(settings[name], insecure);
+    if (problem) problems.push(`${name}: ${problem}`);
+  }
+  const template = settings.BILLING_BASE_URL_TEMPLATE;
+  if (!template.includes('{site}')) {
+    problems.push(`BILLING_BASE_URL_TEMPLATE: must contain {site}, where each connection's Site Name goes (e.g. https://{site}.chargebee.com); got "${template}"`);
+  } else {
+    const problem = addressProblem(template.split('{site}').join('acme-test'), insecure);
+    if (problem) problems.push(`BILLING_BASE_URL_TEMPLATE: with {site} filled in, ${problem}`);
+  }
+  if (settings.BASE_URL) {
+    const problem = addressProblem(settings.BASE_URL, settings.GATEWAY_MODE === 'local' || insecure);
+    if (problem) problems.push(`BASE_URL: ${problem}`);
+  }
+  for (const name of ['SYNC_QUEUE_URL', 'WEBHOOK_QUEUE_URL', 'INGESTION_QUEUE_URL'] as const) {
+    const value = settings[name];
+    if (value !== undefined && !URL.canParse(value)) problems.push(`${name}: is not a queue URL (https://sqs.<region>.amazonaws.com/<account>/<queue>)`);
+  }
+  if (settings.GATEWAY_MODE === 'aws' && insecure) {
+    problems.push('ALLOW_INSECURE_PLATFORM_URLS: must not be true in AWS; it exists for the local simulators only');
+  }
+  return problems;
+}
+
+/** The parsed environment, or a SettingsError naming every setting that is wrong. */
+export function checkedEnvironment(env: Record<string, string | undefined>, required: readonly GatewayVariable[] = []): GatewayEnvironment {
+  const problems = settingsProblems(env, required);
+  if (problems.length > 0) throw new SettingsError(problems);
+  return GatewayEnvironment.parse(env);
+}

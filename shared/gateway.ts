@@ -1,10 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { gatewayEnvironment, type GatewayEnvironment } from './config';
+import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
+import { reactingPublisher, type EventReaction } from './events/reactions';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
+import { tracedAwsClient } from './tracing/segments';
 import { Vault } from './vault/vault';
 
 /**
@@ -44,6 +47,8 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 export interface AwsServices {
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
+  /** Connectors' reactions to published events (the registry's `reactingTo`), run after publishing. */
+  reactions?: (eventType: string) => readonly EventReaction[];
 }
 let awsServices: AwsServices = {};
 
@@ -64,6 +69,10 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
   let events: EventPublisher | undefined;
+  const publisher = (): EventPublisher => {
+    const bus = (awsServices.events ?? (() => missing('EventBridge')))(env);
+    return awsServices.reactions ? reactingPublisher(bus, awsServices.reactions, gateway) : bus;
+  };
   const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => sqs(name).send(messages),
@@ -75,14 +84,14 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: new DynamoDBClient({}), tableName: required(env, 'TABLE_NAME') }),
+    store: new Store({ client: tracedAwsClient(new DynamoDBClient({})), tableName: required(env, 'TABLE_NAME') }),
     vault: new Vault({
       // Making a client opens no connection: functions that never open credentials make no KMS call.
-      keySource: new KmsDataKeySource({ client: new KMSClient({}), keyId: env.CREDENTIALS_KEY_ID ?? 'CREDENTIALS_KEY_ID-not-set' }),
+      keySource: new KmsDataKeySource({ client: tracedAwsClient(new KMSClient({})), keyId: env.CREDENTIALS_KEY_ID ?? 'CREDENTIALS_KEY_ID-not-set' }),
       cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS,
     }),
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
-    events: { publish: (batch) => (events ??= (awsServices.events ?? (() => missing('EventBridge')))(env)).publish(batch) },
+    events: countedPublisher({ publish: (batch) => (events ??= publisher()).publish(batch) }),
     now: () => Date.now(),
   };
 }

@@ -44,6 +44,7 @@ export function requestFromApiGateway(event: APIGatewayProxyEventV2 | APIGateway
   };
 }
 
+/** The handler engine adds the other security headers to every answer (shared/handler/security-headers.ts). */
 export function responseToApiGateway(response: HttpResponse): APIGatewayProxyResultV2 {
   return { statusCode: response.status, headers: response.headers, body: response.body };
 }
@@ -106,6 +107,6 @@ export function parseJsonBody<S extends z.ZodType>(request: HttpRequest, schema:
 
 /** Any thrown value → a response. Unexpected errors become a bare 500 with no internals. */
 export function responseForError(error: unknown): HttpResponse {
-  if (error instanceof ProblemError) return problemResponse(error.problem);
+  if (error instanceof ProblemError) return problemResponse(error.problem, error.headers);
   return problemResponse(problems.internal().problem);
 }

@@ -22,7 +22,11 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Thrown anywhere in a request; the HTTP layer turns it into the response. */
 export class ProblemError extends Error {
-  constructor(readonly problem: Problem) {
+  /** `headers`: what the answer must carry besides the document (RFC 9110: a 401 names its scheme in `www-authenticate`). */
+  constructor(
+    readonly problem: Problem,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(problem.detail ?? problem.title);
     this.name = 'ProblemError';
   }

@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import { gateway as defaultGateway, type Gateway } from '../gateway';
+import { addToLogContext } from '../log/log-context';
 import { log as rootLogger } from '../log/logger';
 import { playbookCaller } from '../api-keys/playbook-caller';
 import { callerOf, type Caller } from './caller';
-import { json, parseJsonBody, responseForError, type HttpRequest, type HttpResponse } from './http';
+import { json, parseJsonBody, type HttpRequest, type HttpResponse } from './http';
 import { fieldErrors, problems } from './problem';
 import type { Route } from './route';
 
@@ -27,50 +28,48 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
   const compiled = routes.map(compile);
   const gatewayOf = options.gateway ?? defaultGateway;
 
+  /**
+   * Matches, validates and runs the request. Every failure is thrown (a ProblemError, or anything
+   * unexpected): the handler engine's problem middleware answers it as problem+json and logs it
+   * with the invocation's context (shared/handler/problem-errors.ts).
+   */
   return async function dispatch(request: HttpRequest): Promise<HttpResponse> {
+    const matches = compiled.filter((c) => c.pattern.test(request.path));
+    if (matches.length === 0) throw problems.notFound(`No API operation at ${request.path}.`);
+    const match = matches.find((c) => c.route.method === request.method);
+    if (!match) throw problems.methodNotAllowed(request.method);
     // The route's template is logged, not the raw path: a path can carry an email address.
-    let log = rootLogger.with({ requestId: request.requestId, method: request.method });
+    addToLogContext({ method: request.method, route: match.route.path });
+
+    let values: string[];
     try {
-      const matches = compiled.filter((c) => c.pattern.test(request.path));
-      if (matches.length === 0) throw problems.notFound(`No API operation at ${request.path}.`);
-      const match = matches.find((c) => c.route.method === request.method);
-      if (!match) throw problems.methodNotAllowed(request.method);
-      log = log.with({ route: match.route.path });
-
-      let values: string[];
-      try {
-        values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
-      } catch {
-        throw problems.invalidParameter([{ path: '(path)', message: 'The address has a malformed percent-encoding.' }]);
-      }
-      const rawParams = Object.fromEntries(match.names.map((name, i) => [name, values[i]]));
-      const params = match.route.params.safeParse(rawParams);
-      if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));
-
-      const gateway = gatewayOf();
-      const access = match.route.access ?? 'signed-in';
-      const caller: Caller =
-        access === 'public' ? { subject: 'anonymous', operator: false } : access === 'playbook' ? await playbookCaller(request, gateway) : callerOf(request);
-      const query = match.route.query ? parseQuery(request, match.route.query) : undefined;
-      const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
-      const accountId = (params.data as { accountId?: string }).accountId ?? caller.accountId;
-      const result = await match.route.handle({
-        request,
-        params: params.data,
-        query,
-        body,
-        caller,
-        gateway,
-        log: log.with({ subject: caller.subject, ...(accountId ? { accountId } : {}) }),
-      });
-      if (isHttpResponse(result)) return result;
-      return json(match.route.response.status, result);
-    } catch (error) {
-      const response = responseForError(error);
-      if (response.status >= 500) log.error('request failed', { error });
-      else log.info('request refused', { status: response.status });
-      return response;
+      values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
+    } catch {
+      throw problems.invalidParameter([{ path: '(path)', message: 'The address has a malformed percent-encoding.' }]);
     }
+    const rawParams = Object.fromEntries(match.names.map((name, i) => [name, values[i]]));
+    const params = match.route.params.safeParse(rawParams);
+    if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));
+
+    const gateway = gatewayOf();
+    const access = match.route.access ?? 'signed-in';
+    const caller: Caller =
+      access === 'public' ? { subject: 'anonymous', operator: false } : access === 'playbook' ? await playbookCaller(request, gateway) : callerOf(request);
+    const query = match.route.query ? parseQuery(request, match.route.query) : undefined;
+    const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
+    const accountId = (params.data as { accountId?: string }).accountId ?? caller.accountId;
+    addToLogContext({ subject: caller.subject, ...(accountId ? { accountId } : {}) });
+    const result = await match.route.handle({
+      request,
+      params: params.data,
+      query,
+      body,
+      caller,
+      gateway,
+      log: rootLogger.with({ requestId: request.requestId }),
+    });
+    if (isHttpResponse(result)) return result;
+    return json(match.route.response.status, result);
   };
 }
 

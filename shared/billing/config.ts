@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ConnectionForm } from '../connections/connector-definition';
+import { formField } from '../connections/form-fields';
 import { placeholderProblem } from '../connections/placeholders';
 
 const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -22,7 +23,7 @@ export const BillingSiteName = z
 /** Billing connection, as the spec's Resources lists it. */
 export const BillingConnectionInput = z
   .strictObject({
-    siteName: BillingSiteName.describe('The subdomain of the billing site address'),
+    siteName: BillingSiteName.describe('The subdomain of the billing site address: for https://acme-test.chargebee.com enter acme-test').meta(formField.text('Site Name')),
     apiKey: z
       .string()
       .trim()
@@ -31,15 +32,17 @@ export const BillingConnectionInput = z
         const problem = placeholderProblem(key, 'API key');
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
-      .describe('API key; a read-only key is preferred'),
-    environment: z.enum(['test', 'live']).describe('Test Mode or Live Mode'),
+      .describe('A read-only key is preferred')
+      .meta(formField.secret('API Key')),
+    environment: z.enum(['test', 'live']).describe("Test Mode or Live Mode: the site's mode, which the API key must match").meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
     requestsPerMinute: z
       .number()
       .int()
       .min(1)
       .max(3_500)
       .optional()
-      .describe("Your billing plan's API limit per minute (default 150, the smallest plans' limit; up to 3,500)"),
+      .describe("Your billing plan's API limit per minute (default 150, the smallest plans' limit; up to 3,500)")
+      .meta(formField.advanced('Requests per minute')),
   })
   .meta({ id: 'BillingConnectionInput' });
 export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;

@@ -1,5 +1,6 @@
 import { problems } from '../api/problem';
-import type { Connector, SyncingConnector, WebhookConnector } from './connector';
+import type { EventReaction } from '../events/reactions';
+import type { Connector, SchedulingConnector, SyncingConnector, WebhookConnector } from './connector';
 
 /**
  * The connectors this gateway offers, by name. The core asks it for a connector or for those with
@@ -44,6 +45,23 @@ export class ConnectorRegistry {
   /** Connectors that sync records on schedules, by name (what the dispatcher and sync jobs run). */
   syncing(): Record<string, SyncingConnector> {
     return Object.fromEntries(this.all().filter(isSyncing).map((connector) => [connector.name, connector]));
+  }
+
+  /** Connectors with scheduled work besides record syncs, by name. */
+  scheduling(): Record<string, SchedulingConnector> {
+    return Object.fromEntries(
+      this.all()
+        .filter((connector): connector is SchedulingConnector => connector.scheduled !== undefined)
+        .map((connector) => [connector.name, connector]),
+    );
+  }
+
+  /** Every connector's reaction to a published event of this type. */
+  reactingTo(eventType: string): EventReaction[] {
+    return this.all().flatMap((connector) => {
+      const reaction = connector.reactions?.[eventType];
+      return reaction ? [reaction] : [];
+    });
   }
 
   /** The connector whose webhooks arrive at this path (`/webhooks/payments`). */

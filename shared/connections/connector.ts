@@ -5,6 +5,11 @@ import type { ConnectorWebhooks } from '../webhooks/connector-webhooks';
 import type { ConnectionForm } from './connector-definition';
 import type { ClientOptions, CommonSyncSettings, ConnectionProblem } from './connector-platform';
 import type { ConnectorSync } from '../sync/sync-source';
+import type { ScheduledWork } from '../sync/scheduled-work';
+import type { EventReactions } from '../events/reactions';
+import type { Connection } from '../store/items';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
 import type { AuthorizationCodeSupport } from '../identity/authorization';
 
 /**
@@ -42,10 +47,19 @@ export interface Connector<Settings extends object = object> {
   authorization?: AuthorizationCodeSupport;
   /** Operations of this connector's own, added to `/api/v1` and its OpenAPI document. */
   routes?: readonly Route[];
+  /** Work on the sync schedules other than record syncs (sending events held for a schedule). */
+  scheduled?: ScheduledWork<Settings>;
+  /** Called after the connection's settings were saved (e.g. to send at once what a slower frequency held). */
+  settingsChanged?(change: { gateway: Gateway; log: Logger; before: Connection; after: Connection }): Promise<void>;
+  /** What the connector does when the gateway publishes events of these types (another connector's, too). */
+  reactions?: EventReactions;
 }
 
 /** A connector that syncs records: what the dispatcher and the sync job need. */
 export type SyncingConnector = Connector<CommonSyncSettings> & Required<Pick<Connector<CommonSyncSettings>, 'client' | 'sync'>>;
+
+/** A connector with work on the schedules besides record syncs. */
+export type SchedulingConnector = Connector & Required<Pick<Connector, 'scheduled'>>;
 
 /** A connector whose platform sends webhooks. */
 export type WebhookConnector = Connector & Required<Pick<Connector, 'webhooks'>>;

@@ -40,6 +40,7 @@ export async function saveSyncSettings(
   }
   // Other objects or wider filters bring records no incremental window would: start over with a full sync.
   if (!sameSelection(connection.syncSettings, updated.syncSettings)) await gateway.store.deleteSyncCheckpoints(accountId, connector);
+  await connectors.get(connector).settingsChanged?.({ gateway, log, before: connection, after: updated });
   log.info('sync settings saved', { connector, settings: parsed.data });
   return viewOf(updated);
 }

@@ -55,6 +55,8 @@ export interface DataClientOptions extends PlatformTransportOptions {
   credentials: Record<string, string>;
   /** Default: the process's shared budget for this account's data connection. */
   rateBudget?: RateBudget;
+  /** The clock tokens are cached by (tests and benchmarks simulate time). */
+  now?: () => number;
 }
 
 /** What signs the connection in, by its method: the username and private key, or the refresh token. */
@@ -90,6 +92,7 @@ export function dataClient(options: DataClientOptions): DataPlatformSession {
     ...signIn,
     allowInsecure,
     ...transport,
+    ...(options.now ? { now: options.now } : {}),
   };
   const rateBudget = options.rateBudget ?? rateBudgetFor(connectionRateKey(options.accountId, 'data'), dataRateLimits(config));
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ConnectionForm, ConnectionParts } from '../connections/connector-definition';
+import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { IntegrationUsername, OAuthClientId, OAuthClientSecret, PrivateKeyPem } from '../identity/identity-fields';
 
 export { normalisePem, privateKeyProblem } from '../identity/identity-fields';
@@ -35,26 +36,39 @@ const RequestsPerSecond = z
   .min(1)
   .max(MAX_DATA_REQUESTS_PER_SECOND)
   .optional()
-  .describe(`Data platform requests per second the gateway may make (default ${DEFAULT_DATA_REQUESTS_PER_SECOND})`);
+  .describe(`Data platform requests per second the gateway may make (default ${DEFAULT_DATA_REQUESTS_PER_SECOND})`)
+  .meta(formField.advanced('Requests per second'));
+
+const loginTitles = { production: 'Production (the login URL)', sandbox: 'Sandbox (the sandbox login URL)' };
+const loginUrl = DataLoginChoice.describe('production (the production login URL) or sandbox (the sandbox login URL)').meta(formField.choice('Login URL', loginTitles));
+const apiRegion = DataApiRegion.describe('API Region of the data platform tenant').meta(formField.choice('API Region', { US: 'US', EU: 'EU' }));
+const clientId = OAuthClientId.meta(formField.text('Client ID'));
 
 /** Data connection by JWT bearer (the spec's preferred method and its field table); the default method. */
 export const DataJwtBearerInput = z.strictObject({
-  authenticationMethod: z.literal('jwt_bearer').default('jwt_bearer').describe('JWT bearer (preferred; no browser redirect)'),
-  clientId: OAuthClientId,
-  privateKey: PrivateKeyPem.describe('Content of the private key that matches the certificate uploaded to the OAuth client (PEM)'),
-  username: IntegrationUsername,
-  loginUrl: DataLoginChoice.describe('production (the production login URL) or sandbox (the sandbox login URL)'),
-  apiRegion: DataApiRegion.describe('API Region of the data platform tenant'),
+  authenticationMethod: z
+    .literal('jwt_bearer')
+    .default('jwt_bearer')
+    .describe('JWT bearer (preferred; no browser redirect)')
+    .meta({ title: authenticationMethodTitles.jwt_bearer }),
+  clientId,
+  privateKey: PrivateKeyPem.describe('Content of the private key that matches the certificate uploaded to the OAuth client (PEM)').meta(formField.privateKey('Private Key')),
+  username: IntegrationUsername.meta(formField.text('Username')),
+  loginUrl,
+  apiRegion,
   requestsPerSecond: RequestsPerSecond,
 });
 
 /** Data connection by the web server flow (authorization code with PKCE): the user approves in the browser. */
 export const DataAuthorizationCodeInput = z.strictObject({
-  authenticationMethod: z.literal('authorization_code').describe('Authorization code (interactive: the browser signs in to the platform)'),
-  clientId: OAuthClientId,
-  clientSecret: OAuthClientSecret,
-  loginUrl: DataLoginChoice.describe('production (the production login URL) or sandbox (the sandbox login URL)'),
-  apiRegion: DataApiRegion.describe('API Region of the data platform tenant'),
+  authenticationMethod: z
+    .literal('authorization_code')
+    .describe('Authorization code (interactive: the browser signs in to the platform)')
+    .meta({ title: authenticationMethodTitles.authorization_code }),
+  clientId,
+  clientSecret: OAuthClientSecret.meta(formField.secret('Client Secret')),
+  loginUrl,
+  apiRegion,
   requestsPerSecond: RequestsPerSecond,
 });
 

@@ -5,12 +5,15 @@ import { dataClient } from './client';
 import { DataLoginChoice, dataConnectionForm } from './config';
 import { dataProblem } from './errors';
 import { dataRoutes } from './routes';
+import { conversationEndedReaction } from './conversation-outcomes';
+import { heldEventsWork, sendHeldOnFrequencyChange } from './delivery';
 import { DataSyncSettings } from './settings';
 import { testDataConnection } from './test-connection';
 
 /**
  * The data connector: a customer data platform, reached through the CRM's identity service. It
- * syncs no records: playbooks query it (SQL) and send it engagement events (ingestion).
+ * syncs no records: playbooks query it (SQL) and send it engagement events (ingestion), at once or
+ * held for the hourly or daily schedule; an ended conversation can become an engagement event.
  */
 export const data = defineConnector<DataSyncSettings>({
   name: 'data',
@@ -32,4 +35,8 @@ export const data = defineConnector<DataSyncSettings>({
     loginUrl: (config, env) => loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl)),
   },
   routes: dataRoutes,
+  // Hourly and Daily: the engagement events held since the last send go out when that schedule fires.
+  scheduled: heldEventsWork,
+  settingsChanged: sendHeldOnFrequencyChange,
+  reactions: { 'conversation.ended': conversationEndedReaction },
 });

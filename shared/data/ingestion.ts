@@ -7,6 +7,7 @@ import { PlatformError } from '../http/platform-error';
 import { log as rootLogger, type Logger } from '../log/logger';
 import { IngestionMessage, type EngagementEvent } from '../queues/messages';
 import type { Credentials } from '../vault/sealed-credentials';
+import type { DeliveryCounts } from '../store/store';
 import { DEFAULT_INGESTION_OBJECT, ENGAGEMENT_EVENT_FIELDS } from './ingestion-schema';
 
 /**
@@ -211,6 +212,18 @@ function outcomesFor(records: PendingRecord[], result: IngestionOutcome['result'
   );
 }
 
+/** Outcomes as delivery counters (per message: a duplicate message counts as sent too). */
+export function countOutcomes(outcomes: readonly IngestionOutcome[]): Required<Pick<DeliveryCounts, 'sent' | 'retried' | 'refused' | 'deadLettered'>> {
+  const counts = { sent: 0, retried: 0, refused: 0, deadLettered: 0 };
+  for (const outcome of outcomes) {
+    if (outcome.result === 'sent') counts.sent += 1;
+    else if (outcome.result === 'retry') counts.retried += 1;
+    else if (outcome.deadLetter) counts.deadLettered += 1;
+    else counts.refused += 1;
+  }
+  return counts;
+}
+
 /** SQS partial batch response: every message not sent fails (retried, and dead-lettered at maxReceiveCount). */
 export function batchItemFailures(outcomes: IngestionOutcome[]): SQSBatchResponse['batchItemFailures'] {
   return outcomes.filter((o) => o.result !== 'sent').map((o) => ({ itemIdentifier: o.messageId }));
@@ -224,6 +237,13 @@ export interface IngestionOptions {
   limits?: IngestionLimits;
   maxReceives?: number;
   maxIsolationRequests?: number;
+  /**
+   * Keep the records' order: after any failure that is retried later, send nothing more of this
+   * account (a later event of a person never overtakes an earlier one). Held events are sent so.
+   */
+  inOrder?: boolean;
+  /** Adds each account's outcome counts to its delivery counters (best effort). */
+  recordCounts?: (accountId: string, counts: DeliveryCounts) => Promise<void>;
 }
 
 function ingestionPath(target: IngestionTarget): string {
@@ -231,7 +251,7 @@ function ingestionPath(target: IngestionTarget): string {
 }
 
 /** Sends one account's records; returns each message's outcome. */
-async function ingestAccount(accountId: string, records: PendingRecord[], options: IngestionOptions, log: Logger): Promise<IngestionOutcome[]> {
+export async function ingestAccount(accountId: string, records: PendingRecord[], options: IngestionOptions, log: Logger): Promise<IngestionOutcome[]> {
   let target: IngestionTarget | undefined;
   try {
     target = await options.targetFor(accountId);
@@ -283,7 +303,7 @@ async function ingestAccount(accountId: string, records: PendingRecord[], option
       } else if (verdict.kind === 'retry') {
         log.warn('ingestion request failed; its messages will be retried', { records: request.length, reason: verdict.reason });
         outcomes.push(...outcomesFor(request, 'retry', verdict.reason));
-        if (verdict.stopAccount) {
+        if (verdict.stopAccount || options.inOrder) {
           outcomes.push(...outcomesFor(pending.flat(), 'retry', `not sent: ${verdict.reason}`));
           pending.length = 0;
         }
@@ -309,7 +329,12 @@ export async function ingestBatch(items: IngestionItem[], options: IngestionOpti
   const log = options.log ?? rootLogger;
   const accounts = [...groupByAccount(items)];
   const perAccount = await Promise.all(
-    accounts.map(([accountId, records]) => ingestAccount(accountId, records, options, log.with({ accountId }))),
+    accounts.map(async ([accountId, records]) => {
+      const accountLog = log.with({ accountId });
+      const outcomes = await ingestAccount(accountId, records, options, accountLog);
+      await options.recordCounts?.(accountId, countOutcomes(outcomes)).catch((error: unknown) => accountLog.warn('ingestion: delivery counters not updated', { error }));
+      return outcomes;
+    }),
   );
   return perAccount.flat();
 }

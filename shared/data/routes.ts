@@ -1,11 +1,30 @@
 import * as z from 'zod';
 import { DataSetupError } from './auth';
+import { DataCatalog } from './catalog';
 import { dataClient } from './client';
+import { acceptEngagementEvents } from './delivery';
 import { dataProblem } from './errors';
-import { DataSyncSettings, allowsIngestion, allowsProfileReads } from './settings';
+import { DataSyncSettings, allowsIngestion, allowsProfileReads, allowsQueries } from './settings';
 import { IngestionConfig } from './ingestion';
 import { ingestionSchemaDocument } from './ingestion-schema';
+import { DEFAULT_PROFILE_MAX_AGE_SECONDS, MAX_PROFILE_MAX_AGE_SECONDS, profileCache } from './profile-cache';
 import { profileByEmail, UnifiedProfile } from './query';
+import { cursorKey } from './query-cursor';
+import {
+  aggregate,
+  DataAggregateAnswer,
+  DataAggregateQuery,
+  DataReadError,
+  DataRecordsPage,
+  DataRecordsQuery,
+  engagementHistory,
+  EngagementHistory,
+  EngagementHistoryQuery,
+  queryRecords,
+  type DataReadContext,
+} from './reads';
+import { SqlBuildError, unsafeValueReason } from './sql';
+import { PlaybookWrite, PlaybookWrites, toEngagementEvent } from './playbook-writes';
 import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import { EngagementEvent } from '../queues/messages';
@@ -16,9 +35,12 @@ import { route } from '../api/route';
 import { AccountParams } from '../api/routes/params';
 
 /**
- * The data connector's routes: playbooks send engagement events (queued, then ingested by the
- * ingestion worker) and read unified profiles; the dashboard fetches the schema to upload to the
- * platform's ingestion connector.
+ * The data connector's routes. Playbooks (API keys): send engagement events and their typed
+ * writes (qualification events, conversation outcomes, lead scores), read records and profiles
+ * (Activation), a person's engagement (Qualification), aggregates (Lead Scoring) and a real-time
+ * profile (Personalization). The dashboard: the ingestion schema to upload, and what became of
+ * the account's engagement events lately. Every read is refused before anything reaches the
+ * platform when an object, column, operator, value, limit or cursor is not allowed.
  */
 
 /** Events per request; the worker sends them on in requests of at most 50. */
@@ -27,6 +49,23 @@ export const MAX_EVENTS_PER_REQUEST = 500;
 const EngagementEventsBody = z.strictObject({
   events: z.array(EngagementEvent).min(1).max(MAX_EVENTS_PER_REQUEST).describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`),
 });
+
+const Accepted = z
+  .object({
+    accepted: z.number().int(),
+    delivery: z.enum(['real_time', 'hourly', 'daily']).describe('When they are sent: at once, or at the next hourly or daily schedule'),
+  })
+  .meta({ id: 'EngagementEventsAccepted' });
+
+/** An email in a path, refused when it holds characters that are never sent towards a query. */
+const SafeEmail = z
+  .email()
+  .max(254)
+  .superRefine((value, context) => {
+    const reason = unsafeValueReason(value);
+    if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}; such values are never sent to the data platform` });
+  })
+  .describe("The person's email address");
 
 function playbookAccount(caller: Caller): string {
   if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
@@ -39,23 +78,24 @@ const noDataConnection = () => problems.notFound('The account has no data platfo
 const notAllowed = (what: string, remedy: string) =>
   new ProblemError({ type: 'urn:integration-gateway:problem:not-allowed-by-settings', title: 'Not allowed by the sync settings', status: 409, detail: what, remedy });
 
+const READ_REMEDY = 'Set Sync direction to Read only or Read + Write and Data operation to Query or Both';
+const WRITE_REMEDY = 'Set Sync direction to Write only or Read + Write, Data operation to Ingest or Both, and include Engagement.';
+
 async function dataConnection(gateway: Gateway, accountId: string) {
   const connection = await gateway.store.getConnection(accountId, 'data');
   if (!connection) throw noDataConnection();
   return { connection, settings: DataSyncSettings.parse(connection.syncSettings) };
 }
 
-async function dataSession(gateway: Gateway, accountId: string) {
+/** Everything a read needs; nothing is sent to the platform yet (the token is fetched on the first query). */
+async function readContext(gateway: Gateway, accountId: string, needs?: { model: 'unified_individual' | 'engagement'; what: string; setting: string }) {
   const { connection, settings } = await dataConnection(gateway, accountId);
-  if (!allowsProfileReads(settings)) {
-    throw notAllowed(
-      'The data connection is not set to read unified profiles.',
-      'Set Sync direction to Read only or Read + Write, Data operation to Query or Both, and include Unified Individual.',
-    );
-  }
+  if (!allowsQueries(settings)) throw notAllowed('The data connection is not set to query the data platform.', `${READ_REMEDY}.`);
+  if (needs && !settings.dataModelObjects.includes(needs.model)) throw notAllowed(`The data connection is not set to read ${needs.what}.`, `Include ${needs.setting} among the data model objects.`);
   const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);
+  let session: ReturnType<typeof dataClient>;
   try {
-    return dataClient({ env: gateway.env, accountId, config: connection.config, credentials });
+    session = dataClient({ env: gateway.env, accountId, config: connection.config, credentials, now: () => gateway.now() });
   } catch (error) {
     if (!(error instanceof DataSetupError)) throw error;
     throw new ProblemError({
@@ -66,6 +106,14 @@ async function dataSession(gateway: Gateway, accountId: string) {
       remedy: 'Reconnect the data platform under Integrations with a valid private key.',
     });
   }
+  const context: DataReadContext = {
+    session,
+    catalog: new DataCatalog(settings),
+    accountId,
+    cursorKey: cursorKey(accountId, credentials),
+    now: () => gateway.now(),
+  };
+  return { context, connection, settings };
 }
 
 /**
@@ -93,28 +141,169 @@ async function dataReadProblem(gateway: Gateway, accountId: string, error: Platf
     : new ProblemError({ type: 'urn:integration-gateway:problem:data-platform', title: 'The data platform refused the request', status: 502, detail, remedy: problem.remedy });
 }
 
+/** Runs a read; refusals become 400 problems naming the field, platform failures 502. */
+async function answering<T>(gateway: Gateway, accountId: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof DataReadError) throw problems.invalidBody([{ path: error.path, message: error.message }], 'The read asks for something the data connection does not allow.');
+    if (error instanceof SqlBuildError) throw problems.invalidBody([{ path: '(body)', message: error.message }], 'The read asks for something the data connection does not allow.');
+    if (error instanceof PlatformError) throw await dataReadProblem(gateway, accountId, error);
+    throw error;
+  }
+}
+
+async function acceptFor(gateway: Gateway, accountId: string, events: readonly EngagementEvent[]) {
+  const { settings } = await dataConnection(gateway, accountId);
+  if (!allowsIngestion(settings)) throw notAllowed('The data connection is not set to write engagement events.', WRITE_REMEDY);
+  const { accepted } = await acceptEngagementEvents(gateway, accountId, settings, events);
+  return { accepted, delivery: settings.frequency };
+}
+
+const RealtimeProfile = UnifiedProfile.extend({
+  freshness: z.object({
+    source: z.enum(['cache', 'platform']).describe('Whether this answer came from the gateway’s short cache'),
+    fetchedAt: z.iso.datetime().describe('When the gateway read it from the data platform'),
+    ageSeconds: z.number().describe('How old the answer is'),
+    note: z.string().optional().describe('With CRM connector sync on: how far CRM-sourced fields may lag'),
+  }),
+}).meta({ id: 'RealtimeProfile' });
+
+const ProfileQuery = z.strictObject({
+  maxAgeSeconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_PROFILE_MAX_AGE_SECONDS)
+    .default(DEFAULT_PROFILE_MAX_AGE_SECONDS)
+    .describe(`Oldest cached answer accepted, 0-${MAX_PROFILE_MAX_AGE_SECONDS} seconds (0: read the platform now)`),
+});
+
+const CRM_LAG_NOTE = 'CRM connector sync is on: CRM changes reach unified profiles 5-10 minutes later, plus identity resolution (typically 10-15 minutes).';
+
+const DeliveryHour = z.object({
+  hour: z.string(),
+  accepted: z.number().int(),
+  held: z.number().int(),
+  sent: z.number().int(),
+  retried: z.number().int(),
+  refused: z.number().int(),
+  deadLettered: z.number().int(),
+});
+const EngagementDeliveries = z
+  .object({
+    frequency: z.enum(['real_time', 'hourly', 'daily']),
+    heldNow: z.number().int().describe('Events waiting for the next hourly or daily send'),
+    hours: z.array(DeliveryHour).describe('Per hour, oldest first: events accepted, held, sent, retried, refused, dead-lettered'),
+  })
+  .meta({ id: 'EngagementDeliveries' });
+
 export const dataRoutes = [
   route({
     method: 'POST',
     path: '/api/v1/playbook/engagement-events',
     operationId: 'sendEngagementEvents',
-    summary: 'Queue engagement events for the data platform (ingested within minutes, at least once)',
+    summary: 'Send engagement events to the data platform: at once (Real-time) or at the next hourly or daily send; at least once',
     access: 'playbook',
     params: z.object({}),
     body: EngagementEventsBody,
-    response: { status: 202, description: 'Queued', schema: z.object({ accepted: z.number().int() }) },
+    response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
       const accountId = playbookAccount(caller);
-      const { settings } = await dataConnection(gateway, accountId);
-      if (!allowsIngestion(settings)) {
-        throw notAllowed(
-          'The data connection is not set to write engagement events.',
-          'Set Sync direction to Write only or Read + Write, Data operation to Ingest or Both, and include Engagement.',
-        );
-      }
-      await gateway.queues.ingestion.send(body.events.map((event) => ({ accountId, event })));
-      log.info('engagement events queued', { count: body.events.length });
-      return json(202, { accepted: body.events.length });
+      const accepted = await acceptFor(gateway, accountId, body.events);
+      log.info('engagement events accepted', { count: body.events.length, delivery: accepted.delivery });
+      return json(202, accepted);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/playbook/data/writes',
+    operationId: 'sendPlaybookWrites',
+    summary: 'Qualification events, conversation outcomes and lead scores, sent as engagement events',
+    access: 'playbook',
+    params: z.object({}),
+    body: PlaybookWrites,
+    response: { status: 202, description: 'Accepted', schema: Accepted },
+    async handle({ body, caller, gateway, log }) {
+      const accountId = playbookAccount(caller);
+      const accepted = await acceptFor(gateway, accountId, body.writes.map((write: PlaybookWrite) => toEngagementEvent(write)));
+      log.info('playbook writes accepted', { count: body.writes.length, delivery: accepted.delivery });
+      return json(202, accepted);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/playbook/data/records',
+    operationId: 'queryDataRecords',
+    summary: 'Activation: records of a data model object (unified profiles by default), filtered and paged',
+    access: 'playbook',
+    params: z.object({}),
+    body: DataRecordsQuery,
+    response: { status: 200, description: 'One page; nextCursor when there is more', schema: DataRecordsPage },
+    async handle({ body, caller, gateway }) {
+      const accountId = playbookAccount(caller);
+      const { context } = await readContext(gateway, accountId);
+      return answering(gateway, accountId, () => queryRecords(context, body));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/playbook/data/engagement/{email}',
+    operationId: 'getEngagementHistory',
+    summary: "Qualification: one person's engagement events (the Engagement object), newest first",
+    access: 'playbook',
+    params: z.object({ email: SafeEmail }),
+    query: EngagementHistoryQuery,
+    response: { status: 200, description: 'The events', schema: EngagementHistory },
+    async handle({ params, query, caller, gateway }) {
+      const accountId = playbookAccount(caller);
+      const { context } = await readContext(gateway, accountId, { model: 'engagement', what: 'engagement data', setting: 'Engagement' });
+      return answering(gateway, accountId, () => engagementHistory(context, params.email, query));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/playbook/data/aggregates',
+    operationId: 'aggregateData',
+    summary: 'Lead Scoring: COUNT(*), SUM or AVG over a data model object, optionally grouped',
+    access: 'playbook',
+    params: z.object({}),
+    body: DataAggregateQuery,
+    response: { status: 200, description: 'The value, or one per group', schema: DataAggregateAnswer },
+    async handle({ body, caller, gateway }) {
+      const accountId = playbookAccount(caller);
+      const { context } = await readContext(gateway, accountId);
+      return answering(gateway, accountId, () => aggregate(context, body));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/playbook/profiles/{email}',
+    operationId: 'getUnifiedProfile',
+    summary: 'Real-Time Personalization: the unified profile with this email, from a short cache whose age is stated',
+    access: 'playbook',
+    params: z.object({ email: SafeEmail }),
+    query: ProfileQuery,
+    response: { status: 200, description: 'The unified profile', schema: RealtimeProfile },
+    async handle({ params, query, caller, gateway }) {
+      const accountId = playbookAccount(caller);
+      const { settings, connection } = await dataConnection(gateway, accountId);
+      if (!allowsProfileReads(settings)) throw notAllowed('The data connection is not set to read unified profiles.', `${READ_REMEDY}, and include Unified Individual.`);
+      const { context } = await readContext(gateway, accountId, { model: 'unified_individual', what: 'unified profiles', setting: 'Unified Individual' });
+      const key = `${accountId}|${connection.version}|${params.email.toLowerCase()}`;
+      const now = gateway.now();
+      const read = await answering(gateway, accountId, () => profileCache.get(key, query.maxAgeSeconds * 1000, now, () => profileByEmail(context.session, params.email)));
+      // The email is not echoed.
+      if (!read.profile) throw problems.notFound('No unified profile has that email address.');
+      return {
+        ...read.profile,
+        freshness: {
+          source: read.cached ? ('cache' as const) : ('platform' as const),
+          fetchedAt: new Date(read.fetchedAt).toISOString(),
+          ageSeconds: Math.max(0, Math.round((now - read.fetchedAt) / 100) / 10),
+          ...(settings.crmConnectorSync ? { note: CRM_LAG_NOTE } : {}),
+        },
+      };
     },
   }),
   route({
@@ -133,23 +322,20 @@ export const dataRoutes = [
   }),
   route({
     method: 'GET',
-    path: '/api/v1/playbook/profiles/{email}',
-    operationId: 'getUnifiedProfile',
-    summary: 'The unified profile with this email address, from the data platform',
-    access: 'playbook',
-    params: z.object({ email: z.email().describe("The individual's email address") }),
-    response: { status: 200, description: 'The unified profile', schema: UnifiedProfile },
-    async handle({ params, caller, gateway }) {
-      const accountId = playbookAccount(caller);
-      const session = await dataSession(gateway, accountId);
-      try {
-        const profile = await profileByEmail(session, params.email);
-        // The email is not echoed.
-        if (!profile) throw problems.notFound('No unified profile has that email address.');
-        return profile;
-      } catch (error) {
-        throw error instanceof PlatformError ? await dataReadProblem(gateway, accountId, error) : error;
-      }
+    path: '/api/v1/accounts/{accountId}/connections/data/deliveries',
+    operationId: 'getEngagementDeliveries',
+    summary: "What became of the account's engagement events lately: accepted, held, sent, retried, refused, dead-lettered, per hour",
+    params: AccountParams,
+    query: z.strictObject({ hours: z.coerce.number().int().min(1).max(168).default(24).describe('How many hours back, 1-168 (default 24)') }),
+    response: { status: 200, description: 'Counts per hour and the events held now', schema: EngagementDeliveries },
+    async handle({ params, query, caller, gateway }) {
+      assertAccountAccess(caller, params.accountId);
+      const { settings } = await dataConnection(gateway, params.accountId);
+      const [heldNow, hours] = await Promise.all([
+        gateway.store.countHeldEvents(params.accountId, 'data'),
+        gateway.store.listDeliveryCounts(params.accountId, 'data', gateway.now() - (query.hours - 1) * 3_600_000),
+      ]);
+      return { frequency: settings.frequency, heldNow, hours };
     },
   }),
 ];

@@ -5,7 +5,11 @@ import { ENGAGEMENT_EVENT_FIELDS } from './ingestion-schema';
  * identifiers come only from an allow-list (never from input) and every value is a literal the
  * builder writes itself: strings single-quoted with `'` doubled, numbers finite.
  *
- * Supported: SELECT columns | COUNT(*) | SUM(col) | AVG(col) FROM object [WHERE col = literal AND ...] [LIMIT n].
+ * Supported: SELECT columns | COUNT(*) | SUM(col) | AVG(col) [, grouped columns] FROM object
+ * [WHERE col <op> literal AND ...] [GROUP BY cols] [ORDER BY col [ASC|DESC]] [LIMIT n], where <op> is
+ * one of =, <>, <, <=, >, >= or IN (literal, ...). GROUP BY and ORDER BY are ANSI SQL, which the
+ * platform's query language is (platforms.md); the spec's list (SELECT, WHERE, LIMIT, COUNT(*),
+ * SUM, AVG) names what the playbooks need, and paging needs a stable order.
  */
 
 export class SqlBuildError extends Error {
@@ -32,11 +36,26 @@ export type SqlLiteral = string | number;
 
 export type Selection = { kind: 'columns'; columns: string[] } | { kind: 'count' } | { kind: 'sum' | 'avg'; column: string };
 
+/** The comparison operators a condition may use, by their API names. */
+export const COMPARISONS = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
+export type Comparison = keyof typeof COMPARISONS;
+export type Operator = Comparison | 'in';
+export const OPERATORS: readonly Operator[] = [...(Object.keys(COMPARISONS) as Comparison[]), 'in'];
+/** Values one IN may list. */
+export const MAX_IN_VALUES = 100;
+
+export type Condition = { column: string; op: Comparison; value: SqlLiteral } | { column: string; op: 'in'; value: readonly SqlLiteral[] };
+
 export interface SelectQuery {
   from: string;
   select: Selection;
   /** Column = value conditions, joined with AND. */
   where?: Record<string, SqlLiteral>;
+  /** Conditions with an operator, joined with AND (after `where`'s). */
+  conditions?: readonly Condition[];
+  /** Columns the aggregate is grouped by; they are selected before the aggregate. */
+  groupBy?: readonly string[];
+  orderBy?: { column: string; direction: 'asc' | 'desc' };
   limit?: number;
 }
 
@@ -77,6 +96,18 @@ function column(definition: DataObjectDefinition, name: string, numeric = false)
   return name;
 }
 
+function conditionText(definition: DataObjectDefinition, condition: Condition): string {
+  const name = column(definition, condition.column);
+  if (condition.op === 'in') {
+    const values = condition.value;
+    if (!Array.isArray(values) || values.length === 0 || values.length > MAX_IN_VALUES) throw new SqlBuildError(`IN takes 1 to ${MAX_IN_VALUES} values`);
+    return `${name} IN (${values.map((v: SqlLiteral) => literal(v)).join(', ')})`;
+  }
+  const symbol = Object.hasOwn(COMPARISONS, condition.op) ? COMPARISONS[condition.op] : undefined;
+  if (!symbol) throw new SqlBuildError(`operator not supported (supported: ${OPERATORS.join(', ')})`);
+  return `${name} ${symbol} ${literal(condition.value as SqlLiteral)}`;
+}
+
 export function limitClause(limit: number): string {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_QUERY_LIMIT) throw new SqlBuildError(`LIMIT must be a whole number from 1 to ${MAX_QUERY_LIMIT}`);
   return `LIMIT ${limit}`;
@@ -99,9 +130,43 @@ export function buildSelect(query: SelectQuery, catalog: Record<string, DataObje
       selection = `${query.select.kind.toUpperCase()}(${column(definition, query.select.column, true)})`;
       break;
   }
+  const groupBy = (query.groupBy ?? []).map((c) => column(definition, c));
+  if (groupBy.length > 0) {
+    if (query.select.kind === 'columns') throw new SqlBuildError('GROUP BY goes with COUNT(*), SUM or AVG');
+    selection = `${groupBy.join(', ')}, ${selection}`;
+  }
   const parts = [`SELECT ${selection} FROM ${objectName}`];
-  const conditions = Object.entries(query.where ?? {}).map(([name, value]) => `${column(definition, name)} = ${literal(value)}`);
+  const conditions = [
+    ...Object.entries(query.where ?? {}).map(([name, value]) => `${column(definition, name)} = ${literal(value)}`),
+    ...(query.conditions ?? []).map((condition) => conditionText(definition, condition)),
+  ];
   if (conditions.length > 0) parts.push(`WHERE ${conditions.join(' AND ')}`);
+  if (groupBy.length > 0) parts.push(`GROUP BY ${groupBy.join(', ')}`);
+  if (query.orderBy) {
+    const direction = query.orderBy.direction === 'desc' ? 'DESC' : query.orderBy.direction === 'asc' ? 'ASC' : undefined;
+    if (!direction) throw new SqlBuildError('ORDER BY is ascending or descending');
+    parts.push(`ORDER BY ${column(definition, query.orderBy.column)} ${direction}`);
+  }
   if (query.limit !== undefined) parts.push(limitClause(query.limit));
   return parts.join(' ');
+}
+
+/**
+ * Characters refused in any value a caller sends towards a query, before SQL is built: quotes and
+ * their look-alikes, the statement separator, comment markers, backslashes and control characters.
+ * Literals are quoted safely anyway (above); refusing these too means no value ever depends on
+ * the platform's parser agreeing with the gateway's quoting.
+ */
+const UNSAFE_CHARACTERS: ReadonlyArray<[RegExp, string]> = [
+  [/['"`\u00b4\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ca\u02cb\u2018-\u201f\u2032-\u2037\u275b-\u275e\uff02\uff07]/u, 'a quote or quote-like character'],
+  [/;/u, 'a semicolon'],
+  [/--|\/\*|\*\//u, 'a comment marker'],
+  [/\\/u, 'a backslash'],
+  [/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u, 'a control character'],
+];
+
+/** What makes this value unsafe for a query, in words; undefined when it is safe. */
+export function unsafeValueReason(value: string): string | undefined {
+  for (const [pattern, what] of UNSAFE_CHARACTERS) if (pattern.test(value)) return `it contains ${what}`;
+  return undefined;
 }

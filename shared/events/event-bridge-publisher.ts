@@ -1,5 +1,6 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { redact } from '../log/redaction';
+import { tracedAwsClient } from '../tracing/segments';
 import type { GatewayEnvironment } from '../config';
 import type { EventPublisher, GatewayEvent } from './gateway-event';
 
@@ -37,5 +38,5 @@ export class EventBridgePublisher implements EventPublisher {
 /** The gateway's bus, for `provideAwsServices({ events: eventBridgeEvents })`. */
 export function eventBridgeEvents(env: GatewayEnvironment): EventPublisher {
   if (!env.EVENT_BUS_NAME) throw new Error('EVENT_BUS_NAME is not set for this function');
-  return new EventBridgePublisher(new EventBridgeClient({}), env.EVENT_BUS_NAME);
+  return new EventBridgePublisher(tracedAwsClient(new EventBridgeClient({})), env.EVENT_BUS_NAME);
 }

@@ -1,6 +1,8 @@
 import { Buffer } from 'node:buffer';
 import { DEFAULT_MIN_VERSION } from 'node:tls';
 import type * as z from 'zod';
+import { recordMetric } from '../metrics/gateway-metrics';
+import { platformCallSegment } from '../tracing/segments';
 import type { ConnectorName } from '../connectors';
 import { PlatformError, errorKindForStatus, maskSecrets, platformErrorText } from './platform-error';
 import type { PlatformErrorKind } from './platform-error';
@@ -415,12 +417,19 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const remainingMs = Math.max(1, policy.deadlineMs - (now() - startedAt));
       const timeoutMs = Math.min(request.timeoutMs ?? options.timeoutMs ?? 10_000, remainingMs);
       const attemptStartedAt = now();
-      const result = await attemptOnce(url, init, timeoutMs);
+      // One X-Ray subsegment per attempt when tracing is on: the path's shape only, never the URL.
+      const result = await platformCallSegment(platform, { method: request.method, path, attempt }, async (annotate) => {
+        const answer = await attemptOnce(url, init, timeoutMs);
+        annotate('outcome', answer.kind === 'ok' || answer.kind === 'invalid_response' || answer.kind === 'status' ? answer.status : answer.kind);
+        return answer;
+      });
 
       const status = result.kind === 'timeout' || result.kind === 'network' ? undefined : result.status;
       const outcome =
         result.kind === 'ok' ? 'ok' : result.kind === 'status' ? errorKindForStatus(result.status) : result.kind;
       callCounts.set(platform, (callCounts.get(platform) ?? 0) + 1);
+      if (status === 429) recordMetric.platformThrottled(platform);
+      if (attempt > 1) recordMetric.platformRetried(platform);
       options.onCall?.({ platform, method: request.method, path, status, outcome, attempt, durationMs: now() - attemptStartedAt });
 
       if (result.kind === 'ok') {

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ConnectionForm, ConnectionParts } from '../connections/connector-definition';
+import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { IntegrationUsername, OAuthClientId, OAuthClientSecret, PrivateKeyPem } from '../identity/identity-fields';
 
 /**
@@ -20,25 +21,37 @@ export const MessagingPlatformKey = z
   .regex(/^[\x21-\x7e]+$/, 'The Messaging Platform Key has no spaces.')
   .describe('Copied from the configured messaging channel');
 
-const loginUrl = MessagingLoginChoice.default('production').describe('production (default) or sandbox: which login the org uses');
+const loginUrl = MessagingLoginChoice.default('production')
+  .describe('production (default) or sandbox: which login the org uses')
+  .meta({ ...formField.choice('Login', { production: 'Production', sandbox: 'Sandbox' }), 'x-advanced': true });
+const clientId = OAuthClientId.meta(formField.text('Client ID'));
+const clientSecret = OAuthClientSecret.meta(formField.secret('Client Secret'));
 
 /** JWT bearer: the spec's Client ID, Client Secret, Username and Certificate (the private key's content). */
 export const MessagingJwtBearerInput = z.strictObject({
-  authenticationMethod: z.literal('jwt_bearer').default('jwt_bearer').describe('JWT bearer (preferred; server to server)'),
-  clientId: OAuthClientId,
-  clientSecret: OAuthClientSecret,
-  username: IntegrationUsername,
-  certificate: PrivateKeyPem.describe('The private key content (PEM) matching the certificate uploaded to the OAuth client'),
-  messagingPlatformKey: MessagingPlatformKey.optional(),
+  authenticationMethod: z
+    .literal('jwt_bearer')
+    .default('jwt_bearer')
+    .describe('JWT bearer (preferred; server to server)')
+    .meta({ title: authenticationMethodTitles.jwt_bearer }),
+  clientId,
+  clientSecret,
+  username: IntegrationUsername.meta(formField.text('Username')),
+  certificate: PrivateKeyPem.describe('The private key content (PEM) matching the certificate uploaded to the OAuth client').meta(formField.privateKey('Certificate')),
+  // Not in the spec's JWT row, but conversations start with it: optional here.
+  messagingPlatformKey: MessagingPlatformKey.optional().meta(formField.advanced('Messaging Platform Key')),
   loginUrl,
 });
 
 /** Authorization code: the spec's Client ID, Client Secret and Messaging Platform Key; the user approves in the browser. */
 export const MessagingAuthorizationCodeInput = z.strictObject({
-  authenticationMethod: z.literal('authorization_code').describe('Authorization code (interactive setup, testing)'),
-  clientId: OAuthClientId,
-  clientSecret: OAuthClientSecret,
-  messagingPlatformKey: MessagingPlatformKey,
+  authenticationMethod: z
+    .literal('authorization_code')
+    .describe('Authorization code (interactive setup, testing)')
+    .meta({ title: authenticationMethodTitles.authorization_code }),
+  clientId,
+  clientSecret,
+  messagingPlatformKey: MessagingPlatformKey.meta(formField.text('Messaging Platform Key')),
   loginUrl,
 });
 

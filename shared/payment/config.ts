@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { ConnectionForm } from '../connections/connector-definition';
+import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { placeholderProblem } from '../connections/placeholders';
 
 /** Key prefixes the payment platform issues; the mode (live/test) is part of the key. */
@@ -34,8 +35,10 @@ export const PaymentSecretKey = z
 /** Payment connection, as the spec's Resources lists it. */
 export const PaymentConnectionInput = z
   .strictObject({
-    authenticationMethod: z.literal('api_key').default('api_key').describe('Authentication method (the spec offers API Key only)'),
-    secretKey: PaymentSecretKey.describe('Secret API Key or Restricted Key: begins with sk_live_, sk_test_, rk_live_ or rk_test_'),
+    authenticationMethod: z.literal('api_key').default('api_key').describe('Authentication method (the spec offers API Key only)').meta({ title: authenticationMethodTitles.api_key }),
+    secretKey: PaymentSecretKey.describe('Begins with sk_live_, sk_test_, rk_live_ or rk_test_. A restricted key with read access is recommended: the gateway only reads.').meta(
+      formField.secret('Secret API Key or Restricted Key'),
+    ),
     webhookSigningSecret: z
       .string()
       .trim()
@@ -45,7 +48,8 @@ export const PaymentConnectionInput = z
         else if (!/^whsec_[0-9A-Za-z+/=]{8,}$/.test(secret)) ctx.addIssue({ code: 'custom', message: 'Webhook signing secrets begin with whsec_.' });
       })
       .optional()
-      .describe('Optional; needed to verify webhooks (begins with whsec_)'),
+      .describe('Optional; needed to verify webhooks (begins with whsec_)')
+      .meta(formField.secret('Webhook Signing Secret')),
   })
   .meta({ id: 'PaymentConnectionInput' });
 export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;

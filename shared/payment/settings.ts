@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { formField } from '../connections/form-fields';
 import { SyncFrequency, SyncMethod, dataObjectList } from '../sync/sync-settings';
 
 export const PAYMENT_OBJECTS = ['customers', 'subscriptions', 'invoices', 'payment_intents', 'charges'] as const;
@@ -9,15 +10,35 @@ export const PAYMENT_SUBSCRIPTION_STATUSES = ['active', 'canceled', 'incomplete'
 /** Payment sync settings, as the spec lists them. */
 export const PaymentSyncSettings = z
   .strictObject({
-    dataObjects: dataObjectList(PAYMENT_OBJECTS).default([...PAYMENT_OBJECTS]),
+    dataObjects: dataObjectList(PAYMENT_OBJECTS)
+      .default([...PAYMENT_OBJECTS])
+      .meta(
+        formField.choice('Data objects', {
+          customers: 'Customers',
+          subscriptions: 'Subscriptions',
+          invoices: 'Invoices',
+          payment_intents: 'Payment Intents',
+          charges: 'Charges',
+        }),
+      ),
     frequency: SyncFrequency.default('daily'),
     method: SyncMethod.default('api'),
     /**
      * All customers; only those with an active subscription; or those with a subscription in one
      * of `subscriptionStatuses` ("By status").
      */
-    customerFilter: z.enum(['all', 'active_subscriptions', 'by_status']).default('all'),
-    subscriptionStatuses: z.array(z.enum(PAYMENT_SUBSCRIPTION_STATUSES)).min(1).optional(),
+    customerFilter: z
+      .enum(['all', 'active_subscriptions', 'by_status'])
+      .default('all')
+      .meta(formField.choice('Customer filter', { all: 'All', active_subscriptions: 'Active subscriptions only', by_status: 'By status' })),
+    subscriptionStatuses: z
+      .array(z.enum(PAYMENT_SUBSCRIPTION_STATUSES))
+      .min(1, 'Choose at least one subscription status.')
+      .optional()
+      .meta({
+        ...formField.choice('Subscription statuses', Object.fromEntries(PAYMENT_SUBSCRIPTION_STATUSES.map((status) => [status, status.replaceAll('_', ' ')]))),
+        'x-show-when': { customerFilter: ['by_status'] },
+      }),
   })
   .refine((s) => s.customerFilter !== 'by_status' || s.subscriptionStatuses !== undefined, {
     message: 'Customer filter "By status" needs subscriptionStatuses.',

@@ -1,5 +1,6 @@
 import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { GatewayEnvironment } from '../config';
+import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
 import type { JobQueue, SyncJob } from './messages';
 
@@ -43,7 +44,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
 
 /** The gateway's three queues over SQS, for `provideAwsServices({ queues: sqsQueues })`. */
 export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
-  const client = new SQSClient({});
+  const client = tracedAwsClient(new SQSClient({}));
   const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
     url ? new SqsJobQueue<T>(client, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
   return {

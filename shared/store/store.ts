@@ -18,6 +18,7 @@ import type {
   SyncedRecord,
   WebhookEventMark,
 } from './items';
+import * as heldEvents from './held-events';
 import * as pendingAuthorizations from './pending-authorizations';
 import * as rateBuckets from './rate-buckets';
 import type { RateBucketState, RateBuckets } from '../http/rate-budget';
@@ -30,6 +31,7 @@ export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
 export type { RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
 export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
+export type { DeliveryCounts, DeliveryHour, HeldEvent } from './held-events';
 import type { StoredVersion } from './synced-records';
 
 /**
@@ -249,6 +251,26 @@ export class Store implements RateBuckets {
   }
   listMessages(accountId: string, conversationId: string): Promise<Message[]> {
     return conversations.listMessages(this.#table, accountId, conversationId);
+  }
+
+  // Events held for a schedule, and delivery counters
+  holdEvents(accountId: string, connector: ConnectorName, events: readonly Record<string, unknown>[], acceptedAtMs: number, batch: string): Promise<void> {
+    return heldEvents.holdEvents(this.#table, accountId, connector, events, acceptedAtMs, batch);
+  }
+  listHeldEvents(accountId: string, connector: ConnectorName, limit: number): Promise<heldEvents.HeldEvent[]> {
+    return heldEvents.listHeldEvents(this.#table, accountId, connector, limit);
+  }
+  releaseHeldEvents(accountId: string, connector: ConnectorName, positions: readonly string[]): Promise<void> {
+    return heldEvents.releaseHeldEvents(this.#table, accountId, connector, positions);
+  }
+  countHeldEvents(accountId: string, connector: ConnectorName): Promise<number> {
+    return heldEvents.countHeldEvents(this.#table, accountId, connector);
+  }
+  addDeliveryCounts(accountId: string, connector: ConnectorName, atMs: number, counts: heldEvents.DeliveryCounts): Promise<void> {
+    return heldEvents.addDeliveryCounts(this.#table, accountId, connector, atMs, counts);
+  }
+  listDeliveryCounts(accountId: string, connector: ConnectorName, sinceMs: number): Promise<heldEvents.DeliveryHour[]> {
+    return heldEvents.listDeliveryCounts(this.#table, accountId, connector, sinceMs);
   }
 
   // Pending OAuth authorizations

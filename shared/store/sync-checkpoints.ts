@@ -1,8 +1,8 @@
-import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type BatchWriteItemCommandOutput, type QueryCommandOutput, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { indexKey, key } from './table';
-import { checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { batchWriteAll, checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /**
  * A sync run's checkpoint was taken over (its lease lapsed and another run claimed it) or written
@@ -147,17 +147,7 @@ export async function putSeenPages(
   const items = pages.map(({ page, ids }) => ({
     PutRequest: { Item: toItem({ ...key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page), ids: [...ids], expiresAt }) },
   }));
-  await Promise.all(
-    Array.from({ length: Math.ceil(items.length / 25) }, async (_, batch) => {
-      let requests: WriteRequest[] | undefined = items.slice(batch * 25, batch * 25 + 25);
-      for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
-        if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} seen page(s) unprocessed after ${attempt} attempts`);
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-        const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
-        requests = response.UnprocessedItems?.[table.tableName];
-      }
-    }),
-  );
+  await batchWriteAll(table, items, { concurrency: 4 });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, BatchWriteItemCommand, type BatchWriteItemCommandOutput, type WriteRequest, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { indexKey, key } from './table';
@@ -11,6 +11,7 @@ import {
   toItem,
   writeIfCondition,
   type Table,
+  batchWriteAll,
 } from './table-access';
 
 export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
@@ -116,9 +117,7 @@ export async function deleteRecords(table: Table, accountId: string, connector: 
     }),
   );
   const keys = (page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! }));
-  for (let start = 0; start < keys.length; start += BATCH_WRITE_ITEMS) {
-    await writeBatch(table, keys.slice(start, start + BATCH_WRITE_ITEMS).map((Key) => ({ DeleteRequest: { Key } })));
-  }
+  await batchWriteAll(table, keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
 }
 
@@ -314,9 +313,6 @@ function recordItem(place: RecordPlace, record: RecordWrite): Record<string, Att
   return { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) };
 }
 
-/** Items per BatchWriteItem: DynamoDB's limit. */
-export const BATCH_WRITE_ITEMS = 25;
-
 /**
  * Writes records as they are, 25 per BatchWriteItem (unprocessed items are sent again with
  * backoff). Unconditional: only for a writer that knows nobody else writes these records meanwhile
@@ -332,25 +328,11 @@ export async function putRecordsBatch(
   options: { concurrency?: number } = {},
 ): Promise<void> {
   const place = { accountId, connector, object };
-  const batches: WriteRequest[][] = [];
-  for (let start = 0; start < records.length; start += BATCH_WRITE_ITEMS) {
-    batches.push(records.slice(start, start + BATCH_WRITE_ITEMS).map((record) => ({ PutRequest: { Item: recordItem(place, record) } })));
-  }
-  let next = 0;
-  const worker = async () => {
-    while (next < batches.length) await writeBatch(table, batches[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, batches.length) }, worker));
-}
-
-async function writeBatch(table: Table, batch: WriteRequest[]): Promise<void> {
-  let requests: WriteRequest[] | undefined = batch;
-  for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
-    if (attempt >= 10) throw new Error(`DynamoDB left ${requests.length} write(s) unprocessed after ${attempt} attempts`);
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-    const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: requests } }));
-    requests = response.UnprocessedItems?.[table.tableName];
-  }
+  await batchWriteAll(
+    table,
+    records.map((record) => ({ PutRequest: { Item: recordItem(place, record) } })),
+    { concurrency: options.concurrency ?? 4 },
+  );
 }
 
 /** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */

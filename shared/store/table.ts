@@ -55,6 +55,10 @@ export const key = {
   }),
   /** A connection's shared rate budget (shared/http/rate-budget.ts): every Lambda calling its platform draws from it. */
   rateBucket: (accountId: string, connector: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `RATE#${connector}` }),
+  /** An event a connection holds until its schedule sends it (see shared/store/held-events.ts). */
+  heldEvent: (accountId: string, connector: string, position: string) => ({ pk: `ACCOUNT#${accountId}#HELD#${connector}`, sk: position }),
+  /** One hour's delivery counters of a connection's events. */
+  deliveryHour: (accountId: string, connector: string, hour: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `DELIVERY#${connector}#${hour}` }),
   /** A playbook API key's hash (never the key). */
   apiKey: (accountId: string, keyId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `APIKEY#${keyId}` }),
 } as const;

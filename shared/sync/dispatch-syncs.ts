@@ -6,6 +6,8 @@ import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { Connection } from '../store/items';
 import type { SyncFrequency } from './sync-settings';
+import { scheduledJobsFor } from './scheduled-work';
+import type { SchedulingConnector } from '../connections/connector';
 
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
@@ -29,7 +31,8 @@ export function jobsFor(
 }
 
 /**
- * A schedule fired: enqueue one sync job per due connection and data object. Connections are found
+ * A schedule fired: enqueue one sync job per due connection and data object, and the jobs of
+ * connectors' other scheduled work (see ./scheduled-work.ts). Connections are found
  * through the schedule index (only those whose settings choose this frequency and an API sync).
  */
 export async function dispatchDueSyncs(
@@ -37,12 +40,17 @@ export async function dispatchDueSyncs(
   syncing: Readonly<Record<string, Pick<SyncingConnector, 'settings'>>>,
   frequency: SyncFrequency,
   log: Logger,
+  scheduling: Readonly<Record<string, Pick<SchedulingConnector, 'settings' | 'scheduled'>>> = {},
 ): Promise<number> {
   const requestedAt = new Date(gateway.now()).toISOString();
   const connections = await gateway.store.listScheduledConnections(frequency);
   const jobs = connections.flatMap((connection) => {
     const connector = syncing[connection.connector];
-    return connector ? jobsFor(connection, connector.settings, frequency, requestedAt) : [];
+    const scheduled = scheduling[connection.connector];
+    return [
+      ...(connector ? jobsFor(connection, connector.settings, frequency, requestedAt) : []),
+      ...(scheduled ? scheduledJobsFor(connection, scheduled, frequency, requestedAt) : []),
+    ];
   });
   await gateway.queues.syncJobs.send(jobs);
   log.info('sync jobs enqueued', { frequency, connections: connections.length, jobs: jobs.length });

@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { SyncCheckpoint, SyncCounts, SyncRetryState } from '../store/items';
 import { PlatformError } from '../http/platform-error';
+import { recordMetric } from '../metrics/gateway-metrics';
 import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
@@ -162,6 +163,8 @@ export async function runSyncJob(
       await store.updateConnectionHealth(accountId, connector, { state: 'healthy', checkedAt: finishedAt });
     }
     log.info('sync job finished', { pages, counts });
+    recordMetric.syncRun(connector, 'finished');
+    recordMetric.recordsSynced(connector, object, counts.created + counts.updated + counts.deleted);
     return { outcome: 'finished', mode: point.window.mode, pages, counts };
   } catch (error) {
     if (error instanceof SyncRunLostError) return skipped('another run took this sync over');
@@ -183,6 +186,7 @@ export async function runSyncJob(
         },
       );
     await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
+    recordMetric.syncRun(connector, 'failed');
     log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, retry, nextAttemptAt: retryState?.nextAttemptAt, error });
     // Without a recorded next try, the caller leaves the retry to the queue.
     return { outcome: 'failed', problem, retry, ...(retryState && recorded ? { retryState } : {}) };

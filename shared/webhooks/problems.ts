@@ -1,4 +1,5 @@
 import { ProblemError } from '../api/problem';
+import type { WebhookRefusalReason } from '../metrics/catalogue';
 
 /**
  * What the webhook receivers answer when they refuse a delivery. Each names what is wrong and what
@@ -45,3 +46,24 @@ export const webhookProblems = {
       detail: 'The event could not be queued; nothing was recorded. The platform retries the delivery.',
     }),
 } as const;
+
+/** The `reason` dimension of the WebhooksRefused metric for a refusal (a small fixed set: see shared/metrics/catalogue.ts). */
+export function refusalReason(error: unknown): WebhookRefusalReason {
+  if (!(error instanceof ProblemError)) return 'unavailable';
+  switch (error.problem.type) {
+    case type('webhook-signature'):
+    case type('webhook-unauthorized'):
+      return 'signature';
+    case type('webhook-signature-expired'):
+      return 'stale';
+    case type('webhook-address'):
+    case type('webhook-unknown-account'):
+      return 'account';
+    case type('webhook-secret-missing'):
+      return 'secret_missing';
+    case type('webhook-unavailable'):
+      return 'unavailable';
+    default:
+      return error.problem.status >= 500 ? 'unavailable' : 'request';
+  }
+}

@@ -24,6 +24,9 @@ const TICKETS = Array.from({ length: 5 }, (_, i) => ({ id: `t${i + 1}`, subject:
 let platform: Server;
 let platformUrl: string;
 let platformCalls = 0;
+/** What the connector's scheduled work and event reaction did (capabilities the core reaches through the registry). */
+const digests: string[] = [];
+const reactedTo: string[] = [];
 
 const TicketsSettings = z.strictObject({
   dataObjects: dataObjectList(['tickets'] as const).default(['tickets']),
@@ -64,6 +67,19 @@ const helpdesk = defineConnector<z.infer<typeof TicketsSettings>>({
         };
       },
     }),
+  },
+  scheduled: {
+    jobsFor: (settings, frequency) => (settings.frequency === frequency ? ['digest'] : []),
+    owns: (object) => object === 'digest',
+    run: async (job) => {
+      digests.push(`${job.accountId}:${job.trigger}`);
+      return { more: false };
+    },
+  },
+  reactions: {
+    'customer.created': async (event) => {
+      reactedTo.push(`${event.accountId}:${event.id}`);
+    },
   },
   routes: [
     route({
@@ -114,7 +130,7 @@ describe('a fifth connector: a folder and one registry line', () => {
   it('is listed with its form, settings and capabilities, and described in the OpenAPI document', async () => {
     const listed = (await (await gateway.call('GET', '/api/v1/connectors', { token })).json()) as { connectors: Array<{ name: string; capabilities: unknown }> };
     expect(listed.connectors.map((connector) => connector.name)).toContain('helpdesk');
-    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false });
+    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false, revokesOnDisconnect: false });
     const document = await (await gateway.call('GET', '/api/v1/openapi.json')).text();
     expect(document).toContain('^hd_[a-z0-9]{8,}$');
     expect(document).toContain('/api/v1/playbook/helpdesk/greeting');
@@ -147,8 +163,16 @@ describe('a fifth connector: a folder and one registry line', () => {
     expect(records.records.map((record) => record.id).sort()).toEqual(TICKETS.map((ticket) => ticket.id));
     expect(platformCalls - callsBefore).toBe(3);
 
-    // The hourly schedule's dispatcher finds it through the registry as well.
-    expect(await gateway.runtime.scheduler.fire('hourly')).toMatchObject({ enqueued: 1 });
+    // The hourly schedule's dispatcher finds it through the registry as well: its sync, and its other scheduled work.
+    expect(await gateway.runtime.scheduler.fire('hourly')).toMatchObject({ enqueued: 2 });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect(digests).toEqual(['acme:hourly']);
+
+    // The publishing path runs its reaction to another connector's event type.
+    await gateway.runtime.local.gateway.events.publish([
+      { schemaVersion: '1', id: 'evt-reaction', type: 'customer.created', accountId: 'acme', source: 'payment', occurredAt: new Date().toISOString(), data: {} },
+    ]);
+    expect(reactedTo).toEqual(['acme:evt-reaction']);
 
     const greeting = await gateway.call('GET', '/api/v1/playbook/helpdesk/greeting');
     expect(await greeting.json()).toEqual({ hello: 'from the helpdesk connector' });

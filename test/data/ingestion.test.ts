@@ -338,7 +338,7 @@ describe('data routes over HTTP (local gateway)', () => {
     const events = Array.from({ length: 3 }, (_, i) => engagementEvent(i));
     const response = await gateway.call('POST', '/api/v1/playbook/engagement-events', { token: key, body: { events } });
     expect(response.status).toBe(202);
-    expect(await response.json()).toEqual({ accepted: 3 });
+    expect(await response.json()).toEqual({ accepted: 3, delivery: 'real_time' });
     await gateway.runtime.local.queues.ingestion.idle();
     expect(queued).toEqual(events.map((event) => ({ accountId: 'acme', event })));
   });

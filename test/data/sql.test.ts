@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildSelect, literal, quoteString, SqlBuildError, type DataObjectDefinition } from '../../shared/data/sql';
-import { parseQuery, tokenize } from '../../sandbox/data-simulator';
+import { buildSelect, literal, quoteString, SqlBuildError, unsafeValueReason, type DataObjectDefinition } from '../../shared/data/sql';
+import { parseQuery, QueryError, runQuery as runSimulatorQuery, tokenize } from '../../sandbox/data-simulator';
 
 /** The builder's output read back by an independent reader: the data simulator's SQL parser. */
 
@@ -49,8 +49,8 @@ describe('SQL builder', () => {
         const parsed = parseQuery(sql);
         expect(parsed.object).toBe('UnifiedIndividual__dlm');
         expect(parsed.conditions).toEqual([
-          { column: 'Email', value: email },
-          { column: 'FirstName', value: firstName },
+          { column: 'Email', op: '=', value: email },
+          { column: 'FirstName', op: '=', value: firstName },
         ]);
         expect(parsed.limit).toBe(5);
         // Exactly two string tokens, whatever the input held.
@@ -76,5 +76,92 @@ describe('SQL builder', () => {
         expect(text).toMatch(/^-?\d+(\.\d+)?$/);
       }),
     );
+  });
+});
+
+describe('SQL builder: operators, grouping and order', () => {
+  const catalog: Record<string, DataObjectDefinition> = {
+    Orders__dlm: { aliases: [], columns: ['order_id', 'email', 'status', 'amount'], numericColumns: ['amount'] },
+  };
+
+  it('writes each operator, IN lists, GROUP BY and ORDER BY, and the simulator reads them back', () => {
+    const sql = buildSelect(
+      {
+        from: 'Orders__dlm',
+        select: { kind: 'sum', column: 'amount' },
+        conditions: [
+          { column: 'status', op: 'in', value: ['paid', "o'k"] },
+          { column: 'amount', op: 'gte', value: -2.5 },
+          { column: 'amount', op: 'lt', value: 100 },
+          { column: 'email', op: 'ne', value: 'x@y.example' },
+        ],
+        groupBy: ['email'],
+        orderBy: { column: 'email', direction: 'desc' },
+        limit: 10,
+      },
+      catalog,
+    );
+    expect(sql).toBe(
+      "SELECT email, SUM(amount) FROM Orders__dlm WHERE status IN ('paid', 'o''k') AND amount >= -2.5 AND amount < 100 AND email <> 'x@y.example' GROUP BY email ORDER BY email DESC LIMIT 10",
+    );
+    const parsed = parseQuery(sql);
+    expect(parsed.conditions).toEqual([
+      { column: 'status', op: 'IN', values: ['paid', "o'k"] },
+      { column: 'amount', op: '>=', value: -2.5 },
+      { column: 'amount', op: '<', value: 100 },
+      { column: 'email', op: '<>', value: 'x@y.example' },
+    ]);
+    expect(parsed.groupBy).toEqual(['email']);
+    expect(parsed.orderBy).toEqual({ column: 'email', direction: 'DESC' });
+  });
+
+  it('refuses operators it does not know, empty or long IN lists, grouping plain columns, and unknown ORDER BY columns', () => {
+    const base = { from: 'Orders__dlm', select: { kind: 'count' as const } };
+    expect(() => buildSelect({ ...base, conditions: [{ column: 'status', op: 'like' as 'eq', value: 'a%' }] }, catalog)).toThrow(SqlBuildError);
+    expect(() => buildSelect({ ...base, conditions: [{ column: 'status', op: 'in', value: [] }] }, catalog)).toThrow(SqlBuildError);
+    expect(() => buildSelect({ ...base, conditions: [{ column: 'status', op: 'in', value: Array.from({ length: 101 }, () => 'a') }] }, catalog)).toThrow(SqlBuildError);
+    expect(() => buildSelect({ from: 'Orders__dlm', select: { kind: 'columns', columns: ['email'] }, groupBy: ['email'] }, catalog)).toThrow(SqlBuildError);
+    expect(() => buildSelect({ ...base, orderBy: { column: 'password', direction: 'asc' } }, catalog)).toThrow(SqlBuildError);
+    expect(() => buildSelect({ ...base, groupBy: ['amount; DROP'] }, catalog)).toThrow(SqlBuildError);
+  });
+});
+
+describe('values that are never sent towards a query', () => {
+  const unsafe = ["'", '"', '`', ';', '--', '/*', '*/', '\\', '\u2018', '\u2019', '\u201c', '\u201d', '\u2032', '\uff07', '\uff02', '\u02bc', '\u00b4', '\u0000', '\n'];
+
+  it('refuses any value holding a quote, look-alike, semicolon, comment marker, backslash or control character (property)', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...unsafe), fc.string(), (before, bad, after) => {
+        expect(unsafeValueReason(`${before}${bad}${after}`)).toBeDefined();
+      }),
+    );
+  });
+
+  it('lets ordinary names, emails and dates through', () => {
+    for (const value of ['Ada', 'ada.lovelace+1@example.com', '2030-01-01T00:00:00Z', 'São Paulo', 'a-b_c d', 'x/y', '#1']) expect(unsafeValueReason(value)).toBeUndefined();
+  });
+});
+
+describe('the simulator refuses what the platform would', () => {
+  it.each([
+    ['a bind parameter', 'SELECT Email FROM UnifiedIndividual__dlm WHERE Email = ?'],
+    ['a named bind parameter', 'SELECT Email FROM UnifiedIndividual__dlm WHERE Email = :email'],
+    ['a line comment', "SELECT Email FROM UnifiedIndividual__dlm -- WHERE Email = 'a'"],
+    ['a block comment', 'SELECT Email /* x */ FROM UnifiedIndividual__dlm'],
+    ['a second statement', 'SELECT Email FROM UnifiedIndividual__dlm; DELETE FROM UnifiedIndividual__dlm'],
+    ['OR (not in the sandbox)', "SELECT Email FROM UnifiedIndividual__dlm WHERE Email = 'a' OR Email = 'b'"],
+  ])('%s', (_name, sql) => {
+    expect(() => parseQuery(sql)).toThrow(QueryError);
+  });
+
+  it('refuses SUM of a text column and a bare column beside an aggregate without GROUP BY', () => {
+    const objects = [{ name: 'T__dlm', aliases: [], columns: [{ name: 'a', aliases: [], type: 'VARCHAR', typeCode: 12 }, { name: 'n', aliases: [], type: 'DECIMAL', typeCode: 3 }], rows: [{ a: 'x', n: 2 }, { a: 'x', n: 4 }, { a: 'y', n: 1 }] }];
+    expect(() => runSimulatorQuery(parseQuery('SELECT SUM(a) FROM T__dlm'), objects)).toThrow(/numeric/);
+    expect(() => runSimulatorQuery(parseQuery('SELECT a, COUNT(*) FROM T__dlm'), objects)).toThrow(/GROUP BY/);
+    expect(runSimulatorQuery(parseQuery('SELECT a, AVG(n) FROM T__dlm GROUP BY a ORDER BY a DESC'), objects).rows).toEqual([
+      ['y', 1],
+      ['x', 3],
+    ]);
+    expect(runSimulatorQuery(parseQuery('SELECT COUNT(*) FROM T__dlm WHERE n > 1 AND a IN (\'x\', \'z\')'), objects).rows).toEqual([[2]]);
   });
 });

@@ -1,5 +1,8 @@
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { startCrmSimulator, type CrmSimulatorOptions, type RunningCrmSimulator } from '../../sandbox/crm-simulator';
+import { DataSyncSettings } from '../../shared/data/settings';
+import type { TestGateway } from '../support/local-runtime';
+import { storeConnection } from '../support/stored-connection';
 
 /**
  * A CRM simulator with one connected app (its public key registered, the integration user
@@ -84,5 +87,64 @@ export async function startDataSandbox(options: DataSandboxOptions = {}): Promis
       exchange: sim.requests.get('POST /services/a360/token') ?? 0,
     }),
     stop: () => sim.stop(),
+  };
+}
+
+/**
+ * The local gateway (its HTTP front, queues, schedules on demand) with a data connection to a CRM
+ * simulator, and a playbook API key: for end-to-end tests of the data connector's routes.
+ */
+export interface DataGateway {
+  gateway: TestGateway;
+  sandbox: DataSandbox;
+  accountId: string;
+  /** The playbook API key of the account. */
+  key: string;
+  userToken(): Promise<string>;
+  /** Stores (or replaces) the data connection with these sync settings. */
+  connect(syncSettings?: Record<string, unknown>): Promise<void>;
+  /** Queries the data platform received so far. */
+  queries(): number;
+  stop(): Promise<void>;
+}
+
+export async function startDataGateway(options: { sandbox?: DataSandboxOptions; dataDir?: string; existing?: DataSandbox } = {}): Promise<DataGateway> {
+  const sandbox = options.existing ?? (await startDataSandbox(options.sandbox));
+  const { startTestGateway } = await import('../support/local-runtime');
+  const gateway = await startTestGateway(
+    {
+      DATA_LOGIN_URL: sandbox.env.DATA_LOGIN_URL,
+      DATA_SANDBOX_LOGIN_URL: sandbox.env.DATA_SANDBOX_LOGIN_URL,
+      ALLOW_INSECURE_PLATFORM_URLS: 'true',
+      PLATFORM_TIMEOUT_MS: '5000',
+    },
+    options.dataDir ? { dataDir: options.dataDir } : {},
+  );
+  const accountId = sandbox.accountId;
+  const local = gateway.runtime.local.gateway;
+  const userToken = () => gateway.userToken(accountId);
+  let key = '';
+  if (!(await local.store.getAccount(accountId))) await gateway.enableAccount(accountId);
+  const response = await gateway.call('POST', `/api/v1/accounts/${accountId}/api-keys`, { token: await userToken(), body: { name: 'playbook' } });
+  if (response.status !== 201) throw new Error(`no API key: ${response.status}`);
+  key = ((await response.json()) as { key: string }).key;
+
+  const connect = async (syncSettings: Record<string, unknown> = {}) => {
+    const existing = await local.store.getConnection(accountId, 'data');
+    if (existing) await local.store.deleteConnection(accountId, 'data');
+    await storeConnection(local, { accountId, connector: 'data', credentials: sandbox.credentials, config: sandbox.config, syncSettings: DataSyncSettings.parse(syncSettings) });
+  };
+  return {
+    gateway,
+    sandbox,
+    accountId,
+    key,
+    userToken,
+    connect,
+    queries: () => sandbox.sim.data.queriesReceived,
+    async stop() {
+      await gateway.stop();
+      if (!options.existing) await sandbox.stop();
+    },
   };
 }

@@ -20,7 +20,7 @@ interface Ref {
   Ref: string;
 }
 interface LambdaProperties {
-  Description: string;
+  Description?: unknown;
   Runtime: string;
   Architectures: string[];
   Timeout: number;
@@ -72,11 +72,16 @@ const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [v
 /** Logical id of the Lambda function running functions/<handler>.ts (found by its description). */
 function functionOf(handler: HandlerName): [string, Resource<LambdaProperties>] {
   const found = resourcesOf<LambdaProperties>('AWS::Lambda::Function').filter(([, r]) =>
-    r.Properties.Description.startsWith(`functions/${handler}.ts:`),
+    String(r.Properties.Description).startsWith(`functions/${handler}.ts:`),
   );
   expect(found, `one function for ${handler}`).toHaveLength(1);
   return found[0]!;
 }
+/** The gateway's own functions (functions/*.ts), not CDK's deploy-time helpers. */
+function gatewayFunctions(): Array<[string, Resource<LambdaProperties>]> {
+  return resourcesOf<LambdaProperties>('AWS::Lambda::Function').filter(([, r]) => String(r.Properties.Description).startsWith('functions/'));
+}
+
 let handlersByRole: Map<string, HandlerName> | undefined;
 function handlerOfRole(roleId: string): HandlerName | undefined {
   handlersByRole ??= new Map(handlerNames.map((h) => [functionOf(h)[1].Properties.Role['Fn::GetAtt'][0], h]));
@@ -122,7 +127,7 @@ describe('HTTP API', () => {
         'ANY /api/v1/{proxy+}',
         'GET /api/v1/openapi.json',
         'GET /api/v1/playbook/{proxy+}',
-        'POST /api/v1/playbook/engagement-events',
+        'POST /api/v1/playbook/{proxy+}',
       ].sort(),
     );
   });
@@ -162,7 +167,7 @@ describe('HTTP API', () => {
       'ANY /api/v1/{proxy+}': 'api',
       'GET /api/v1/openapi.json': 'api',
       'GET /api/v1/playbook/{proxy+}': 'api',
-      'POST /api/v1/playbook/engagement-events': 'api',
+      'POST /api/v1/playbook/{proxy+}': 'api',
     };
     for (const route of routes()) {
       const integrationId = Object.keys(integrations).find((id) => references(route.Target, id));
@@ -185,12 +190,13 @@ describe('HTTP API', () => {
     // The raw path and query string (OAuth codes) are never logged.
     expect(Object.values(format)).not.toContain('$context.path');
     expect(resource(stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0]).Type).toBe('AWS::Logs::LogGroup');
-    const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
-    expect(references(template.toJSON().Outputs.ApiUrl.Value, apiId)).toBe(true);
+    // {base_url} is the dashboard's distribution, which sends /api/*, /auth/* and /webhooks/* to this API.
+    const [distributionId] = resourcesOf('AWS::CloudFront::Distribution')[0]!;
+    expect(references(template.toJSON().Outputs.ApiUrl.Value, distributionId)).toBe(true);
     // The callback addresses to register on the OAuth clients, one per connector with the authorization code.
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     for (const [id, path] of [['MessagingOAuthCallbackUrl', '/auth/crmmessaging/callback'], ['DataOAuthCallbackUrl', '/auth/crmdata/callback']] as const) {
-      expect(references(outputs[id]!.Value, apiId)).toBe(true);
+      expect(references(outputs[id]!.Value, distributionId)).toBe(true);
       expect(JSON.stringify(outputs[id]!.Value)).toContain(path);
     }
   });
@@ -490,8 +496,15 @@ describe('alarms', () => {
 
 describe('functions', () => {
   it('one function per handler file, each Node.js 24 on arm64, traced, with its own log group and no managed policy', () => {
-    const functions = resourcesOf<LambdaProperties>('AWS::Lambda::Function');
+    const functions = gatewayFunctions();
     expect(functions).toHaveLength(handlerNames.length);
+    // The only others are CDK's deploy-time helpers of the dashboard's bucket: the one that copies its files,
+    // and the one that empties it when the stack is deleted.
+    const others = resourcesOf<LambdaProperties>('AWS::Lambda::Function').filter(([id]) => !functions.some(([gatewayId]) => gatewayId === id));
+    const helpers = ['Custom::CDKBucketDeployment', 'Custom::S3AutoDeleteObjects'].map(
+      (type) => resourcesOf<{ ServiceToken: GetAtt }>(type)[0]![1].Properties.ServiceToken['Fn::GetAtt'][0],
+    );
+    expect(others.map(([id]) => id).sort()).toEqual(helpers.sort());
     for (const handler of handlerNames) {
       expect(existsSync(new URL(`../../functions/${handler}.ts`, import.meta.url)), handler).toBe(true);
       const [, fn] = functionOf(handler);
@@ -508,16 +521,27 @@ describe('functions', () => {
   it('sets only variables that shared/config.ts knows', () => {
     const known = new Set(Object.keys(GatewayEnvironment.shape));
     known.add('NODE_OPTIONS');
-    for (const [, fn] of resourcesOf<LambdaProperties>('AWS::Lambda::Function')) {
+    for (const [, fn] of gatewayFunctions()) {
       for (const name of Object.keys(fn.Properties.Environment.Variables)) expect(known, `${fn.Properties.Description}: ${name}`).toContain(name);
     }
   });
 
-  it('gives BASE_URL (the API address) only to the functions behind the API that build redirect and webhook addresses', () => {
+  it('gives BASE_URL (the dashboard distribution, which fronts the API) only to the functions that build redirect and webhook addresses', () => {
     const withBaseUrl = handlerNames.filter((h) => 'BASE_URL' in functionOf(h)[1].Properties.Environment.Variables);
     expect(withBaseUrl.sort()).toEqual(['api', 'oauth-callback']);
-    const [apiId] = resourcesOf('AWS::ApiGatewayV2::Api')[0]!;
-    expect(functionOf('api')[1].Properties.Environment.Variables.BASE_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
+    const [distributionId] = resourcesOf('AWS::CloudFront::Distribution')[0]!;
+    expect(functionOf('api')[1].Properties.Environment.Variables.BASE_URL).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }]],
+    });
+  });
+
+  it('gives DASHBOARD_URL (where the OAuth callback sends the browser back) to the OAuth callback only', () => {
+    const withDashboardUrl = handlerNames.filter((h) => 'DASHBOARD_URL' in functionOf(h)[1].Properties.Environment.Variables);
+    expect(withDashboardUrl).toEqual(['oauth-callback']);
+    const [distributionId] = resourcesOf('AWS::CloudFront::Distribution')[0]!;
+    expect(functionOf('oauth-callback')[1].Properties.Environment.Variables.DASHBOARD_URL).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/']],
+    });
   });
 });
 

@@ -45,6 +45,9 @@ describe('deployment settings (CDK context)', () => {
     ['paymentApiBaseUrl', 'http://127.0.0.1:4010'],
     ['billingBaseUrlTemplate', 'https://billing.example.com'],
     ['apiThrottleBurst', -1],
+    ['authDomainPrefix', 'Has-Capitals'],
+    ['authDomainPrefix', 'my-cognito-login'],
+    ['webAclArn', 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/x/y'],
   ])('stops the synth on a bad %s, naming it', (key, value) => {
     expect(() => settingsFrom({ [key]: value })).toThrow(key);
   });
@@ -66,9 +69,12 @@ describe('deployment settings (CDK context)', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 } });
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
     expect(template.toJSON().Outputs.ApiUrl.Value).toBe('https://gateway.example.com');
-    const functions = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { Environment: { Variables: Record<string, unknown> } } }>;
-    const withBaseUrl = Object.values(functions).filter((fn) => fn.Properties.Environment.Variables.BASE_URL === 'https://gateway.example.com');
+    expect(template.toJSON().Outputs.DashboardUrl.Value).toBe('https://gateway.example.com/');
+    const functions = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { Environment?: { Variables: Record<string, unknown> } } }>;
+    const withBaseUrl = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables.BASE_URL === 'https://gateway.example.com');
     expect(withBaseUrl).toHaveLength(2);
+    const withDashboardUrl = Object.values(functions).filter((fn) => fn.Properties.Environment?.Variables.DASHBOARD_URL === 'https://gateway.example.com/');
+    expect(withDashboardUrl).toHaveLength(1);
   });
 
 });

@@ -18,9 +18,9 @@ describe('npm start', () => {
     port = await freePortRun(4);
   });
 
-  function start(): { output: () => string; exited: Promise<number | null>; stop: () => void } {
+  function start(extraEnv: Record<string, string> = {}): { output: () => string; exited: Promise<number | null>; stop: () => void } {
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...userShellEnv(), PORT: String(port), LOCAL_DATA_DIR: dataDir },
+      env: { ...userShellEnv(), PORT: String(port), LOCAL_DATA_DIR: dataDir, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';
@@ -60,5 +60,13 @@ describe('npm start', () => {
     const code = await gateway.exited;
     expect(code).toBe(1);
     expect(gateway.output()).toMatch(/Cannot start: The local key file .* is damaged .* Restore it from your backup/);
+  });
+
+  it('refuses to start when a setting is wrong, naming it and what is wrong', async () => {
+    // A real billing address (so the sandbox stays off for it) without the {site} placeholder.
+    const gateway = start({ BILLING_BASE_URL_TEMPLATE: 'https://acme.chargebee.com' });
+    const code = await gateway.exited;
+    expect(code).toBe(1);
+    expect(gateway.output()).toMatch(/Cannot start: Settings are not valid:\s+BILLING_BASE_URL_TEMPLATE: must contain \{site\}/);
   });
 });

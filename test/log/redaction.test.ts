@@ -50,4 +50,24 @@ describe('log redaction', () => {
       { numRuns: 200 },
     );
   });
+
+  it('through the Powertools logger: its standard keys, and no secret in the message, a field or an error', () => {
+    const lines: string[] = [];
+    const restoreSink = setLogSink((line) => lines.push(line));
+    const webhookSecret = generatedKey('whsec_');
+    const password = generatedKey('pw');
+    registerSecret(password);
+    new Logger({ accountId: 'acme' }).with({ connector: 'billing' }).warn(`refused ${webhookSecret}`, {
+      webhookSigningSecret: webhookSecret,
+      error: new Error(`Basic ${Buffer.from(`user:${password}`).toString('base64')} refused; password was ${password}`),
+    });
+    setLogSink(restoreSink);
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 'WARN', service: 'integration-gateway', accountId: 'acme', connector: 'billing', message: 'refused [redacted]', webhookSigningSecret: '[redacted]' });
+    expect(typeof line.timestamp).toBe('string');
+    expect(lines[0]).not.toContain(webhookSecret);
+    expect(lines[0]).not.toContain(password);
+    expect(lines[0]).not.toContain(Buffer.from(`user:${password}`).toString('base64'));
+  });
 });

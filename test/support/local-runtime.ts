@@ -24,9 +24,9 @@ const NO_PLATFORM = {
   ALLOW_INSECURE_PLATFORM_URLS: 'true',
 };
 
-/** The whole local gateway (in-memory dynalite, throwaway key) on a free port, for end-to-end tests. */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env: { ...NO_PLATFORM, ...env } });
+/** The whole local gateway (in-memory dynalite, throwaway key; or on disk in `dataDir`) on a free port, for end-to-end tests. */
+export async function startTestGateway(env: Record<string, string> = {}, options: { dataDir?: string } = {}): Promise<TestGateway> {
+  const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env: { ...NO_PLATFORM, ...env }, ...options });
   const call: TestGateway['call'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;

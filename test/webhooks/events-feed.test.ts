@@ -3,6 +3,7 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { mockClient } from 'aws-sdk-client-mock';
 import type * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { responseForError } from '../../shared/api/http';
 import { createRouter } from '../../shared/api/router';
 import { apiRoutes } from '../../shared/api/routes/index';
 import { PLAYBOOK_EVENT_DATA, PLAYBOOK_EVENT_TYPES, playbookEvent } from '../../shared/events/playbook-events';
@@ -52,6 +53,7 @@ describe('GET /api/v1/accounts/{accountId}/events', () => {
     const local = world.gateway.runtime.local.gateway;
     const aws: Gateway = { ...local, events: { publish: async () => {} } };
     const dispatch = createRouter(apiRoutes(), { gateway: () => aws });
+    // The router throws its refusals; the handler engine answers them (as responseForError does here).
     const response = await dispatch({
       method: 'GET',
       path: '/api/v1/accounts/acme/events',
@@ -60,7 +62,7 @@ describe('GET /api/v1/accounts/{accountId}/events', () => {
       rawBody: Buffer.alloc(0),
       requestId: 'aws-feed',
       claims: { sub: 'user-1', 'custom:account_id': 'acme' },
-    });
+    }).catch(responseForError);
     expect(response.status).toBe(501);
     expect(JSON.parse(response.body).remedy).toContain('EventBridge rule');
   });

@@ -174,8 +174,8 @@ describe('accounts are kept apart', () => {
 
   it('never logs a signing secret', () => {
     const text = logLines.join('\n');
-    expect(text).toContain('webhook received');
-    expect(text).toContain('webhook refused');
+    expect(text).toContain('webhook event applied');
+    expect(text).toContain('request refused');
     for (const secret of [acmeSecret, globexSecret]) expect(text).not.toContain(secret);
   });
 });

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { Connector } from '../../connections/connector';
 import { connectors } from '../../connections/registry';
 import { ConnectorName } from '../../connectors';
+import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { route } from '../route';
 
 /** What the dashboard needs to draw a connector's Integrations card, from the registry alone. */
@@ -11,11 +12,14 @@ export const ConnectorDescription = z
     platform: z.string().describe('The platform in words: "payment platform"'),
     authenticationMethods: z.array(z.enum(['api_key', 'jwt_bearer', 'authorization_code'])).describe('The preferred first'),
     connectionForm: z.record(z.string(), z.unknown()).describe('JSON Schema of the Connect Account form'),
+    keptOnReconnect: z.array(z.string()).describe('Secrets a reconnect keeps when the form leaves them out'),
     settings: z.record(z.string(), z.unknown()).describe('JSON Schema of the sync settings, with their defaults'),
     capabilities: z.object({
       sync: z.object({ objects: z.array(z.string()) }).optional().describe('Records it syncs on schedules'),
       webhooks: z.object({ path: z.string(), events: z.array(z.string()) }).optional().describe('The platform sends webhooks to this address'),
       authorizationCode: z.boolean().describe('Can connect through the browser (OAuth authorization code)'),
+      callbackUrl: z.string().optional().describe("The OAuth callback address to register on the platform's OAuth client, exactly"),
+      revokesOnDisconnect: z.boolean().describe('Disconnect also ends the grant on the platform (revokes the refresh token)'),
     }),
   })
   .meta({ id: 'ConnectorDescription' });
@@ -23,17 +27,21 @@ export type ConnectorDescription = z.infer<typeof ConnectorDescription>;
 
 const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 
-export function describeConnector(connector: Connector): ConnectorDescription {
+/** A connector for the dashboard; `baseUrl` ({base_url}) makes its OAuth callback address whole. */
+export function describeConnector(connector: Connector, baseUrl?: string): ConnectorDescription {
   return {
     name: connector.name,
     platform: connector.platform,
     authenticationMethods: [...connector.connection.methods],
     connectionForm: jsonSchema(connector.connection.input),
+    keptOnReconnect: [...(connector.connection.keptOnReconnect ?? [])],
     settings: jsonSchema(connector.settings),
     capabilities: {
       ...(connector.sync ? { sync: { objects: [...connector.sync.objects] } } : {}),
       ...(connector.webhooks ? { webhooks: { path: connector.webhooks.path, events: [...connector.webhooks.subscribeTo] } } : {}),
       authorizationCode: connector.connection.methods.includes('authorization_code'),
+      ...(connector.authorization && baseUrl !== undefined ? { callbackUrl: `${baseUrl.replace(/\/+$/, '')}${connector.authorization.callbackPath}` } : {}),
+      revokesOnDisconnect: connector.revoke !== undefined,
     },
   };
 }
@@ -46,6 +54,6 @@ export const connectorRoutes = [
     summary: 'The connectors this gateway offers: forms, settings and capabilities',
     params: z.object({}),
     response: { status: 200, description: 'Every connector', schema: z.object({ connectors: z.array(ConnectorDescription) }) },
-    handle: async () => ({ connectors: connectors.all().map(describeConnector) }),
+    handle: async ({ gateway, request }) => ({ connectors: connectors.all().map((connector) => describeConnector(connector, gatewayBaseUrl(gateway.env, request))) }),
   }),
 ];

@@ -1,0 +1,41 @@
+import type { GatewayVariable } from '../config';
+
+/** Every Lambda handler of the gateway: one file each in functions/. */
+export const handlerNames = [
+  'api',
+  'oauth-callback',
+  'webhook-payments',
+  'webhook-billing',
+  'webhook-event',
+  'sync-dispatcher',
+  'sync-job',
+  'ingest',
+  'conversation-task',
+  'poller-fleet-plan',
+  'poller',
+] as const;
+export type HandlerName = (typeof handlerNames)[number];
+
+const PLATFORM_ADDRESSES = ['PAYMENT_API_BASE_URL', 'BILLING_BASE_URL_TEMPLATE', 'DATA_LOGIN_URL', 'DATA_SANDBOX_LOGIN_URL'] as const;
+
+/**
+ * The settings each function's code reads and cannot work without. A function checks them when it
+ * loads (a missing queue URL fails the deployment's first invocation with its name, not a sync an
+ * hour later), and the stack test checks that the stack sets each of them.
+ */
+export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> = {
+  api: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', ...PLATFORM_ADDRESSES],
+  'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
+  'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
+  // Connectors' reactions to published events may queue engagement events.
+  'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  'sync-dispatcher': ['TABLE_NAME', 'SYNC_QUEUE_URL'],
+  // Continuations, retries and purges go back on the sync queue; refused held engagement events to the ingestion queue.
+  'sync-job': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  ingest: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'DATA_LOGIN_URL', 'DATA_SANDBOX_LOGIN_URL'],
+  // The messaging connector's steps are not built yet: they read nothing.
+  'conversation-task': [],
+  'poller-fleet-plan': [],
+  poller: [],
+};

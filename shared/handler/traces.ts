@@ -1,0 +1,30 @@
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { MiddlewareObj } from '@middy/core';
+import { METRICS_SERVICE } from '../metrics/catalogue';
+import { activateTracer } from '../tracing/segments';
+
+/**
+ * X-Ray traces (Powertools Tracer): a handler subsegment with the cold start and service
+ * annotations, a subsegment per AWS SDK call (the gateway's clients register with
+ * `tracedAwsClient`) and one per platform call (shared/tracing/segments.ts, named by platform and
+ * the path's shape, never a URL). Lambda's active tracing records every function's invocation
+ * anyway; this adds what happens inside.
+ *
+ * It costs: the X-Ray SDK is ~120 KB and ~35 ms of every cold start (measured: bundling it behind
+ * a dynamic import saves nothing, esbuild evaluates it either way). So only the queue workers use it
+ * (sync-job, webhook-event, ingest): they make the platform calls worth tracing, and nobody waits
+ * on their cold start. The API, the webhook receivers and the schedule and state-machine tasks
+ * leave it out (README "Monitoring").
+ */
+const tracer = new Tracer({
+  serviceName: METRICS_SERVICE,
+  // No automatic HTTP subsegments: they are named by URL, and URLs can carry ids and emails.
+  captureHTTPsRequests: false,
+});
+if (tracer.isTracingEnabled()) activateTracer(tracer);
+
+export function traces(): MiddlewareObj {
+  // Answers carry account data: never copied into a trace.
+  return captureLambdaHandler(tracer, { captureResponse: false });
+}

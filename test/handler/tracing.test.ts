@@ -1,0 +1,103 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPlatformClient } from '../../shared/http/platform-client';
+import { unlimitedRateBudget } from '../../shared/http/rate-budget';
+import { activateTracer, pathShape, tracedAwsClient, type ActiveTracer, type SubsegmentLike } from '../../shared/tracing/segments';
+
+/**
+ * X-Ray subsegments for platform calls and AWS SDK clients (shared/tracing/segments.ts), recorded
+ * by a stand-in for Powertools Tracer (X-Ray has no local service): one subsegment per attempt,
+ * named by platform, annotated with the path's shape, never the URL, an id, a query or a body.
+ */
+interface Recorded {
+  name: string;
+  annotations: Record<string, unknown>;
+  errors: string[];
+  closed: boolean;
+}
+const recorded: Recorded[] = [];
+const captured: object[] = [];
+const tracer: ActiveTracer = {
+  captureAWSv3Client: <T>(client: T) => {
+    captured.push(client as object);
+    return client;
+  },
+  provider: {
+    captureAsyncFunc: (name, work) => {
+      const entry: Recorded = { name, annotations: {}, errors: [], closed: false };
+      recorded.push(entry);
+      const subsegment: SubsegmentLike = {
+        addAnnotation: (key, value) => void (entry.annotations[key] = value),
+        addError: (error) => void entry.errors.push(String(error)),
+        close: () => void (entry.closed = true),
+      };
+      return work(subsegment);
+    },
+  },
+};
+
+let server: Server;
+let url: string;
+let answers: number[] = [];
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const status = answers.shift() ?? 200;
+    res.writeHead(status, { 'content-type': 'application/json' }).end(status === 200 ? '{"id":"cus_123"}' : '{"error":{"message":"slow down"}}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  activateTracer(undefined);
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('platform call segments', () => {
+  it('path shapes keep the words and hide what the path is about', () => {
+    expect(pathShape('/v1/customers/cus_123')).toBe('/v1/customers/{id}');
+    expect(pathShape('/api/v2/customers?email[is]=ann@example.com')).toBe('/api/v2/customers');
+    expect(pathShape('/api/v1/playbook/profiles/ann%40example.com')).toBe('/api/v1/playbook/profiles/{id}');
+    expect(pathShape('/services/data/v61.0/ssot/queryv2')).toBe('/services/data/v61.0/ssot/queryv2');
+    expect(pathShape('/api/v2/customers/john-doe/subscriptions')).toBe('/api/v2/customers/{id}/subscriptions');
+    expect(pathShape('/api/v2/customers/AzZiXYT6x')).toBe('/api/v2/customers/{id}');
+  });
+
+  it('without an active tracer a call records nothing', async () => {
+    const client = createPlatformClient({ baseUrl: url, platform: 'payment', auth: { kind: 'none' }, rateBudget: unlimitedRateBudget, allowInsecure: true });
+    await client.request({ method: 'GET', path: '/v1/customers/cus_123' });
+    expect(recorded).toEqual([]);
+  });
+
+  it('with one, each attempt is a closed subsegment named by platform, annotated by shape and outcome', async () => {
+    activateTracer(tracer);
+    answers = [429];
+    const client = createPlatformClient({
+      baseUrl: url,
+      platform: 'payment',
+      auth: { kind: 'bearer', token: 'sk_test_never_in_a_trace' },
+      rateBudget: unlimitedRateBudget,
+      allowInsecure: true,
+      sleep: async () => {},
+    });
+    await client.request({ method: 'GET', path: '/v1/customers/cus_123', query: { email: 'ann@example.com' } });
+    expect(recorded).toEqual([
+      { name: 'platform payment', annotations: { platform: 'payment', method: 'GET', operation: 'GET /v1/customers/{id}', attempt: 1, outcome: 429 }, errors: [], closed: true },
+      { name: 'platform payment', annotations: { platform: 'payment', method: 'GET', operation: 'GET /v1/customers/{id}', attempt: 2, outcome: 200 }, errors: [], closed: true },
+    ]);
+    const text = JSON.stringify(recorded);
+    for (const leak of ['cus_123', 'ann@example.com', '127.0.0.1', 'sk_test', 'email']) expect(text).not.toContain(leak);
+  });
+
+  it('AWS SDK clients registered before or after activation are captured once', () => {
+    const early = { middlewareStack: {}, send: () => undefined };
+    activateTracer(undefined);
+    tracedAwsClient(early);
+    expect(captured).not.toContain(early);
+    activateTracer(tracer);
+    const late = tracedAwsClient({ middlewareStack: {}, send: () => undefined });
+    activateTracer(tracer);
+    expect(captured.filter((client) => client === early)).toHaveLength(1);
+    expect(captured.filter((client) => client === late)).toHaveLength(1);
+  });
+});
