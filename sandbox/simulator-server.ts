@@ -53,8 +53,8 @@ export interface RunningSimulator {
   /** Requests received, by `METHOD path` (control requests excluded). */
   requests: Map<string, number>;
   totalRequests(): number;
-  /** Sets how long each answer takes (0 for none). */
-  setLatency(latency: Latency): void;
+  /** Sets how long each answer takes: milliseconds, or with a jitter (0 for none). */
+  setLatency(latency: Latency | number): void;
   latency(): { ms: number; jitterMs: number };
   /** The most API requests that were being answered at once since the start (or the last reset). */
   maxInFlight(): number;
@@ -200,7 +200,7 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     requests,
     totalRequests: () => [...requests.values()].reduce((sum, n) => sum + n, 0),
     setLatency: (next) => {
-      latency = Latency.parse(next);
+      latency = Latency.parse(typeof next === 'number' ? { ms: Math.max(0, Math.round(next)) } : next);
     },
     latency: () => ({ ...latency }),
     maxInFlight: () => maxInFlight,
