@@ -141,10 +141,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
   let reached = start.reached;
   let pagesFetched = 0;
-  /** How long the latest page took to compare and write, and how many pages were written. */
-  let lastWriteMs = 0;
   /** Write units a page brings, on average (moving): none when the data did not change. */
   let unitsPerPage = 0;
+  /** Pages written so far in this invocation. */
   let writesDone = 0;
   let pagesThisInvocation = 0;
   let active = 0;
@@ -319,6 +318,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     /** The cursor after the last page fetched (the slice's own cursor lags until its writes land). */
     let nextCursor = slice.page;
     const inWrite: Array<{ page: Fetched; done: Promise<void> }> = [];
+    /** How long this slice last waited for the store to take its pages (its writes in flight were as many as it may have). */
+    let storeWaitMs = 0;
     const commitOldest = async () => {
       const oldest = inWrite[0]!;
       await oldest.done;
@@ -368,10 +369,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         const waitedMs = performance.now() - awaitedFrom;
         // At a page boundary: go on, or split what this slice still has to list? Slices help when
         // they wait on the platform longer than on the store; when the store is what they wait on (a
-        // fast platform), more would only add part-filled pages. Before the run's first write there
-        // is nothing to compare with, so its first page decides after it is written.
+        // fast platform, or a first sync at the store's write pace), more would only add part-filled
+        // pages. Before the run's first write there is nothing to compare with, so its first page
+        // decides after it is written.
         const decide = (): SliceRange[] | undefined => {
-          if (!order || !page.next || !page.span || waitedMs < lastWriteMs / WRITES_PER_SLICE) return undefined;
+          if (!order || !page.next || !page.span || waitedMs < storeWaitMs) return undefined;
           const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), view());
           // Capacity taken now, so other slices do not split for it too.
           if (pieces) active += pieces.length - 1;
@@ -386,9 +388,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           // Another slice failed meanwhile: this page is not written (the run stops as it is).
           const stoppedBy = failure as { error: unknown } | undefined;
           if (stoppedBy) throw stoppedBy.error;
-          const writeFrom = performance.now();
           await writePage(number, page);
-          lastWriteMs = performance.now() - writeFrom;
           writesDone += 1;
         })();
         // Seen when the slice commits it; a run that stops first has failed already.
@@ -399,7 +399,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         // The slice ends, is split, or has as many pages in writing as it may: wait for the oldest.
         const settling = !page.next || pieces !== undefined || !known;
         try {
+          const storeFrom = performance.now();
+          const full = inWrite.length >= WRITES_PER_SLICE;
           while (inWrite.length >= WRITES_PER_SLICE || (settling && inWrite.length > 0)) await commitOldest();
+          storeWaitMs = full ? performance.now() - storeFrom : 0;
         } catch (error) {
           if (pieces) active -= pieces.length - 1;
           throw error;
