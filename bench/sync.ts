@@ -319,6 +319,8 @@ async function faultyRun(s: Scenario, figures: Figures) {
       const first = syncObjects(s, accountId, connector, kill);
       while (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
       void first;
+      // A killed process sends nothing more; what it had sent lands long before its lease lapses.
+      while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
       for (const object of OBJECTS) {
         const checkpoint = await s.local.gateway.store.getSyncCheckpoint(accountId, connector, object);
         const cursor = checkpoint?.cursor as { slices?: unknown[] } | undefined;

@@ -284,8 +284,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       const units = plan.writes.reduce((sum, write) => sum + writeUnits(write), 0);
       unitsPerPage = writesDone === 0 ? units : unitsPerPage * 0.8 + units * 0.2;
       if (units > 0) await writePace.take(units);
-      // A run held (killed, in tests and benchmarks) sends no more writes.
+      // A run held (killed, in tests and benchmarks) sends no more writes; a run that failed
+      // meanwhile sends none either (its cursor stays before this page).
       await hold;
+      const stoppedBy = failure as { error: unknown } | undefined;
+      if (stoppedBy) throw stoppedBy.error;
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
       const [, outcomes] = await Promise.all([
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched) : undefined,
@@ -433,6 +436,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       failure ??= { error };
     } finally {
       active -= 1;
+      // A run never returns with its own writes still in flight: the next run (a retry) would list
+      // those pages again and write them a second time.
+      await Promise.allSettled(inWrite.map((write) => write.done));
     }
   };
 

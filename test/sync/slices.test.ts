@@ -115,6 +115,30 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
   });
 
+  it('a run that fails with pages still being written returns only once they land: its retry writes nothing twice', async () => {
+    // A fast platform: pages queue for the store's write pace (after its first second's worth),
+    // several of them in writing when the run fails.
+    const c = await connected('test', 200);
+    const writes = watchCommands(local.dynamo.client);
+    // Once the listing is under way, the platform refuses one call (400: no retry of the same call
+    // would help): the run fails while other slices still have pages in writing.
+    let requests = 0;
+    const stop = sim.onRequest(() => {
+      requests += 1;
+      if (requests === 14) sim.faults.inject({ fault: { kind: 'status', status: 400 }, times: 1, pathPrefix: '/v1/customers' });
+    });
+    try {
+      const failed = await c.run();
+      expect(failed).toMatchObject({ outcome: 'failed' });
+      // Retried at once, as the next scheduled run or a manual one would.
+      expect(await c.run()).toMatchObject({ outcome: 'finished' });
+    } finally {
+      stop();
+    }
+    expect(await c.storedIds()).toEqual(c.platformIds());
+    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+  });
+
   it('many slices in flight hold the platform\'s limit: the simulator answers 429 to under 1% of requests', async () => {
     const c = await connected('live', 40);
     expect(await c.run({ maxSlices: 1 })).toMatchObject({ outcome: 'finished', counts: { created: 2_000 } });
