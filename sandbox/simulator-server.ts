@@ -100,11 +100,14 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {
-      const fault = faults.next(method, url.pathname);
-      if (fault && (await serveFault(fault, res))) return;
-
+      // Listening before any injected delay: a client that gives up during a slow fault is gone, and
+      // its request must not go on to hold (say) a long-poll slot nobody is waiting on.
       const abort = new AbortController();
       res.on('close', () => abort.abort());
+      const fault = faults.next(method, url.pathname);
+      if (fault && (await serveFault(fault, res))) return;
+      if (abort.signal.aborted || res.destroyed) return;
+
       // The platform decides at arrival (its rate limiter included), then takes its time to answer.
       const answer = await options.route(
         { method, path: url.pathname, query: url.searchParams, headers: req.headers, rawBody },

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -43,8 +45,12 @@ export async function expectAccessible(page: Page, view: string): Promise<void> 
   expect(await page.evaluate<string>('document.body.innerText'), view).not.toMatch(/\bundefined\b|\bnull\b|\[object Object\]|\bNaN\b|Invalid Date/);
 }
 
-const screenshots = new URL('../../docs/screenshots/', import.meta.url);
-/** Writes docs/screenshots/<name>.png (the README shows them). */
+/**
+ * The pictures go to docs/screenshots/ (the README shows them) when `SCREENSHOTS=1`; otherwise to a
+ * scratch folder, so an ordinary `npm test` leaves the working tree as it found it.
+ */
+const screenshots = process.env.SCREENSHOTS === '1' ? new URL('../../docs/screenshots/', import.meta.url) : new URL(`file://${join(tmpdir(), 'gateway-screenshots')}/`);
+/** Writes <screenshots>/<name>.png. */
 export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
   mkdirSync(screenshots, { recursive: true });
   // Toasts come and go: leave them out of the pictures.
