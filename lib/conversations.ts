@@ -17,6 +17,12 @@ import { scheduleRetry } from './sync';
  */
 export const maxPollerShards = MAX_POLLER_SHARDS;
 
+/**
+ * A fleet execution hands over to a fresh one after this many rounds (~14 minutes each), well below the 25,000
+ * history events a standard execution may have: a round is about 13 events plus 7 per shard.
+ */
+export const roundsPerFleetExecution = 12;
+
 export interface ConversationsProps {
   readonly logRetention: logs.RetentionDays;
   readonly scheduleDeadLetterQueue: sqs.IQueue;
@@ -136,12 +142,9 @@ export class Conversations extends Construct {
   }
 
   /**
-   * One round per execution: Begin -> Plan -> (no active conversations, or the lease handed on: stop) | Round: in
-   * parallel, a Map over the shards (one poller each, ~14 minutes) and a Wait that starts the next round's
-   * execution POLLER_HANDOVER_SECONDS before this one's pollers end, so the next pollers are running and ready when
-   * these release their conversations; when the pollers end, Plan again (which stops). The plan function receives
-   * the execution id, so it can let only one fleet execution plan (a lease), and `handOverFrom` tells it which
-   * execution is handing the lease over. One round per execution also keeps each execution's history small.
+   * Begin -> Plan -> (no active conversations: stop) | (round limit: hand over) | Map over shards, one poller
+   * each -> next round -> Plan. The plan function receives the execution id, so it can let only one fleet run
+   * (a lease), and `handOverFrom` tells it which execution is handing the lease over.
    */
   private fleetDefinition(fleetName: string): sfn.IChainable {
     const begin = new sfn.Pass(this, 'Begin', {
@@ -154,15 +157,8 @@ export class Conversations extends Construct {
         round: sfn.JsonPath.numberAt('$.round'),
         startedWith: sfn.JsonPath.objectAt('$.startedWith'),
       }),
-      // Expected answer: {"run": true|false, "shards": [{"shard": 0, "shards": n, "endsAt": ms}, ...], "active": <live conversations>,
-      // "nextRoundInSeconds": s, "round": n}.
-      resultSelector: {
-        'run.$': '$.Payload.run',
-        'shards.$': '$.Payload.shards',
-        'active.$': '$.Payload.active',
-        'nextRoundInSeconds.$': '$.Payload.nextRoundInSeconds',
-        'round.$': '$.Payload.round',
-      },
+      // Expected answer: {"run": true|false, "shards": [{"shard": 0, "shards": n, "endsAt": ms}, ...], "active": <live conversations>}.
+      resultSelector: { 'run.$': '$.Payload.run', 'shards.$': '$.Payload.shards', 'active.$': '$.Payload.active' },
       resultPath: '$.plan',
     });
     plan.addRetry({ maxAttempts: 3, interval: Duration.seconds(5), backoffRate: 2 });
@@ -182,29 +178,22 @@ export class Conversations extends Construct {
       resultPath: sfn.JsonPath.DISCARD,
     }).itemProcessor(pollShard);
 
-    const untilNextRound = new sfn.Wait(this, 'Until the next round', { time: sfn.WaitTime.secondsPath('$.plan.nextRoundInSeconds') });
-    const nextRound = new tasks.StepFunctionsStartExecution(this, 'Next round', {
+    const nextRound = new sfn.Pass(this, 'Next round', {
+      parameters: {
+        round: sfn.JsonPath.mathAdd(sfn.JsonPath.numberAt('$.round'), 1),
+        startedWith: sfn.JsonPath.objectAt('$.startedWith'),
+      },
+    });
+    const handOver = new tasks.StepFunctionsStartExecution(this, 'Hand over', {
       stateMachine: sfn.StateMachine.fromStateMachineName(this, 'FleetItself', fleetName),
-      input: sfn.TaskInput.fromObject({
-        handOverFrom: sfn.JsonPath.executionId,
-        round: sfn.JsonPath.mathAdd(sfn.JsonPath.numberAt('$.plan.round'), 1),
-      }),
+      input: sfn.TaskInput.fromObject({ handOverFrom: sfn.JsonPath.executionId }),
       resultPath: sfn.JsonPath.DISCARD,
     });
-    nextRound.addRetry({ maxAttempts: 3, interval: Duration.seconds(2), backoffRate: 2 });
-    // The restart schedule starts a fleet again within 15 minutes.
-    nextRound.addCatch(new sfn.Pass(this, 'Next round failed'), { resultPath: '$.error' });
-    // The Map's branch ends in a Fail so that its end also stops the Wait: pollers that all ended early (nothing
-    // left to poll) lead straight back to Plan, which stops the fleet and frees its lease, instead of waiting for
-    // the round's end. When the next round has started already, that Plan finds the lease handed on and stops.
-    const roundOf = new sfn.Parallel(this, 'Round', { resultPath: sfn.JsonPath.DISCARD });
-    roundOf.branch(pollShards.next(new sfn.Fail(this, 'Pollers done', { error: 'PollersDone', cause: 'every poller of the round has ended' })));
-    roundOf.branch(untilNextRound.next(nextRound));
-    roundOf.addCatch(plan, { errors: ['PollersDone'], resultPath: '$.roundOver' });
 
     const decide = new sfn.Choice(this, 'Any active conversations?')
       .when(sfn.Condition.booleanEquals('$.plan.run', false), new sfn.Succeed(this, 'Fleet idle'))
-      .otherwise(roundOf);
+      .when(sfn.Condition.numberGreaterThan('$.round', roundsPerFleetExecution), handOver.next(new sfn.Succeed(this, 'Handed over')))
+      .otherwise(pollShards.next(nextRound).next(plan));
 
     // A surge execution runs one extra poller for the rest of the round, when new conversations found every poller full.
     const surgePoller = new tasks.LambdaInvoke(this, 'Surge poller', {

@@ -114,7 +114,7 @@ export class LocalStateMachines implements StateMachines {
           Plan: async (params: Json) => lambdaAnswer(await this.handlers.fleetPlan(payloadOf(params))),
           'Poll shard': poll,
           'Surge poller': poll,
-          'Next round': async (params: Json) => {
+          'Hand over': async (params: Json) => {
             const parameters = params as { Input?: Record<string, unknown> };
             await this.startFleet(parameters.Input ?? {});
             return {};

@@ -34,14 +34,6 @@ export const GatewayEnvironment = z.object({
   /** A poller run's heartbeat period and how long its leases hold without one (seconds). */
   POLLER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
   POLLER_LEASE_SECONDS: z.coerce.number().min(0.2).max(300).default(20),
-  /**
-   * How long before a fleet round ends the next round's pollers start (seconds): they get ready
-   * (heartbeat, the conversations they will take, their session tokens) and take each conversation
-   * over as the ending run releases it.
-   */
-  POLLER_HANDOVER_SECONDS: z.coerce.number().min(0).max(120).default(15),
-  /** How often a poller run looks over every live conversation for one nobody holds (seconds): missed notices, slots left empty. */
-  POLLER_SWEEP_SECONDS: z.coerce.number().min(0.05).max(600).default(30),
   /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
   POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
   /** The long-poll's `timeout` (spec: 30). */

@@ -20,7 +20,7 @@ export const PLAN_FILL = 0.8;
 export const FleetPlanInput = z.object({
   executionId: z.string().min(1),
   round: z.number().int().min(1),
-  startedWith: z.looseObject({ handOverFrom: z.string().optional(), round: z.number().int().min(1).optional() }).default({}),
+  startedWith: z.looseObject({ handOverFrom: z.string().optional() }).default({}),
 });
 
 export const PollerInput = z.object({
@@ -36,14 +36,6 @@ export interface FleetPlan {
   run: boolean;
   active: number;
   shards: PollerInput[];
-  /** When the state machine starts the next round (seconds from now): this round's end less the handover lead. */
-  nextRoundInSeconds: number;
-  round: number;
-}
-
-/** Pure: seconds until the next round starts, so its pollers are ready when this round's hand over. */
-export function nextRoundInSeconds(runSeconds: number, handoverSeconds: number): number {
-  return Math.max(1, Math.floor(runSeconds - Math.min(handoverSeconds, runSeconds / 2)));
 }
 
 /** Pure: how many pollers for this many live conversations. */
@@ -55,20 +47,17 @@ export function shardCount(live: number, capacity: number, maxShards: number): n
 export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {
   const env = gateway.env;
   const runMs = env.POLLER_RUN_SECONDS * 1000;
-  const round = input.startedWith.round ?? input.round;
-  const handOverFrom = input.startedWith.handOverFrom;
-  const next = nextRoundInSeconds(env.POLLER_RUN_SECONDS, env.POLLER_HANDOVER_SECONDS);
   let live = await gateway.store.countLiveConversations();
   // Only while something is live: an idle stack pays for no metric series.
   if (live > 0) recordMetric.liveConversations(live);
   if (live === 0) {
     // Stop, then look once more: a conversation started while the lease was still held finds the
     // fleet stopped and starts a new one, or is counted here.
-    await gateway.store.releaseFleetLease(input.executionId, handOverFrom);
+    await gateway.store.releaseFleetLease(input.executionId);
     live = await gateway.store.countLiveConversations();
     if (live === 0) {
       options.log.info('poller fleet idle', { executionId: input.executionId });
-      return { run: false, active: 0, shards: [], nextRoundInSeconds: next, round };
+      return { run: false, active: 0, shards: [] };
     }
   }
   const now = gateway.now();
@@ -78,13 +67,13 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
     now,
     until: now + runMs + 60_000,
     shards,
-    ...(handOverFrom ? { handOverFrom } : {}),
+    ...(input.startedWith.handOverFrom ? { handOverFrom: input.startedWith.handOverFrom } : {}),
   });
   if (!lease) {
     options.log.info('another poller fleet is running', { executionId: input.executionId });
-    return { run: false, active: live, shards: [], nextRoundInSeconds: next, round };
+    return { run: false, active: live, shards: [] };
   }
   const endsAt = now + runMs;
-  options.log.info('poller fleet planned', { live, shards, round });
-  return { run: true, active: live, shards: Array.from({ length: shards }, (_, shard) => ({ shard, shards, endsAt })), nextRoundInSeconds: next, round };
+  options.log.info('poller fleet planned', { live, shards, round: input.round });
+  return { run: true, active: live, shards: Array.from({ length: shards }, (_, shard) => ({ shard, shards, endsAt })) };
 }

@@ -3,7 +3,7 @@ import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
-import type { Conversation, LiveConversation, MessageWrite, PollerRun as PollerRunItem } from '../store/items';
+import type { Conversation, LiveConversation, MessageWrite } from '../store/items';
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
@@ -108,68 +108,9 @@ class Killed extends Error {
 }
 
 interface Held {
+  live: LiveConversation;
   controller: AbortController;
   done: Promise<void>;
-}
-
-/** What a poll needs before it opens: the conversation (without its sealed secrets) and its session. */
-interface Ready {
-  conversation: Conversation;
-  session: ConversationSession;
-}
-
-/** Beats in flight at once at most: a slow write does not hold the next beat back, but they do not pile up. */
-const MAX_BEATS_IN_FLIGHT = 3;
-/** Claims in flight at once during a sweep (a handover takes a whole ending run's conversations). */
-const CLAIMS_AT_ONCE = 32;
-/** How often a run looks again while it is taking over an ending run's conversations. */
-const TAKEOVER_TICK_MS = 200;
-
-/** Pure: the fields of a conversation a held poll keeps (events name it; secrets and the task token stay in the table). */
-export function heldConversation(conversation: Conversation): Conversation {
-  const { accountId, conversationId, platformConversationId, state, direction, contactId, startedAt, updatedAt, version } = conversation;
-  return { accountId, conversationId, state, startedAt, updatedAt, version, ...(platformConversationId ? { platformConversationId } : {}), ...(direction ? { direction } : {}), ...(contactId ? { contactId } : {}) };
-}
-
-export interface SweepDecision {
-  /** Claim now (oldest free first); `lapsedOwner` when taking over from a run whose heartbeat lapsed. */
-  claim: Array<{ live: LiveConversation; lapsedOwner?: string }>;
-  /** This run's conversations still held by a run that hands over before this one ends: get them ready. */
-  incoming: LiveConversation[];
-  /** Runs whose heartbeat lapsed and that hold nothing any more: their heartbeat items can go. */
-  forgotten: string[];
-}
-
-/**
- * Pure: what a sweep does with the live conversations it listed and the runs' heartbeats (read
- * after the listing, so every owner listed had beaten before it claimed).
- */
-export function sweepDecision(
-  listed: LiveConversation[],
-  runs: Map<string, PollerRunItem>,
-  me: { runId: string; shard: number; shards: number; endsAt: number },
-  now: number,
-  options: { skewMs: number; graceMs: number },
-): SweepDecision {
-  const claim: SweepDecision['claim'] = [];
-  const incoming: LiveConversation[] = [];
-  const owners = new Set<string>();
-  for (const live of listed) {
-    if (live.leaseOwner) owners.add(live.leaseOwner);
-    const mine = preferredShard(live.conversationId, me.shards) === me.shard;
-    if (live.leaseOwner === me.runId) claim.push({ live });
-    else if (live.leaseOwner) {
-      const owner = runs.get(live.leaseOwner);
-      if (leaseLapsed(live, owner?.until, now, options.skewMs)) claim.push({ live, lapsedOwner: live.leaseOwner });
-      else if (mine && owner?.endsAt !== undefined && owner.endsAt < me.endsAt) incoming.push(live);
-    } else if (mine || now - (live.releasedAt ?? live.startedAt) > options.graceMs) claim.push({ live });
-  }
-  // Mine first, then the longest without a poll.
-  const freeSince = (live: LiveConversation) => (live.leaseOwner ? 0 : (live.releasedAt ?? live.startedAt));
-  const rank = (live: LiveConversation) => (preferredShard(live.conversationId, me.shards) === me.shard ? 0 : 1);
-  claim.sort((a, b) => rank(a.live) - rank(b.live) || freeSince(a.live) - freeSince(b.live));
-  const forgotten = [...runs.values()].filter((run) => run.runId !== me.runId && run.until + options.skewMs < now && !owners.has(run.runId)).map((run) => run.runId);
-  return { claim, incoming, forgotten };
 }
 
 export class PollerRun {
@@ -185,14 +126,9 @@ export class PollerRun {
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly held = new Map<string, Held>();
-  /** Conversations this run is about to take over (read, session token opened), by key. */
-  private readonly prepared = new Map<string, Promise<Ready | 'gone'>>();
   private readonly stop = new AbortController();
   private killed = false;
-  private finished = false;
   private lastBeatSentAt = 0;
-  private beatsInFlight = 0;
-  private fenceTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly instanceUrls = new Map<string, Promise<string>>();
   private readonly settings = new Map<string, Promise<MessagingSettings>>();
 
@@ -239,13 +175,10 @@ export class PollerRun {
     } catch (error) {
       if (!(error instanceof Killed)) throw error;
     } finally {
+      clearInterval(heartbeat);
       clearInterval(pollsOpen);
       clearTimeout(deadline);
-      // The heartbeat goes on while the leases are released: a slow release is not a lapse.
       await this.handOver();
-      this.finished = true;
-      clearInterval(heartbeat);
-      clearTimeout(this.fenceTimer);
       // A run that held nothing sends nothing: an idle stack pays for no metric series.
       if (this.stats.claimed > 0) recordMetric.pollsOpen(0);
     }
@@ -259,7 +192,7 @@ export class PollerRun {
   private guard(): void {
     if (this.killed) throw new Killed('killed');
     // Past the point where a claimer may think our leases lapsed: stop before touching anything.
-    if (this.lastBeatSentAt > 0 && this.gateway.now() > this.fenceAt()) this.fence();
+    if (this.lastBeatSentAt > 0 && this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
     if (this.stats.fenced) throw new Killed('fenced');
   }
 
@@ -268,36 +201,19 @@ export class PollerRun {
     return Math.max(this.heartbeatMs, this.leaseMs / 4);
   }
 
-  private fenceAt(): number {
-    return this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs;
-  }
-
   private fence(): void {
-    if (this.stats.fenced || this.finished) return;
+    if (this.stats.fenced) return;
     this.stats.fenced = true;
     this.log.error('poller could not renew its leases in time: it stops polling before they lapse', {});
     this.stop.abort();
     for (const held of this.held.values()) held.controller.abort();
   }
 
-  /**
-   * Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent),
-   * and the fence timer with it: the run stops polling at that moment, not at the next check, so a
-   * poll never outlives the lease whatever the heartbeat's timing.
-   */
+  /** Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent). */
   private async beat(now: number): Promise<void> {
     if (this.killed) throw new Killed('killed');
-    this.beatsInFlight++;
-    try {
-      // false: a newer beat is stored already, so the leases hold at least until this one's end.
-      await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs, endsAt: this.options.endsAt });
-    } finally {
-      this.beatsInFlight--;
-    }
-    if (now <= this.lastBeatSentAt || this.killed || this.finished) return;
-    this.lastBeatSentAt = now;
-    clearTimeout(this.fenceTimer);
-    this.fenceTimer = setTimeout(() => this.fence(), Math.max(0, this.fenceAt() - this.gateway.now()));
+    await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
+    this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
   }
 
   /**
@@ -305,13 +221,14 @@ export class PollerRun {
    * may take its conversations (their claimers wait for the lease plus a clock-skew margin).
    */
   private async heartbeat(): Promise<void> {
-    if (this.killed || this.finished || this.beatsInFlight >= MAX_BEATS_IN_FLIGHT) return;
+    if (this.killed || this.stop.signal.aborted) return;
     try {
       await this.beat(this.gateway.now());
     } catch (error) {
       if (error instanceof Killed) return;
       this.log.warn('poller heartbeat failed', { error });
     }
+    if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
   }
 
   /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
@@ -328,10 +245,6 @@ export class PollerRun {
     this.guard();
     const now = this.gateway.now();
     this.claiming++;
-    // What the poll needs is read while the lease is written (or was read before a handover): the
-    // first poll waits for one round trip, not three.
-    const ready = this.prepared.get(key) ?? this.prepare(accountId, conversationId);
-    this.prepared.delete(key);
     let live: LiveConversation | undefined;
     try {
       live = await this.gateway.store.claimConversationLease(accountId, conversationId, {
@@ -347,22 +260,11 @@ export class PollerRun {
     if (!live) return false;
     if (this.held.has(key) || this.killed) return false;
     this.stats.claimed++;
-    const held: Held = { controller: new AbortController(), done: Promise.resolve() };
+    const controller = new AbortController();
+    const held: Held = { live, controller, done: Promise.resolve() };
     this.held.set(key, held);
-    held.done = this.hold(held, live, ready).finally(() => this.held.delete(key));
+    held.done = this.hold(held).finally(() => this.held.delete(key));
     return true;
-  }
-
-  /** Reads the conversation and opens its session; 'gone' when it is no longer live. */
-  private prepare(accountId: string, conversationId: string): Promise<Ready | 'gone'> {
-    const ready = (async (): Promise<Ready | 'gone'> => {
-      const conversation = await this.gateway.store.getConversation(accountId, conversationId);
-      if (!conversation || !isLive(conversation)) return 'gone';
-      const session = await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
-      return { conversation: heldConversation(conversation), session };
-    })();
-    ready.catch(() => undefined);
-    return ready;
   }
 
   /** New conversations, as the start route tells the fleet: the first poll opens within a second. */
@@ -370,21 +272,17 @@ export class PollerRun {
     while (!this.stop.signal.aborted) {
       const received = await this.gateway.pollerNotices.receive({ max: 10, waitMs: Math.min(20_000, Math.max(0, this.options.endsAt - this.gateway.now())), signal: this.stop.signal });
       let full = false;
-      // Side by side: ten notices cost one claim's wait, not ten.
-      await Promise.all(
-        received.map(async (item) => {
-          if (this.killed) return;
-          if (!this.hasRoom()) {
-            full = true;
-            return item.giveBack();
-          }
-          await this.claim(item.notice.accountId, item.notice.conversationId).catch((error: unknown) => {
-            if (!(error instanceof Killed)) this.log.warn('poller could not claim a new conversation; a sweep will', { conversationId: item.notice.conversationId, error });
-          });
-          // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
-          await item.done();
-        }),
-      );
+      for (const item of received) {
+        if (this.killed) return;
+        if (!this.hasRoom()) {
+          await item.giveBack();
+          full = true;
+          continue;
+        }
+        await this.claim(item.notice.accountId, item.notice.conversationId);
+        // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
+        await item.done();
+      }
       if (full && !this.stop.signal.aborted) {
         // Every poller that sees it full asks; the fleet starts one extra poller per few seconds.
         await this.options.requestSurge?.();
@@ -394,85 +292,64 @@ export class PollerRun {
   }
 
   /**
-   * Claims what nobody holds, and takes over from runs that hand over. Every heartbeat period it
-   * reads the runs' heartbeats (one small partition); it lists every live conversation only when
-   * that is worth it: at its start, when a run lapsed (a killed poller), while a run ending before
-   * it hands over, and every POLLER_SWEEP_SECONDS for what no notice brought (a listing reads every
-   * live item, so a fixed fast sweep would cost reads growing with the fleet).
+   * Claims what nobody holds: at the start of the run (the conversations the previous run
+   * released), then every few seconds (a killed run's conversations once its heartbeat lapsed).
+   * Conversations preferred by another slot are left to it for a grace period.
    */
   private async sweepLoop(): Promise<void> {
-    const period = Math.max(this.heartbeatMs, 50);
-    const sweepEveryMs = this.gateway.env.POLLER_SWEEP_SECONDS * 1000;
+    const period = Math.max(this.heartbeatMs, 1000);
     const idleMs = this.gateway.env.POLLER_IDLE_SECONDS * 1000;
-    const skewMs = this.skewMs;
-    let sweptAt = -Infinity;
-    let incoming = 0;
+    let first = true;
     let busyAt = this.gateway.now();
     while (!this.stop.signal.aborted) {
-      this.guard();
-      const now = this.gateway.now();
-      const runs = await this.gateway.store.listPollerRuns();
-      const others = runs.filter((run) => run.runId !== this.runId);
-      const lapsed = others.some((run) => run.until + skewMs < now);
-      // Runs of the round before this one: from their end on, their conversations are released.
-      // (Past its end and its lease, a run that has not released is a lapsed one.)
-      const endings = others.map((run) => run.endsAt).filter((endsAt): endsAt is number => endsAt !== undefined && endsAt < this.options.endsAt && endsAt + this.leaseMs > now);
-      const takingOver = incoming > 0 && endings.some((endsAt) => endsAt <= now);
-      const nextEnding = Math.min(...endings.filter((endsAt) => endsAt > now));
-      const upcoming = Number.isFinite(nextEnding) && nextEnding - now <= Math.max(period, this.gateway.env.POLLER_HANDOVER_SECONDS * 1000);
-      if (this.hasRoom() && (sweptAt === -Infinity || lapsed || takingOver || (upcoming && this.prepared.size === 0) || now - sweptAt >= sweepEveryMs)) {
-        incoming = await this.sweep();
-        sweptAt = now;
-      }
+      if (this.hasRoom()) await this.sweep(first);
+      first = false;
       // Holding nothing for a while: end early, so an idle fleet stops (its next plan finds nothing live).
-      if (this.held.size > 0 || incoming > 0) busyAt = this.gateway.now();
+      if (this.held.size > 0) busyAt = this.gateway.now();
       else if (this.gateway.now() - busyAt >= idleMs) {
         this.stop.abort();
         return;
       }
-      const after = this.gateway.now();
-      const wait = takingOver || (incoming > 0 && endings.some((endsAt) => endsAt <= after)) ? TAKEOVER_TICK_MS : Math.min(period, idleMs, Number.isFinite(nextEnding) ? Math.max(0, nextEnding - after) : Infinity);
-      await this.sleep(wait, this.stop.signal);
+      await this.sleep(Math.min(period, idleMs), this.stop.signal);
     }
   }
 
-  /** The clock-skew margin a claimer adds to another run's heartbeat before calling it lapsed. */
-  private get skewMs(): number {
-    return Math.min(2000, this.leaseMs / 4);
-  }
-
-  /** One look over every live conversation; answers how many of this run's are still to come from an ending run. */
-  private async sweep(): Promise<number> {
+  private async sweep(first: boolean): Promise<void> {
     this.guard();
-    const listed = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
-    // The heartbeats are read after the listing: an owner the listing shows had beaten before it claimed.
-    const runs = new Map((await this.gateway.store.listPollerRuns()).map((run) => [run.runId, run]));
     const now = this.gateway.now();
-    const decision = sweepDecision(listed, runs, { runId: this.runId, shard: this.options.shard, shards: this.options.shards, endsAt: this.options.endsAt }, now, {
-      skewMs: this.skewMs,
-      graceMs: Math.max(this.heartbeatMs, 1000),
-    });
-    // Ready before the handover: read each and open its session token, so its first poll waits for the claim only.
-    for (const live of decision.incoming) {
-      const key = `${live.accountId}/${live.conversationId}`;
-      if (!this.prepared.has(key) && this.prepared.size + this.held.size < this.capacity) this.prepared.set(key, this.prepare(live.accountId, live.conversationId));
+    const skewMs = Math.min(2000, this.leaseMs / 4);
+    const owners = new Map<string, Promise<number | undefined>>();
+    const ownerUntil = (runId: string) => {
+      if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
+      return owners.get(runId)!;
+    };
+    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
+    const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
+    // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
+    const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
+    const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
+    for (const live of [...mine, ...others]) {
+      if (live.leaseOwner === this.runId) ready.push({ live });
+      else if (live.leaseOwner) {
+        if (leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) ready.push({ live, lapsedOwner: live.leaseOwner });
+      } else {
+        const freeSince = live.releasedAt ?? live.startedAt;
+        if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
+      }
     }
+    // Claims side by side (a handover takes the whole previous run's conversations at once).
     let next = 0;
     const claimer = async (): Promise<void> => {
-      while (next < decision.claim.length && this.hasRoom()) {
-        const { live, lapsedOwner } = decision.claim[next++]!;
+      while (next < ready.length && this.hasRoom()) {
+        const { live, lapsedOwner } = ready[next++]!;
         await this.claim(live.accountId, live.conversationId, lapsedOwner);
       }
     };
-    await Promise.all(Array.from({ length: CLAIMS_AT_ONCE }, claimer));
-    // A killed run's heartbeat, once nothing is held under it: otherwise every run would keep sweeping for it.
-    await Promise.all(decision.forgotten.map((runId) => this.gateway.store.endPollerRun(runId).catch(() => undefined)));
-    return decision.incoming.length;
+    await Promise.all(Array.from({ length: 16 }, claimer));
   }
 
   /** The run ends: stop every poll, release every lease (the next run claims them), end the heartbeat. */
   private async handOver(): Promise<void> {
-    this.prepared.clear();
     for (const held of this.held.values()) held.controller.abort();
     await Promise.allSettled([...this.held.values()].map((held) => held.done));
     if (this.killed) return;
@@ -499,22 +376,24 @@ export class PollerRun {
     return this.settings.get(accountId)!;
   }
 
-  private async hold(held: Held, live: LiveConversation, ready: Promise<Ready | 'gone'>): Promise<void> {
+  private async hold(held: Held): Promise<void> {
+    const { live, controller } = held;
     const { accountId, conversationId } = live;
-    const signal = held.controller.signal;
+    const signal = controller.signal;
     let ack = live.ack;
     let failures = 0;
     let first = true;
-    let prepared = await ready.catch(() => undefined);
     try {
+      const conversation = await this.gateway.store.getConversation(accountId, conversationId);
+      if (!conversation || !isLive(conversation)) {
+        await this.gateway.store.deleteLiveConversation(accountId, conversationId);
+        return;
+      }
+      let session: ConversationSession | undefined;
       while (!signal.aborted) {
         try {
           this.guard();
-          prepared ??= await this.prepare(accountId, conversationId);
-          if (prepared === 'gone') {
-            await this.gateway.store.deleteLiveConversation(accountId, conversationId);
-            return;
-          }
+          session ??= await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
           if (first) {
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
@@ -522,25 +401,24 @@ export class PollerRun {
             first = false;
           }
           this.stats.polls++;
-          const answer = await prepared.session.poll(ack, this.pollTimeoutSeconds, { signal, waitMs: this.pollTimeoutSeconds * 1000 + 15_000 });
+          const answer = await session.poll(ack, this.pollTimeoutSeconds, { signal, waitMs: this.pollTimeoutSeconds * 1000 + 15_000 });
           failures = 0;
           if (!answer) continue; // 204: nothing within the timeout; the same ack again.
-          const outcome = await this.apply(prepared.conversation, ack, answer);
+          const outcome = await this.apply(conversation, ack, answer);
           if (outcome === 'lost') return;
           ack = answer.sequence;
           if (outcome === 'ended') return;
         } catch (error) {
           if (signal.aborted || error instanceof Killed) return;
-          const conversation = prepared && prepared !== 'gone' ? prepared.conversation : { accountId, conversationId };
           if (error instanceof PlatformError && error.status === 401) {
             this.stats.expired++;
             this.guard();
-            await finishConversation(this.gateway, conversation as Conversation, 'session_expired', this.log);
+            await finishConversation(this.gateway, conversation, 'session_expired', this.log);
             return;
           }
           if (error instanceof PlatformError && error.status === 403 && /SESSION_ENDED/i.test(error.platformCode ?? '')) {
             this.guard();
-            await finishConversation(this.gateway, conversation as Conversation, 'system', this.log);
+            await finishConversation(this.gateway, conversation, 'system', this.log);
             return;
           }
           if (error instanceof PlatformError && error.status === 409) {
@@ -562,6 +440,7 @@ export class PollerRun {
       }
     }
   }
+
   /**
    * Persists the answer's events at their sequences (in order; a redelivery is a no-op), then
    * publishes them, then moves the conversation's state, then acknowledges. A crash anywhere before
@@ -642,6 +521,10 @@ export class PollerRun {
     }
     return 'ok';
   }
+}
+
+function period(heartbeatMs: number): number {
+  return Math.max(heartbeatMs, 1000);
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

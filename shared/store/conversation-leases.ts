@@ -153,33 +153,10 @@ export async function advanceAck(table: Table, accountId: string, conversationId
   );
 }
 
-/**
- * A poller run's heartbeat: written before it claims anything, then every few seconds. Beats may
- * overlap (a slow write does not hold the next one back), so a beat never replaces a newer one:
- * false means a newer beat is stored already (the run is renewed at least as far as this one asked).
- */
-export async function beatPollerRun(table: Table, run: PollerRun): Promise<boolean> {
+/** A poller run's heartbeat: written before it claims anything, then every few seconds. */
+export async function beatPollerRun(table: Table, run: PollerRun): Promise<void> {
   const checked = PollerRun.parse(run);
-  return writeIfCondition(() =>
-    table.client.send(
-      new PutItemCommand({
-        TableName: table.tableName,
-        Item: toItem({ ...key.pollerRun(checked.runId), ...checked }),
-        ConditionExpression: 'attribute_not_exists(pk) OR renewedAt < :renewedAt',
-        ExpressionAttributeValues: toItem({ ':renewedAt': checked.renewedAt }),
-      }),
-    ),
-  );
-}
-
-/** Every poller run's heartbeat (one small partition): who is alive, until when, and when each hands over. */
-export async function listPollerRuns(table: Table): Promise<PollerRun[]> {
-  const items = await queryAll(table, {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :runs)',
-    ExpressionAttributeValues: toItem({ ':pk': key.pollerRun('').pk, ':runs': key.pollerRun('').sk }),
-    ConsistentRead: true,
-  });
-  return items.map((item) => PollerRun.parse(item));
+  await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...key.pollerRun(checked.runId), ...checked }) }));
 }
 
 export async function getPollerRun(table: Table, runId: string): Promise<PollerRun | undefined> {
@@ -224,20 +201,17 @@ export async function claimFleetLease(
   }
 }
 
-/**
- * The fleet stops: its lease lapses at once, so the next conversation's start launches a new fleet.
- * `handOverFrom`: the execution handing the lease to this one may still hold it.
- */
-export async function releaseFleetLease(table: Table, executionId: string, handOverFrom?: string): Promise<boolean> {
+/** The fleet stops: its lease lapses at once, so the next conversation's start launches a new fleet. */
+export async function releaseFleetLease(table: Table, executionId: string): Promise<boolean> {
   return writeIfCondition(() =>
     table.client.send(
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: toItem(key.fleet()),
         UpdateExpression: 'SET #until = :zero, shards = :zero',
-        ConditionExpression: handOverFrom ? 'executionId IN (:me, :from)' : 'executionId = :me',
+        ConditionExpression: 'executionId = :me',
         ExpressionAttributeNames: { '#until': 'until' },
-        ExpressionAttributeValues: toItem({ ':me': executionId, ':zero': 0, ...(handOverFrom ? { ':from': handOverFrom } : {}) }),
+        ExpressionAttributeValues: toItem({ ':me': executionId, ':zero': 0 }),
       }),
     ),
   );

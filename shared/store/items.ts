@@ -288,8 +288,6 @@ export const PollerRun = z.object({
   runId: z.string().min(1),
   renewedAt: z.number().int(),
   until: z.number().int(),
-  /** When the run hands its conversations over (epoch ms): the next round's runs take them from then. */
-  endsAt: z.number().int().optional(),
 });
 export type PollerRun = z.infer<typeof PollerRun>;
 

@@ -317,11 +317,8 @@ export class Store implements RateBuckets {
   advanceAck(accountId: string, conversationId: string, owner: string, ack: number): Promise<boolean> {
     return conversationLeases.advanceAck(this.#table, accountId, conversationId, owner, ack);
   }
-  beatPollerRun(run: PollerRun): Promise<boolean> {
+  beatPollerRun(run: PollerRun): Promise<void> {
     return conversationLeases.beatPollerRun(this.#table, run);
-  }
-  listPollerRuns(): Promise<PollerRun[]> {
-    return conversationLeases.listPollerRuns(this.#table);
   }
   getPollerRun(runId: string): Promise<PollerRun | undefined> {
     return conversationLeases.getPollerRun(this.#table, runId);
@@ -335,8 +332,8 @@ export class Store implements RateBuckets {
   claimFleetLease(claim: { executionId: string; now: number; until: number; shards: number; handOverFrom?: string }): Promise<FleetLease | undefined> {
     return conversationLeases.claimFleetLease(this.#table, claim);
   }
-  releaseFleetLease(executionId: string, handOverFrom?: string): Promise<boolean> {
-    return conversationLeases.releaseFleetLease(this.#table, executionId, handOverFrom);
+  releaseFleetLease(executionId: string): Promise<boolean> {
+    return conversationLeases.releaseFleetLease(this.#table, executionId);
   }
   takeFleetTurn(kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
     return conversationLeases.takeFleetTurn(this.#table, kind, now, windowMs);

@@ -447,25 +447,15 @@ describe('state machines', () => {
     expect(lifecycle.States[lifecycle.States['Mark failed']!.Next as string]!.Type).toBe('Fail');
   });
 
-  it('the fleet plans, stops when idle, runs a round of pollers over shards while the next round starts before it ends, then plans again', () => {
+  it('the fleet plans, stops when idle, maps pollers over shards and loops back to Plan', () => {
     const fleet = definitionOf(machines().find((m) => m.StateMachineName.endsWith('-poller-fleet'))!.DefinitionString);
     const choice = fleet.States[fleet.States.Plan!.Next as string]!;
     const choices = choice.Choices as Array<{ Variable: string; BooleanEquals?: boolean; Next: string }>;
     const idle = choices.find((c) => c.Variable === '$.plan.run' && c.BooleanEquals === false)!;
     expect(fleet.States[idle.Next]!.Type).toBe('Succeed');
-    type Branch = { StartAt: string; States: Record<string, Record<string, unknown>> };
-    const round = fleet.States[choice.Default as string]!;
-    expect(round.Type).toBe('Parallel');
-    const [pollers, next] = round.Branches as Branch[];
-    const map = pollers!.States[pollers!.StartAt]!;
+    const map = fleet.States[choice.Default as string]!;
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.plan.shards', MaxConcurrency: 50 });
-    // The pollers' end stops the round (a Fail the Parallel catches) and goes back to Plan, which stops when the lease went on.
-    expect(pollers!.States[map.Next as string]).toMatchObject({ Type: 'Fail', Error: 'PollersDone' });
-    expect(round.Catch).toEqual([expect.objectContaining({ ErrorEquals: ['PollersDone'], Next: 'Plan' })]);
-    // The other branch waits for the plan's handover time, then starts the next round's execution, handing it the lease.
-    expect(next!.States[next!.StartAt]).toMatchObject({ Type: 'Wait', SecondsPath: '$.plan.nextRoundInSeconds' });
-    const start = next!.States[next!.States[next!.StartAt]!.Next as string]!;
-    expect(start).toMatchObject({ Resource: expect.stringContaining('states:startExecution'), Parameters: { Input: { 'handOverFrom.$': '$$.Execution.Id' } } });
+    expect(fleet.States[map.Next as string]!.Next).toBe('Plan');
     expect(functionOf('poller')[1].Properties.Timeout).toBe(900);
     // A crashed poller run is started again at once; a surge execution adds one poller mid-round.
     const pollShard = (map.ItemProcessor as { States: Record<string, { Retry?: Array<{ ErrorEquals: string[]; MaxAttempts: number }> }> }).States['Poll shard']!;

@@ -68,59 +68,25 @@ describe('local state machines run the deployed definitions', () => {
     expect(machines.list('lifecycle')[0]!.status).toBe('failed');
   });
 
-  it('fleet: plans, maps one poller per shard; pollers that end early lead back to Plan, which stops; a surge runs one poller', async () => {
+  it('fleet: plans, maps one poller per shard, plans again, and stops when the plan says so; a surge runs one poller', async () => {
     let rounds = 0;
     const { seen, handlers } = recording({
       fleetPlan: async (payload) => {
         seen.push({ fn: 'plan', payload: payload as Record<string, unknown> });
         rounds++;
-        // The next round is due in an hour: the pollers' end must not wait for it.
-        return rounds === 1
-          ? { run: true, active: 3, shards: [0, 1].map((shard) => ({ shard, shards: 2, endsAt: 1 })), nextRoundInSeconds: 3600, round: 1 }
-          : { run: false, active: 0, shards: [], nextRoundInSeconds: 3600, round: 1 };
+        return rounds === 1 ? { run: true, active: 3, shards: [0, 1].map((shard) => ({ shard, shards: 2, endsAt: 1 })) } : { run: false, active: 0, shards: [] };
       },
     });
     const machines = new LocalStateMachines(handlers);
     await machines.startFleet({ startedBy: 'test' });
-    await machines.idle(10_000);
+    await machines.idle();
     expect(seen.map((s) => s.fn)).toEqual(['plan', 'poller', 'poller', 'plan']);
     expect(seen.filter((s) => s.fn === 'poller').map((s) => s.payload.shard).sort()).toEqual([0, 1]);
     expect(seen[0]!.payload).toMatchObject({ round: 1, executionId: expect.stringContaining('poller-fleet') });
-    expect(machines.list('fleet')).toHaveLength(1);
+    expect(seen[3]!.payload).toMatchObject({ round: 2 });
 
     await machines.startFleet({ surge: { shard: 0, shards: 1, endsAt: 5 } });
     await machines.idle();
     expect(seen.at(-1)).toEqual({ fn: 'poller', payload: { shard: 0, shards: 1, endsAt: 5 } });
-  });
-
-  it('fleet: the next round starts while this round\'s pollers still run, and is handed the lease', async () => {
-    let plans = 0;
-    let releasePoller!: () => void;
-    const pollerHeld = new Promise<void>((resolve) => (releasePoller = resolve));
-    const { seen, handlers } = recording({
-      fleetPlan: async (payload) => {
-        seen.push({ fn: 'plan', payload: payload as Record<string, unknown> });
-        plans++;
-        return plans === 1
-          ? { run: true, active: 1, shards: [{ shard: 0, shards: 1, endsAt: 1 }], nextRoundInSeconds: 0, round: 1 }
-          : { run: false, active: 0, shards: [], nextRoundInSeconds: 0, round: 2 };
-      },
-      poller: async (payload) => {
-        seen.push({ fn: 'poller', payload: payload as Record<string, unknown> });
-        await pollerHeld;
-        return {};
-      },
-    });
-    const machines = new LocalStateMachines(handlers);
-    await machines.startFleet({ startedBy: 'test' });
-    // The second execution plans while the first one's poller is still running.
-    await until(() => machines.list('fleet').length === 2 && seen.filter((s) => s.fn === 'plan').length === 2);
-    expect(seen.map((s) => s.fn)).toEqual(['plan', 'poller', 'plan']);
-    const [first, second] = seen.filter((s) => s.fn === 'plan');
-    expect(second!.payload).toMatchObject({ startedWith: { handOverFrom: first!.payload.executionId, round: 2 } });
-    releasePoller();
-    await machines.idle(10_000);
-    // The first execution plans once more when its poller ends, and stops (the lease went on).
-    expect(seen.map((s) => s.fn)).toEqual(['plan', 'poller', 'plan', 'plan']);
   });
 });
