@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { KeyObject } from 'node:crypto';
 import type { CrmSimulatorOptions } from '../sandbox/crm-simulator';
 import type { MessagingWorld } from '../test/messaging/support';
 import type { SimulatorCall, SimulatorReport } from './conversations-simulator';
@@ -57,7 +58,11 @@ export class SimulatorProcess {
   world(): MessagingWorld {
     return {
       loginUrl: this.url,
-      registerConnectedApp: async (registration) => void (await this.call({ op: 'registerConnectedApp', registration })),
+      registerConnectedApp: async ({ publicKey, ...registration }) => {
+        // A key object does not cross the IPC channel: its PEM does.
+        const certificatePem = publicKey instanceof KeyObject ? (publicKey.export({ type: 'spki', format: 'pem' }) as string) : registration.certificatePem;
+        await this.call({ op: 'registerConnectedApp', registration: { ...registration, ...(certificatePem ? { certificatePem } : {}) } });
+      },
       registerUser: (registration) => this.call({ op: 'registerUser', registration }),
       registerMessagingChannel: async (key) => void (await this.call({ op: 'registerMessagingChannel', key })),
       stop: async () => {
