@@ -19,29 +19,60 @@ export function setMetricSink(next: MetricSink): MetricSink {
 /** Powertools Metrics, flushing through the sink rather than its own console. */
 class SinkMetrics extends Metrics {
   override publishStoredMetrics(): this {
+    const document = this.takeDocument();
+    if (document) sink(document);
+    return this;
+  }
+
+  /** The stored metrics as one EMF document (undefined when there are none or metrics are off), then cleared. */
+  takeDocument(): EmfDocument | undefined {
     try {
-      if (this.hasStoredMetrics() && !this.isDisabled()) sink(this.serializeMetrics());
+      return this.hasStoredMetrics() && !this.isDisabled() ? this.serializeMetrics() : undefined;
     } finally {
       this.clearMetrics();
       this.clearDimensions();
       this.clearMetadata();
     }
-    return this;
   }
 }
 
 type Dimensions = Partial<Record<MetricDimension, string>>;
 
+/** One dimension set's counts since the last flush: each metric's values in the order counted. */
+interface PendingSet {
+  metrics: SinkMetrics;
+  key: string;
+  values: Map<GatewayMetricName, number[]>;
+}
+
+/** Documents remembered by content; a few dozen shapes cover a function's steady traffic. */
+const MAX_REMEMBERED_DOCUMENTS = 64;
+/** Only small documents are remembered (a value list of Powertools' own maximum, 100, flushes early). */
+const MAX_REMEMBERED_VALUES = 10;
+
 /**
  * All of an invocation's metrics. One EMF document carries one set of dimension values, so counts
  * are kept per set (a Powertools Metrics per set, made on first use) and every set is flushed by
  * `publishStoredMetrics`, which the Powertools `logMetrics` middleware calls after each invocation.
- * Counts of the same metric within one invocation add up in one document.
+ * A metric counted twice within one invocation is sent as Powertools sends it: its values as a
+ * list, one sample each.
+ *
+ * Counts wait in a plain list until the flush, and the flush serializes a dimension set only the
+ * first time it sees its content (names and values): a warm webhook receiver sends the same
+ * `WebhooksVerified: 1` document every invocation, which is then the remembered document with
+ * the invocation's timestamp (bench/webhooks.ts measures the receiver's overhead).
  */
 class GatewayMetrics extends SinkMetrics {
   readonly #byDimensions = new Map<string, SinkMetrics>();
-  /** The sets with counts since the last flush: only those are serialized (a flush runs after every invocation). */
-  readonly #pending = new Set<SinkMetrics>();
+  readonly #pending = new Map<string, PendingSet>();
+  readonly #documents = new Map<string, EmfDocument>();
+  /** Whether anything was added through Powertools' own API on this instance (the flush then serializes it too). */
+  #direct = false;
+
+  override addMetric(...args: Parameters<Metrics['addMetric']>): void {
+    this.#direct = true;
+    super.addMetric(...args);
+  }
 
   /**
    * Zero is not sent, for counters and levels alike: a series costs $0.30 a month for every hour it
@@ -55,13 +86,15 @@ class GatewayMetrics extends SinkMetrics {
     if (given.length !== wanted.length || wanted.some((dimension) => !dimensions[dimension])) {
       throw new Error(`metric ${name} takes the dimensions ${wanted.join(', ') || 'none'}; got ${given.join(', ') || 'none'}`);
     }
-    const target = wanted.length === 0 ? this : this.#forDimensions(dimensions);
-    target.addMetric(name, MetricUnit.Count, value);
-    this.#pending.add(target);
+    const key = given.length === 0 ? '' : JSON.stringify(dimensions);
+    let pending = this.#pending.get(key);
+    if (!pending) this.#pending.set(key, (pending = { metrics: this.#forDimensions(key, dimensions), key, values: new Map() }));
+    const values = pending.values.get(name);
+    if (values) values.push(value);
+    else pending.values.set(name, [value]);
   }
 
-  #forDimensions(dimensions: Dimensions): SinkMetrics {
-    const key = JSON.stringify(dimensions);
+  #forDimensions(key: string, dimensions: Dimensions): SinkMetrics {
     let metrics = this.#byDimensions.get(key);
     if (!metrics) {
       metrics = new SinkMetrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE, defaultDimensions: dimensions as Record<string, string> });
@@ -71,13 +104,35 @@ class GatewayMetrics extends SinkMetrics {
   }
 
   override publishStoredMetrics(): this {
-    const pending = [...this.#pending];
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
-    for (const metrics of pending) {
-      if (metrics === this) super.publishStoredMetrics();
-      else metrics.publishStoredMetrics();
+    for (const set of pending) {
+      const document = this.#documentOf(set);
+      if (document) sink(document);
+    }
+    if (this.#direct) {
+      this.#direct = false;
+      super.publishStoredMetrics();
     }
     return this;
+  }
+
+  #documentOf({ metrics, key, values }: PendingSet): EmfDocument | undefined {
+    let samples = 0;
+    let content = key;
+    for (const [name, list] of values) {
+      samples += list.length;
+      content += `\n${name}=${list.join(',')}`;
+    }
+    const remembered = this.#documents.get(content);
+    if (remembered) return metrics.isDisabled() ? undefined : { ...remembered, _aws: { ...remembered._aws, Timestamp: Date.now() } };
+    for (const [name, list] of values) for (const value of list) metrics.addMetric(name, MetricUnit.Count, value);
+    const document = metrics.takeDocument();
+    if (document && samples <= MAX_REMEMBERED_VALUES) {
+      if (this.#documents.size >= MAX_REMEMBERED_DOCUMENTS) this.#documents.delete(this.#documents.keys().next().value!);
+      this.#documents.set(content, document);
+    }
+    return document;
   }
 }
 

@@ -22,6 +22,8 @@ export interface AwsHarness {
   gateway: Gateway;
   dynamo: LocalDynamo;
   calls(): { dynamodb: number; kms: number; sqs: number };
+  /** The message bodies sent to SQS since the last reset, in order. */
+  sentBodies(): string[];
   reset(): void;
   stop(): Promise<void>;
 }
@@ -51,9 +53,11 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
   // receiver's throughput figure about the receiver.
   let sqsCalls = 0;
   let messageIds = 0;
+  let sentBodies: string[] = [];
   const sqsClient = new SQSClient({ region: 'us-east-1' });
   sqsClient.send = (async (command: SendMessageBatchCommand) => {
     sqsCalls += 1;
+    for (const entry of command.input.Entries ?? []) sentBodies.push(entry.MessageBody ?? '');
     return { Successful: (command.input.Entries ?? []).map((entry) => ({ Id: entry.Id, MessageId: `harness-${(messageIds += 1)}`, MD5OfMessageBody: '' })), Failed: [] };
   }) as unknown as SQSClient['send'];
   const queueUrl = 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events';
@@ -79,10 +83,12 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     gateway,
     dynamo,
     calls: counted,
+    sentBodies: () => [...sentBodies],
     reset() {
       watched.reset();
       kms.resetHistory();
       sqsCalls = 0;
+      sentBodies = [];
     },
     async stop() {
       kms.restore();
