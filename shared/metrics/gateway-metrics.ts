@@ -24,6 +24,11 @@ class SinkMetrics extends Metrics {
     return this;
   }
 
+  /** Whether documents are sent (Powertools' POWERTOOLS_METRICS_DISABLED turns them off). */
+  get sending(): boolean {
+    return !this.isDisabled();
+  }
+
   /** The stored metrics as one EMF document (undefined when there are none or metrics are off), then cleared. */
   takeDocument(): EmfDocument | undefined {
     try {
@@ -69,9 +74,9 @@ class GatewayMetrics extends SinkMetrics {
   /** Whether anything was added through Powertools' own API on this instance (the flush then serializes it too). */
   #direct = false;
 
-  override addMetric(...args: Parameters<Metrics['addMetric']>): void {
+  override addMetric(...args: Parameters<Metrics['addMetric']>): this {
     this.#direct = true;
-    super.addMetric(...args);
+    return super.addMetric(...args);
   }
 
   /**
@@ -125,7 +130,7 @@ class GatewayMetrics extends SinkMetrics {
       content += `\n${name}=${list.join(',')}`;
     }
     const remembered = this.#documents.get(content);
-    if (remembered) return metrics.isDisabled() ? undefined : { ...remembered, _aws: { ...remembered._aws, Timestamp: Date.now() } };
+    if (remembered) return !metrics.sending ? undefined : { ...remembered, _aws: { ...remembered._aws, Timestamp: Date.now() } };
     for (const [name, list] of values) for (const value of list) metrics.addMetric(name, MetricUnit.Count, value);
     const document = metrics.takeDocument();
     if (document && samples <= MAX_REMEMBERED_VALUES) {
