@@ -22,7 +22,6 @@ export const GatewayEnvironment = z.object({
   INGESTION_QUEUE_URL: z.string().optional(),
   EVENT_BUS_NAME: z.string().optional(),
   /** Secrets Manager secret holding the gateway's own keys (webhook path tokens, API key pepper). */
-  GATEWAY_SECRET_ARN: z.string().optional(),
   CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
   POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
   /** The gateway's own public address ({base_url} in the spec). */
@@ -89,7 +88,6 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   WEBHOOK_QUEUE_URL: 'the SQS queue this function sends verified webhook events to',
   INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
   EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
-  GATEWAY_SECRET_ARN: "the Secrets Manager secret holding the gateway's own keys",
 };
 
 /** An address a platform client will accept: https, or http for loopback simulators when allowed. */
