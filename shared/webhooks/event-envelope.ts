@@ -31,26 +31,31 @@ const EventType = z.string().min(1).max(255);
 const UnixSeconds = z.number().int().min(0).max(253_402_300_799);
 const JsonObject = z.record(z.string(), z.unknown());
 
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 /** `{id:"evt_...", object:"event", type, created, livemode, data:{object, previous_attributes?}, api_version}` */
-export const PaymentEventEnvelope = z.looseObject({
-  id: EventId,
-  object: z.literal('event'),
-  type: EventType,
-  created: UnixSeconds,
-  livemode: z.boolean().optional(),
-  api_version: z.string().nullish(),
-  data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
-});
+export const PaymentEventEnvelope = z.lazy(() =>
+  z.looseObject({
+    id: EventId,
+    object: z.literal('event'),
+    type: EventType,
+    created: UnixSeconds,
+    livemode: z.boolean().optional(),
+    api_version: z.string().nullish(),
+    data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
+  }),
+);
 export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
 
 /** `{id:"ev_...", occurred_at, source, object:"event", api_version:"v2", event_type, webhook_status, content:{...}}` */
-export const BillingEventEnvelope = z.looseObject({
-  id: EventId,
-  object: z.literal('event'),
-  event_type: EventType,
-  occurred_at: UnixSeconds,
-  content: JsonObject,
-});
+export const BillingEventEnvelope = z.lazy(() =>
+  z.looseObject({
+    id: EventId,
+    object: z.literal('event'),
+    event_type: EventType,
+    occurred_at: UnixSeconds,
+    content: JsonObject,
+  }),
+);
 export type BillingEventEnvelope = z.infer<typeof BillingEventEnvelope>;
 
 export type EnvelopeReading =
