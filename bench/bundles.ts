@@ -20,6 +20,9 @@ function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
     WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/webhooks',
     INGESTION_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/ingestion',
     EVENT_BUS_NAME: 'integration-gateway',
+    CONVERSATION_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111122223333:stateMachine:IntegrationGateway-conversation',
+    POLLER_FLEET_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111122223333:stateMachine:IntegrationGateway-poller-fleet',
+    POLLER_NOTICE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/poller-notices',
   };
   const settings = functionSettings[name as HandlerName] ?? [];
   return {

@@ -1,12 +1,23 @@
 import { createRouter } from '../shared/api/router';
 import { apiRoutes } from '../shared/api/routes/index';
+import { connectors } from '../shared/connections/registry';
+import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
-import { sqsQueues } from '../shared/queues/sqs-queue';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsPollerNotices } from '../shared/workflows/poller-notices';
+import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-// Sync now, Disconnect (purge jobs) and engagement events go to their queues.
-provideAwsServices({ queues: sqsQueues });
+// Sync now, Disconnect (purge jobs) and engagement events go to their queues; conversations start
+// lifecycles, tell the poller fleet and publish events (connectors may react to them).
+provideAwsServices({
+  queues: sqsQueues,
+  events: eventBridgeEvents,
+  reactions: (type) => connectors.reactingTo(type),
+  stateMachines: stepFunctionsStateMachines,
+  pollerNotices: sqsPollerNotices,
+});
 checkSettingsAtLoad('api');
 
 const dispatch = createRouter(apiRoutes());

@@ -1,13 +1,20 @@
-import * as z from 'zod';
+import { connectors } from '../shared/connections/registry';
+import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { log } from '../shared/log/logger';
+import { LifecycleStep, runLifecycleStep } from '../shared/messaging/lifecycle';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsPollerNotices } from '../shared/workflows/poller-notices';
+import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-const ConversationTask = z.object({ step: z.enum(['start', 'await-end', 'transcript', 'mark-failed']) }).loose();
+// Conversation events (connectors may react: the data connector queues an engagement event).
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type), stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+checkSettingsAtLoad('conversation-task');
 
-/**
- * The conversation lifecycle's steps (lib/conversations.ts). They arrive with the messaging
- * connector; until then a started lifecycle fails at its first step with this reason.
- */
-export const handler = taskFunction(async (event: unknown): Promise<never> => {
-  const { step } = ConversationTask.parse(event);
-  throw new Error(`conversation step "${step}" is not available in this version of the gateway`);
+/** One step of a conversation's lifecycle execution (lib/conversations.ts): start, await-end, transcript, mark-failed. */
+export const handler = taskFunction(async (event: unknown): Promise<Record<string, unknown>> => {
+  const step = LifecycleStep.parse(event);
+  return runLifecycleStep(gateway(), step, log.with({ step: step.step, accountId: step.input.accountId }));
 });

@@ -1,15 +1,13 @@
+import { gateway } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
-import { recordMetric } from '../shared/metrics/gateway-metrics';
+import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet } from '../shared/messaging/fleet';
+
+checkSettingsAtLoad('poller-fleet-plan');
 
 /**
- * Sizes the poller fleet from the number of active conversations. Conversations arrive with the
- * messaging connector's issue; until then there are none, and the fleet state machine stops.
- * The count is reported (LiveConversations) for the "live conversations, no poller" alarm.
+ * Sizes the poller fleet to the live conversations; one fleet execution at a time (a lease). The
+ * count is reported (LiveConversations) for the "live conversations, no poller" alarm.
  */
-export const handler = taskFunction(async (): Promise<{ active: number; shards: Array<{ shard: number }> }> => {
-  const active = 0;
-  recordMetric.liveConversations(active);
-  log.info('poller fleet planned', { active });
-  return { active, shards: [] };
-});
+export const handler = taskFunction(async (event: unknown) => planFleet(gateway(), FleetPlanInput.parse(event), { maxShards: MAX_POLLER_SHARDS, log }));

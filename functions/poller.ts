@@ -1,18 +1,29 @@
-import * as z from 'zod';
+import { connectors } from '../shared/connections/registry';
+import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
+import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
-import { recordMetric } from '../shared/metrics/gateway-metrics';
+import { PollerInput } from '../shared/messaging/fleet';
+import { runPoller } from '../shared/messaging/poller-run';
+import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsPollerNotices } from '../shared/workflows/poller-notices';
+import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-const PollerInput = z.object({ shard: z.number().int().min(0) });
+provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type), stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+checkSettingsAtLoad('poller');
 
 /**
- * Holds one shard's long-polls. Arrives with the messaging connector; until then a shard has no
- * conversations. It reports the polls it holds (PollsOpen: once a minute while it runs, and 0 as it
- * ends) and the messages it delivers (MessagesDelivered): see shared/metrics/gateway-metrics.ts.
+ * Holds many conversations' long-polls for one fleet round (~14 minutes), then hands them over. It
+ * reports the polls it holds (PollsOpen, once a minute and 0 as it ends) and the messages it
+ * delivers (MessagesDelivered): shared/metrics/gateway-metrics.ts.
  */
-export const handler = taskFunction(async (event: unknown): Promise<{ shard: number; polled: number }> => {
-  const { shard } = PollerInput.parse(event);
-  recordMetric.pollsOpen(0);
-  log.info('poller ran', { shard, polled: 0 });
-  return { shard, polled: 0 };
+export const handler = taskFunction(async (event: unknown, context) => {
+  const input = PollerInput.parse(event);
+  // Never past the function's own limit: leases are released with 30 s to spare.
+  const limit = context ? Date.now() + context.getRemainingTimeInMillis() - 30_000 : input.endsAt;
+  const stats = await runPoller(gateway(), { ...input, endsAt: Math.min(input.endsAt, limit) }, log.with({ shard: input.shard }));
+  const { handoverGapsMs, firstPollMs, ...counts } = stats;
+  log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs), firstPolls: firstPollMs.length });
+  return { shard: input.shard, polled: counts.claimed };
 });

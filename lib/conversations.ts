@@ -2,10 +2,11 @@ import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { MAX_POLLER_SHARDS } from '../shared/messaging/fleet';
 import { GatewayFunction } from './gateway-function';
 import { nagArnOf } from './nag-findings';
 import { scheduleRetry } from './sync';
@@ -14,7 +15,7 @@ import { scheduleRetry } from './sync';
  * Pollers running at once. The plan should return at most this many shards: a shard beyond it would wait
  * for a free slot, i.e. a whole poller run (~14 minutes), before its conversations are polled.
  */
-export const maxPollerShards = 50;
+export const maxPollerShards = MAX_POLLER_SHARDS;
 
 /**
  * A fleet execution hands over to a fresh one after this many rounds (~14 minutes each), well below the 25,000
@@ -39,11 +40,15 @@ export class Conversations extends Construct {
   readonly poller: GatewayFunction;
   readonly lifecycle: sfn.StateMachine;
   readonly fleet: sfn.StateMachine;
+  /** New conversations reach the running pollers through it (their first poll within a second). */
+  readonly noticeQueue: sqs.Queue;
   /**
    * The lifecycle's ARN built from its name. conversation-task answers the lifecycle's task tokens, and the
    * lifecycle invokes conversation-task: a Ref in that grant would be a circular dependency.
    */
   readonly lifecycleArn: string;
+  /** The fleet's ARN built from its name, for the same reason: the poller starts surge executions of the fleet that invokes it. */
+  readonly fleetArn: string;
 
   constructor(scope: Construct, id: string, props: ConversationsProps) {
     super(scope, id);
@@ -59,6 +64,17 @@ export class Conversations extends Construct {
     // $0.00005 per conversation-hour (README "Cost").
     this.poller = fn('Poller', 'poller', 'holds the long-polls of one shard of active conversations', Duration.minutes(15), 128);
 
+    this.noticeQueue = new sqs.Queue(this, 'PollerNotices', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.minutes(15),
+      visibilityTimeout: Duration.seconds(30),
+    });
+    Validations.of(this.noticeQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'Notices are hints that speed up a first poll; a notice that is never taken is not lost work: the next sweep or fleet round claims the conversation from the table.',
+    });
+
     const lifecycleName = `${stack.stackName}-conversation`;
     this.lifecycleArn = stack.formatArn({
       service: 'states',
@@ -69,6 +85,7 @@ export class Conversations extends Construct {
     this.lifecycle = this.stateMachine('Lifecycle', lifecycleName, this.lifecycleDefinition(), props.logRetention, [this.task]);
 
     const fleetName = `${stack.stackName}-poller-fleet`;
+    this.fleetArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: fleetName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.fleet = this.stateMachine('Fleet', fleetName, this.fleetDefinition(fleetName), props.logRetention, [
       this.fleetPlan,
       this.poller,
@@ -112,6 +129,8 @@ export class Conversations extends Construct {
     });
     const ended = new sfn.Pass(this, 'Ended');
     const transcript = step('Transcript', 'transcript');
+    // Platform faults while writing the transcript: try again before calling the conversation failed.
+    transcript.addRetry({ errors: ['States.TaskFailed'], interval: Duration.seconds(5), maxAttempts: 4, backoffRate: 2 });
 
     start.addCatch(markFailed, onError);
     // A conversation silent for a day is over: keep its transcript rather than call it a failure.
@@ -138,8 +157,8 @@ export class Conversations extends Construct {
         round: sfn.JsonPath.numberAt('$.round'),
         startedWith: sfn.JsonPath.objectAt('$.startedWith'),
       }),
-      // Expected answer: {"shards": [{"shard": 0}, ...], "active": <number of active conversations>}.
-      resultSelector: { 'shards.$': '$.Payload.shards', 'active.$': '$.Payload.active' },
+      // Expected answer: {"run": true|false, "shards": [{"shard": 0, "shards": n, "endsAt": ms}, ...], "active": <live conversations>}.
+      resultSelector: { 'run.$': '$.Payload.run', 'shards.$': '$.Payload.shards', 'active.$': '$.Payload.active' },
       resultPath: '$.plan',
     });
     plan.addRetry({ maxAttempts: 3, interval: Duration.seconds(5), backoffRate: 2 });
@@ -149,6 +168,8 @@ export class Conversations extends Construct {
       payload: sfn.TaskInput.fromJsonPathAt('$'),
       resultPath: sfn.JsonPath.DISCARD,
     });
+    // A poller run that crashed is started again at once for the rest of the round; its leases lapse and are claimed.
+    pollShard.addRetry({ errors: ['States.ALL'], interval: Duration.seconds(2), maxAttempts: 3, backoffRate: 1 });
     // One failed poller run must not stop the fleet: the next round polls its shard again.
     pollShard.addCatch(new sfn.Pass(this, 'Shard failed'), { resultPath: '$.error' });
     const pollShards = new sfn.Map(this, 'Poll shards', {
@@ -170,11 +191,21 @@ export class Conversations extends Construct {
     });
 
     const decide = new sfn.Choice(this, 'Any active conversations?')
-      .when(sfn.Condition.numberEquals('$.plan.active', 0), new sfn.Succeed(this, 'Fleet idle'))
+      .when(sfn.Condition.booleanEquals('$.plan.run', false), new sfn.Succeed(this, 'Fleet idle'))
       .when(sfn.Condition.numberGreaterThan('$.round', roundsPerFleetExecution), handOver.next(new sfn.Succeed(this, 'Handed over')))
       .otherwise(pollShards.next(nextRound).next(plan));
 
-    return begin.next(plan).next(decide);
+    // A surge execution runs one extra poller for the rest of the round, when new conversations found every poller full.
+    const surgePoller = new tasks.LambdaInvoke(this, 'Surge poller', {
+      lambdaFunction: this.poller,
+      payload: sfn.TaskInput.fromJsonPathAt('$.surge'),
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    surgePoller.addCatch(new sfn.Pass(this, 'Surge failed'), { resultPath: '$.error' });
+    const surge = new sfn.Choice(this, 'Surge?')
+      .when(sfn.Condition.isPresent('$.surge'), surgePoller.next(new sfn.Succeed(this, 'Surge done')))
+      .otherwise(begin.next(plan).next(decide));
+    return surge;
   }
 
   private stateMachine(

@@ -34,6 +34,8 @@ interface FunctionNeeds {
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
+  /** The poller notice queue: `send` tells the running fleet about a new conversation, `receive` takes notices. */
+  readonly pollerNotices?: 'send' | 'receive';
   /** Where the browser goes back to after an OAuth sign-in on a platform. */
   readonly knowsDashboardUrl?: boolean;
 }
@@ -43,10 +45,13 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     table: 'readWrite',
     credentials: 'openAndSeal',
     sendsTo: ['sync', 'ingestion'],
+    // Conversation events (started, sent, handed off...).
+    publishesEvents: true,
     startsConversations: true,
     startsPollerFleet: true,
     callsPlatforms: true,
     knowsBaseUrl: true,
+    pollerNotices: 'send',
   },
   'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
@@ -69,7 +74,18 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   },
   // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
   'poller-fleet-plan': { table: 'readWrite' },
-  poller: { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], answersConversationTasks: true, callsPlatforms: true },
+  // startsPollerFleet: a poller with no room for a new conversation asks for a surge poller.
+  // sendsTo ingestion: connectors' reactions to conversation events (the data connector's engagement events).
+  poller: {
+    table: 'readWrite',
+    credentials: 'open',
+    publishesEvents: true,
+    sendsTo: ['ingestion'],
+    answersConversationTasks: true,
+    callsPlatforms: true,
+    startsPollerFleet: true,
+    pollerNotices: 'receive',
+  },
 };
 
 /** The integration gateway: one stack, composed of one construct per concern. */
@@ -204,8 +220,8 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('CONVERSATION_STATE_MACHINE_ARN', to.conversations.lifecycle.stateMachineArn);
   }
   if (need.startsPollerFleet) {
-    to.conversations.fleet.grantStartExecution(fn);
-    fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleet.stateMachineArn);
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [to.conversations.fleetArn] }));
+    fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleetArn);
   }
   if (need.answersConversationTasks) {
     fn.addToRolePolicy(
@@ -222,6 +238,12 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('DATA_SANDBOX_LOGIN_URL', to.settings.dataSandboxLoginUrl);
   }
   if (need.knowsBaseUrl) fn.setVariable('BASE_URL', to.baseUrl);
+  if (need.pollerNotices) {
+    const queue = to.conversations.noticeQueue;
+    if (need.pollerNotices === 'send') queue.grantSendMessages(fn);
+    else queue.grant(fn, 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes');
+    fn.setVariable('POLLER_NOTICE_QUEUE_URL', queue.queueUrl);
+  }
   if (need.knowsDashboardUrl) fn.setVariable('DASHBOARD_URL', to.dashboardUrl);
 }
 

@@ -15,6 +15,9 @@ import { reactingPublisher } from '../shared/events/reactions';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
 import { LocalSignIn } from './local-sign-in';
+import { LocalPollerNotices } from './local-poller-notices';
+import { LocalStateMachines } from './local-state-machines';
+import { localStateMachineHandlers } from './local-conversations';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -32,6 +35,9 @@ export interface LocalGateway {
   gateway: Gateway;
   queues: { syncJobs: LocalQueue<SyncJob>; webhookEvents: LocalQueue<WebhookEventMessage>; ingestion: LocalQueue<IngestionMessage> };
   bus: LocalEventBus;
+  /** The conversation lifecycle and poller fleet definitions, run in process. */
+  stateMachines: LocalStateMachines;
+  pollerNotices: LocalPollerNotices;
   dynamo: LocalDynamo;
   signIn: LocalSignIn;
   stop(): Promise<void>;
@@ -72,6 +78,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     ingestion: new LocalQueue<IngestionMessage>({ name: 'ingestion', batchSize: 50, retryDelayMs }),
   };
   const bus = new LocalEventBus();
+  const pollerNotices = new LocalPollerNotices();
+  const stateMachines = new LocalStateMachines(localStateMachineHandlers(() => gateway));
   const gateway: Gateway = {
     env,
     store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
@@ -79,6 +87,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     queues,
     // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
     events: countedPublisher(reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway)),
+    stateMachines,
+    pollerNotices,
     now: options.now ?? Date.now,
   };
 
@@ -86,9 +96,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     gateway,
     queues,
     bus,
+    stateMachines,
+    pollerNotices,
     dynamo,
     signIn: new LocalSignIn(signingKey),
     async stop() {
+      await stateMachines.stopAll();
       for (const queue of Object.values(queues)) queue.stop();
       await dynamo.stop();
     },

@@ -1,14 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as z from 'zod';
-import { handler as conversationTask } from '../functions/conversation-task';
 import { handler as syncDispatcher } from '../functions/sync-dispatcher';
 import { useGateway } from '../shared/gateway';
 import { METRICS_NAMESPACE } from '../shared/metrics/catalogue';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from './local-gateway';
 import { LocalAuthorization } from './local-authorization';
-import { LocalConversationLifecycle } from './local-lifecycle';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
 import { LocalMetrics } from './local-metrics';
@@ -21,8 +19,6 @@ export interface LocalRuntime {
   /** What the handlers reported as CloudWatch metrics (also on GET /local/metrics). */
   metrics: LocalMetrics;
   scheduler: LocalScheduler;
-  /** The conversation lifecycle state machine, run locally over functions/conversation-task.ts. */
-  lifecycle: LocalConversationLifecycle;
   /** The dashboard's sign-in (the stand-in for Cognito managed login). */
   authorization: LocalAuthorization;
   stop(): Promise<void>;
@@ -42,7 +38,6 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   const previousMetricSink = setMetricSink((document) => metrics.record(document));
   attachQueueConsumers(local);
   const scheduler = new LocalScheduler((event) => syncDispatcher(event));
-  const lifecycle = new LocalConversationLifecycle((event) => conversationTask(event));
   if (options.schedules !== false) scheduler.start();
   const authorization = new LocalAuthorization(local.signIn, options.now);
 
@@ -90,7 +85,6 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     local,
     metrics,
     scheduler,
-    lifecycle,
     authorization,
     async stop() {
       scheduler.stop();

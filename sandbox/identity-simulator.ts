@@ -161,6 +161,17 @@ export class IdentityService {
     return this.users.get(username);
   }
 
+  userById(userId: string): IntegrationUser | undefined {
+    return [...this.users.values()].find((user) => user.userId === userId);
+  }
+
+  /** An admin assigns or removes the Messaging User permission set license. */
+  setMessagingUserLicense(username: string, assigned: boolean): void {
+    const user = this.users.get(username);
+    if (!user) throw new Error(`no user ${username} in the identity simulator`);
+    user.hasMessagingUserLicense = assigned;
+  }
+
   /** Every access token (identity and data-platform) stops working now; refresh tokens survive. */
   expireAllTokens(): void {
     const now = this.now();

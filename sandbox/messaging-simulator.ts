@@ -15,8 +15,18 @@ import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
  *   `{message: {text}}` or `{message: {media: {url, mimeType, name?}}}` are the sandbox's choice;
  * - `DELETE /v58.0/conversations/{id}` (session token): the end user ends the chat (not in the
  *   spec either);
+ * - `POST /v58.0/conversations/{id}/route` (session token) `{queue?}`: hand the conversation to a
+ *   human agent queue (the spec's handoff between automated and human agents; it shows no call, so
+ *   the path is the sandbox's choice): the session goes back to 'Waiting' with a queue update;
  * - `GET|PATCH /services/data/v58.0/sobjects/MessagingSession/{recordId}` (identity token): the
- *   session record, for transcript capture into a custom field.
+ *   session record, for transcript capture into a custom field; a PATCH of a custom field the
+ *   object does not have fails with 400 `INVALID_FIELD`, as the CRM answers;
+ * - `GET /services/data/v58.0/sobjects/MessagingSession/describe` (identity token): the session
+ *   object's fields (standard ones plus the custom fields defined with `defineSessionField`);
+ * - `GET /services/data/v58.0/query?q=` (identity token): two queries only, in the CRM's query
+ *   language: `SELECT Id FROM MessagingSession WHERE ConversationId = '<id>'` and
+ *   `SELECT Id FROM PermissionSetLicenseAssign WHERE AssigneeId = '<user id>' AND
+ *   PermissionSetLicense.DeveloperName = 'MessagingUser'` (whether the user has the license).
  *
  * Long-poll semantics follow the platform's older chat API (platforms.md):
  * - `ack` absent: no long-poll is established; the answer is an immediate 204 ("no messages
@@ -116,6 +126,12 @@ const SendMessageBody = z.object({
 
 const SessionRecordPatch = z.record(z.string(), z.string().nullable());
 
+const RouteBody = z.object({ queue: z.string().min(1).max(80).optional() });
+
+function queryResult(type: string, ids: string[]): SimulatorResponse {
+  return { status: 200, body: { totalSize: ids.length, done: true, records: ids.map((Id) => ({ attributes: { type }, Id })) } };
+}
+
 interface Conversation {
   id: string;
   record: MessagingSessionRecord;
@@ -127,6 +143,15 @@ interface Conversation {
   tokenExpiresAt: number;
   polling: boolean;
   wake: (() => void) | undefined;
+  /** The agent queue a handoff routed it to. */
+  routedTo: string | undefined;
+  createdAtMs: number;
+  firstPollAtMs: number | undefined;
+  lastPollEndMs: number | undefined;
+  maxGapMs: number;
+  polls: number;
+  /** Poll requests in progress right now (more than one is a client breaking rule 4). */
+  attempts: number;
 }
 
 export interface MessagingPlatformOptions {
@@ -136,6 +161,31 @@ export interface MessagingPlatformOptions {
   pollSecondsToMs?: number;
   /** For `npm start`: an agent joins every conversation at once and echoes each text. */
   echoAgent?: boolean;
+  /** Custom long-text fields of MessagingSession. Default: `Transcript__c`. */
+  sessionFields?: string[];
+}
+
+/** What the long-polls did: a second poll on one conversation (409) is a client bug, so it is counted. */
+export interface PollStats {
+  /** Long-polls opened (waiting, or answered at once). */
+  opened: number;
+  /** Polls refused with 409 because another was open on the same conversation. */
+  conflicts: number;
+  /** Polls open right now. */
+  open: number;
+  /** The most polls open at once across all conversations. */
+  maxOpen: number;
+  /** The most poll requests that reached one conversation at the same time (1 when the client keeps rule 4). */
+  maxPerConversation: number;
+}
+
+/** When a conversation was polled, for benchmarks: first poll after start, longest time with no poll open. */
+export interface PollTimings {
+  startedAt: number;
+  firstPollAt: number | undefined;
+  /** Longest stretch (ms) between a poll's end and the next poll's start. */
+  maxGapMs: number;
+  polls: number;
 }
 
 type SessionCheck = { ok: true; conversation: Conversation } | { ok: false; response: SimulatorResponse };
@@ -151,12 +201,45 @@ export class MessagingPlatform {
   private readonly conversations = new Map<string, Conversation>();
   private readonly updates: RecordUpdateEvent[] = [];
   private readonly updateListeners: Array<(event: RecordUpdateEvent) => void> = [];
+  private readonly sessionFields: Set<string>;
+  private readonly stats: PollStats = { opened: 0, conflicts: 0, open: 0, maxOpen: 0, maxPerConversation: 0 };
+  /** When each inbox event was emitted (ms), by conversation: benchmarks measure delivery from it. */
+  private readonly emittedAt = new Map<string, number[]>();
 
   constructor(options: MessagingPlatformOptions) {
     this.identity = options.identity;
     this.sessionTokenLifetimeMs = options.sessionTokenLifetimeMs ?? DEFAULT_SESSION_TOKEN_LIFETIME_MS;
     this.pollSecondsToMs = options.pollSecondsToMs ?? 1000;
     this.echoAgent = options.echoAgent ?? false;
+    this.sessionFields = new Set(options.sessionFields ?? ['Transcript__c']);
+  }
+
+  /** Adds a custom field to MessagingSession (an admin adding the transcript's long-text field). */
+  defineSessionField(name: string): void {
+    this.sessionFields.add(name);
+  }
+
+  removeSessionField(name: string): void {
+    this.sessionFields.delete(name);
+  }
+
+  pollStats(): PollStats {
+    return { ...this.stats };
+  }
+
+  pollTimings(conversationId: string): PollTimings {
+    const c = this.conversation(conversationId);
+    return { startedAt: c.createdAtMs, firstPollAt: c.firstPollAtMs, maxGapMs: c.maxGapMs, polls: c.polls };
+  }
+
+  /** When the event at `sequence` (1-based) of a conversation's inbox was emitted, in ms. */
+  emittedAtOf(conversationId: string, sequence: number): number | undefined {
+    return this.emittedAt.get(conversationId)?.[sequence - 1];
+  }
+
+  /** Which agent queue the conversation was routed to by a handoff, if any. */
+  routedQueue(conversationId: string): string | undefined {
+    return this.conversation(conversationId).routedTo;
   }
 
   /** A messaging channel whose key conversations may start on. */
@@ -243,8 +326,12 @@ export class MessagingPlatform {
     const messages = /^\/v\d+\.\d+\/conversations\/([^/]+)\/messages\/?$/.exec(path);
     if (messages?.[1] && method === 'GET') return this.poll(request, messages[1], signal);
     if (messages?.[1] && method === 'POST') return this.send(request, messages[1]);
+    const routeTo = /^\/v\d+\.\d+\/conversations\/([^/]+)\/route\/?$/.exec(path);
+    if (routeTo?.[1] && method === 'POST') return this.routeToQueue(request, routeTo[1]);
     const conversation = /^\/v\d+\.\d+\/conversations\/([^/]+)\/?$/.exec(path);
     if (conversation?.[1] && method === 'DELETE') return this.endByEndUser(request, conversation[1]);
+    if (method === 'GET' && /^\/services\/data\/v\d+\.\d+\/sobjects\/MessagingSession\/describe\/?$/.test(path)) return this.describe(request);
+    if (method === 'GET' && /^\/services\/data\/v\d+\.\d+\/query\/?$/.test(path)) return this.query(request);
     const record = /^\/services\/data\/v\d+\.\d+\/sobjects\/MessagingSession\/([^/]+)$/.exec(path);
     if (record?.[1] && method === 'GET') return this.readRecord(request, record[1]);
     if (record?.[1] && method === 'PATCH') return this.patchRecord(request, record[1]);
@@ -290,6 +377,13 @@ export class MessagingPlatform {
       tokenExpiresAt: now + this.sessionTokenLifetimeMs,
       polling: false,
       wake: undefined,
+      routedTo: undefined,
+      createdAtMs: Date.now(),
+      firstPollAtMs: undefined,
+      lastPollEndMs: undefined,
+      maxGapMs: 0,
+      polls: 0,
+      attempts: 0,
     };
     this.conversations.set(id, conversation);
     const waiting = [...this.conversations.values()].filter(
@@ -312,6 +406,22 @@ export class MessagingPlatform {
     const session = await this.checkSession(request, conversationId);
     if (!session.ok) return session.response;
     const conversation = session.conversation;
+    if (signal.aborted) return { status: 204 };
+    const now = Date.now();
+    conversation.attempts++;
+    this.stats.maxPerConversation = Math.max(this.stats.maxPerConversation, conversation.attempts);
+    conversation.polls++;
+    conversation.firstPollAtMs ??= now;
+    if (conversation.lastPollEndMs !== undefined && conversation.attempts === 1) conversation.maxGapMs = Math.max(conversation.maxGapMs, now - conversation.lastPollEndMs);
+    try {
+      return await this.pollOnce(request, conversation, signal);
+    } finally {
+      conversation.attempts--;
+      conversation.lastPollEndMs = Date.now();
+    }
+  }
+
+  private async pollOnce(request: SimulatorRequest, conversation: Conversation, signal: AbortSignal): Promise<SimulatorResponse> {
 
     const ackParam = request.query.get('ack');
     if (ackParam === null) {
@@ -320,7 +430,11 @@ export class MessagingPlatform {
     }
     if (!/^-?\d+$/.test(ackParam) || Number(ackParam) < -1) return platformError(400, 'INVALID_INPUT', 'ack must be -1 or a delivered sequence number');
     const ack = Number(ackParam);
-    if (conversation.polling) return platformError(409, 'CONFLICT', 'a long-poll is already open on this conversation');
+    if (conversation.polling) {
+      this.stats.conflicts++;
+      return platformError(409, 'CONFLICT', 'a long-poll is already open on this conversation');
+    }
+    this.stats.opened++;
 
     const immediate = pollAnswer(conversation, ack);
     if (immediate) return immediate;
@@ -329,10 +443,13 @@ export class MessagingPlatform {
     const requested = Number(request.query.get('timeout') ?? DEFAULT_POLL_TIMEOUT_SECONDS);
     const seconds = Number.isFinite(requested) && requested >= 0 ? Math.min(requested, MAX_POLL_TIMEOUT_SECONDS) : DEFAULT_POLL_TIMEOUT_SECONDS;
     conversation.polling = true;
+    this.stats.open++;
+    this.stats.maxOpen = Math.max(this.stats.maxOpen, this.stats.open);
     try {
       await waitForEvent(conversation, seconds * this.pollSecondsToMs, signal);
     } finally {
       conversation.polling = false;
+      this.stats.open--;
     }
     return pollAnswer(conversation, ack) ?? { status: 204 };
   }
@@ -355,6 +472,47 @@ export class MessagingPlatform {
       conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'Media', message: { id: messageId, media: message.media, sender } });
     }
     return { status: 202, body: { messageId } };
+  }
+
+  private async routeToQueue(request: SimulatorRequest, conversationId: string): Promise<SimulatorResponse> {
+    const session = await this.checkSession(request, conversationId);
+    if (!session.ok) return session.response;
+    const conversation = session.conversation;
+    if (conversation.record.Status === 'Ended') return sessionEnded();
+    const body = RouteBody.safeParse(readJson(request) ?? {});
+    if (!body.success) return platformError(400, 'INVALID_INPUT', 'the body must be {"queue": "<agent queue>"} or empty');
+    conversation.routedTo = body.data.queue ?? 'Default';
+    const waiting = [...this.conversations.values()].filter((c) => c.record.Status === 'Waiting' && c.routedTo !== undefined).length;
+    this.updateRecord(conversation, { Status: 'Waiting', AgentName: null });
+    this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting + 1, estimatedWaitSeconds: 60 * (waiting + 1), queue: conversation.routedTo });
+    // For `npm start`: a human agent of the queue picks the conversation up a second later.
+    if (this.echoAgent) setTimeout(() => conversation.record.Status === 'Waiting' && this.agentJoins(conversation.id, `${conversation.routedTo} Agent`), 1000).unref();
+    return { status: 202, body: { queue: conversation.routedTo } };
+  }
+
+  private describe(request: SimulatorRequest): SimulatorResponse {
+    const auth = this.identity.authenticate(request, 'identity');
+    if (!auth.ok) return auth.response;
+    const standard = [...STANDARD_FIELDS].map((name) => ({ name, type: name === 'Id' ? 'id' : 'string', custom: false, updateable: false }));
+    const custom = [...this.sessionFields].map((name) => ({ name, type: 'textarea', length: 131_072, custom: true, updateable: true }));
+    return { status: 200, body: { name: 'MessagingSession', fields: [...standard, ...custom] } };
+  }
+
+  private query(request: SimulatorRequest): SimulatorResponse {
+    const auth = this.identity.authenticate(request, 'identity');
+    if (!auth.ok) return auth.response;
+    const soql = (request.query.get('q') ?? '').replace(/\s+/g, ' ').trim();
+    const session = /^SELECT Id FROM MessagingSession WHERE ConversationId = '([^'\\]+)'$/i.exec(soql);
+    if (session?.[1]) {
+      const found = this.conversations.get(session[1]);
+      return queryResult('MessagingSession', found ? [found.record.Id] : []);
+    }
+    const license = /^SELECT Id FROM PermissionSetLicenseAssign WHERE AssigneeId = '([^'\\]+)' AND PermissionSetLicense\.DeveloperName = 'MessagingUser'$/i.exec(soql);
+    if (license?.[1]) {
+      const user = this.identity.userById(license[1]);
+      return queryResult('PermissionSetLicenseAssign', user?.hasMessagingUserLicense ? [`2LA${randomId(15)}`] : []);
+    }
+    return platformError(400, 'MALFORMED_QUERY', 'the sandbox answers only the MessagingSession and PermissionSetLicenseAssign queries it documents');
   }
 
   private async endByEndUser(request: SimulatorRequest, conversationId: string): Promise<SimulatorResponse> {
@@ -383,8 +541,10 @@ export class MessagingPlatform {
     const patch = SessionRecordPatch.safeParse(readJson(request));
     if (!patch.success) return platformError(400, 'JSON_PARSER_ERROR', 'the body must be a JSON object of field values');
     // Only custom fields (the transcript field, pre-chat mappings) are writable from outside.
-    const readOnly = Object.keys(patch.data).find((field) => !field.endsWith('__c'));
+    const readOnly = Object.keys(patch.data).find((field) => !field.endsWith('__c') && STANDARD_FIELDS.has(field));
     if (readOnly) return platformError(400, 'INVALID_FIELD_FOR_INSERT_UPDATE', `Unable to create/update fields: ${readOnly}`);
+    const unknown = Object.keys(patch.data).find((field) => !this.sessionFields.has(field));
+    if (unknown) return platformError(400, 'INVALID_FIELD', `No such column '${unknown}' on sobject of type MessagingSession`);
     this.updateRecord(conversation, patch.data);
     return { status: 204 };
   }
@@ -431,6 +591,9 @@ export class MessagingPlatform {
     const event: ConversationEvent = { type, message: { ...message, timestamp: at } };
     conversation.timeline.push({ at, role, type, message: event.message });
     conversation.inbox.push(event);
+    const emitted = this.emittedAt.get(conversation.id) ?? [];
+    emitted.push(Date.now());
+    this.emittedAt.set(conversation.id, emitted);
     conversation.wake?.();
   }
 

@@ -74,11 +74,14 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     const label = `${method} ${url.pathname}`;
     requests.set(label, (requests.get(label) ?? 0) + 1);
 
-    const fault = faults.next(method, url.pathname);
-    if (fault && (await serveFault(fault, res))) return;
-
+    // Listening before any injected delay: a client that gives up during a slow fault is gone, and
+    // its request must not go on to hold (say) a long-poll slot nobody is waiting on.
     const abort = new AbortController();
     res.on('close', () => abort.abort());
+    const fault = faults.next(method, url.pathname);
+    if (fault && (await serveFault(fault, res))) return;
+    if (abort.signal.aborted || res.destroyed) return;
+
     const answer = await options.route(
       { method, path: url.pathname, query: url.searchParams, headers: req.headers, rawBody },
       abort.signal,

@@ -21,9 +21,21 @@ export const GatewayEnvironment = z.object({
   WEBHOOK_QUEUE_URL: z.string().optional(),
   INGESTION_QUEUE_URL: z.string().optional(),
   EVENT_BUS_NAME: z.string().optional(),
-  /** Secrets Manager secret holding the gateway's own keys (webhook path tokens, API key pepper). */
   CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
   POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
+  /** SQS queue through which new conversations reach the running pollers. */
+  POLLER_NOTICE_QUEUE_URL: z.string().optional(),
+  /** Long-polls one poller run holds at most (default 200). */
+  POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(200),
+  /** How long a poller run lasts before it hands over (seconds; the Lambda's limit is 900). */
+  POLLER_RUN_SECONDS: z.coerce.number().min(1).max(880).default(840),
+  /** A poller run's heartbeat period and how long its leases hold without one (seconds). */
+  POLLER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
+  POLLER_LEASE_SECONDS: z.coerce.number().min(0.2).max(300).default(20),
+  /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
+  POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
+  /** The long-poll's `timeout` (spec: 30). */
+  LONG_POLL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(30),
   /** The gateway's own public address ({base_url} in the spec). */
   BASE_URL: z.url('BASE_URL must be an absolute address, such as https://gateway.example.com').optional(),
   /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
@@ -88,6 +100,9 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   WEBHOOK_QUEUE_URL: 'the SQS queue this function sends verified webhook events to',
   INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
   EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
+  CONVERSATION_STATE_MACHINE_ARN: 'the state machine that runs each conversation\'s lifecycle',
+  POLLER_FLEET_STATE_MACHINE_ARN: 'the poller fleet state machine this function starts',
+  POLLER_NOTICE_QUEUE_URL: 'the SQS queue through which new conversations reach the pollers',
 };
 
 /** An address a platform client will accept: https, or http for loopback simulators when allowed. */

@@ -9,6 +9,8 @@ import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
 import { tracedAwsClient } from './tracing/segments';
 import { Vault } from './vault/vault';
+import type { PollerNotices } from './workflows/poller-notices';
+import type { StateMachines } from './workflows/state-machines';
 
 /**
  * The services a handler works with. In Lambda they are AWS's (built once per warm container,
@@ -21,6 +23,10 @@ export interface Gateway {
   vault: Vault;
   queues: { [Q in QueueName]: JobQueue<QueueMessage<Q>> };
   events: EventPublisher;
+  /** The lifecycle and poller-fleet state machines (Step Functions; a local interpreter locally). */
+  stateMachines: StateMachines;
+  /** Tells the running poller fleet about new conversations. */
+  pollerNotices: PollerNotices;
   now(): number;
 }
 
@@ -47,6 +53,8 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 export interface AwsServices {
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
+  stateMachines?: (env: GatewayEnvironment) => StateMachines;
+  pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
   /** Connectors' reactions to published events (the registry's `reactingTo`), run after publishing. */
   reactions?: (eventType: string) => readonly EventReaction[];
 }
@@ -69,6 +77,10 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
   let events: EventPublisher | undefined;
+  let stateMachines: StateMachines | undefined;
+  let notices: PollerNotices | undefined;
+  const machines = () => (stateMachines ??= (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
+  const noticeQueue = () => (notices ??= (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
   const publisher = (): EventPublisher => {
     const bus = (awsServices.events ?? (() => missing('EventBridge')))(env);
     return awsServices.reactions ? reactingPublisher(bus, awsServices.reactions, gateway) : bus;
@@ -92,6 +104,16 @@ function awsGateway(env: GatewayEnvironment): Gateway {
     }),
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
     events: countedPublisher({ publish: (batch) => (events ??= publisher()).publish(batch) }),
+    stateMachines: {
+      startLifecycle: (name, input) => machines().startLifecycle(name, input),
+      startFleet: (input) => machines().startFleet(input),
+      sendTaskSuccess: (token, output) => machines().sendTaskSuccess(token, output),
+      sendTaskFailure: (token, error, cause) => machines().sendTaskFailure(token, error, cause),
+    },
+    pollerNotices: {
+      tell: (notice) => noticeQueue().tell(notice),
+      receive: (options) => noticeQueue().receive(options),
+    },
     now: () => Date.now(),
   };
 }

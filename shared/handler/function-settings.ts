@@ -24,7 +24,18 @@ const PLATFORM_ADDRESSES = ['PAYMENT_API_BASE_URL', 'BILLING_BASE_URL_TEMPLATE',
  * hour later), and the stack test checks that the stack sets each of them.
  */
 export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> = {
-  api: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  // Conversations: lifecycles started, the fleet told and started, events published.
+  api: [
+    'TABLE_NAME',
+    'CREDENTIALS_KEY_ID',
+    'SYNC_QUEUE_URL',
+    'INGESTION_QUEUE_URL',
+    'EVENT_BUS_NAME',
+    'CONVERSATION_STATE_MACHINE_ARN',
+    'POLLER_FLEET_STATE_MACHINE_ARN',
+    'POLLER_NOTICE_QUEUE_URL',
+    ...PLATFORM_ADDRESSES,
+  ],
   'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', ...PLATFORM_ADDRESSES],
   'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
   'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
@@ -34,8 +45,8 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
   // Continuations, retries and purges go back on the sync queue; refused held engagement events to the ingestion queue.
   'sync-job': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
   ingest: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'DATA_LOGIN_URL', 'DATA_SANDBOX_LOGIN_URL'],
-  // The messaging connector's steps are not built yet: they read nothing.
-  'conversation-task': [],
-  'poller-fleet-plan': [],
-  poller: [],
+  // Conversation steps publish (and reactions may queue engagement events), answer task tokens and start the fleet.
+  'conversation-task': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', 'POLLER_FLEET_STATE_MACHINE_ARN', ...PLATFORM_ADDRESSES],
+  'poller-fleet-plan': ['TABLE_NAME'],
+  poller: ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', 'POLLER_FLEET_STATE_MACHINE_ARN', 'POLLER_NOTICE_QUEUE_URL', ...PLATFORM_ADDRESSES],
 };

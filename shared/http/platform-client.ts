@@ -103,6 +103,8 @@ export interface PlatformRequest<T = unknown> {
   timeoutMs?: number;
   /** Tokens to take from the rate budget per attempt. Default 1. */
   cost?: number;
+  /** Abandons the request (a poller handing over or stopping): the promise rejects with the signal's reason, no retry. */
+  signal?: AbortSignal;
 }
 
 export interface PlatformResponse<T> {
@@ -272,6 +274,11 @@ const GIVE_UP_WORDS: Record<GiveUpReason, string | undefined> = {
   retry_after_too_long: 'the platform asked to wait longer than this call may; try again later',
 };
 
+/** What a request abandoned through its signal rejects with. */
+function abandoned(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The request was abandoned', 'AbortError');
+}
+
 // ---- the client ----
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
@@ -315,6 +322,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     url: URL,
     init: { method: HttpMethod; headers: Headers; body: string | undefined },
     timeoutMs: number,
+    signal: AbortSignal | undefined,
   ): Promise<AttemptResult> {
     const controller = new AbortController();
     let timedOut = false;
@@ -322,6 +330,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       timedOut = true;
       controller.abort();
     }, timeoutMs);
+    const abandon = (): void => controller.abort();
+    signal?.addEventListener('abort', abandon, { once: true });
     try {
       // No redirects: platform hosts are fixed by configuration, and a redirect would carry the
       // Authorization header somewhere nobody chose.
@@ -340,10 +350,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       }
       return { kind: 'status', status, headers, body: parseQuietly(text) };
     } catch (error) {
+      if (signal?.aborted) throw abandoned(signal);
       if (timedOut) return { kind: 'timeout' };
       return { kind: 'network', code: networkCode(error) };
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abandon);
     }
   }
 
@@ -398,6 +410,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     let invalidResponses = 0;
 
     for (let attempt = 1; ; attempt++) {
+      if (request.signal?.aborted) throw abandoned(request.signal);
       await rateBudget.take(request.cost);
       // The last attempt gets no longer than the deadline leaves, so a slow platform cannot stretch it.
       const remainingMs = Math.max(1, policy.deadlineMs - (now() - startedAt));
@@ -405,7 +418,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const attemptStartedAt = now();
       // One X-Ray subsegment per attempt when tracing is on: the path's shape only, never the URL.
       const result = await platformCallSegment(platform, { method: request.method, path, attempt }, async (annotate) => {
-        const answer = await attemptOnce(url, init, timeoutMs);
+        const answer = await attemptOnce(url, init, timeoutMs, request.signal);
         annotate('outcome', answer.kind === 'ok' || answer.kind === 'invalid_response' || answer.kind === 'status' ? answer.status : answer.kind);
         return answer;
       });

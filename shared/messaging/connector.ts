@@ -3,6 +3,7 @@ import { revokeIdentityGrant } from '../identity/identity-session';
 import { messagingClient, messagingIdentity } from './client';
 import { MessagingLoginChoice, messagingConnectionForm } from './config';
 import { messagingProblem } from './errors';
+import { messagingRoutes } from './routes';
 import { MessagingSettings } from './settings';
 import { testMessagingConnection } from './test-connection';
 
@@ -27,4 +28,5 @@ export const messaging = defineConnector<MessagingSettings>({
     scopes: ['api', 'refresh_token', 'offline_access'],
     loginUrl: (config, env) => (MessagingLoginChoice.catch('production').parse(config.loginUrl) === 'sandbox' ? env.DATA_SANDBOX_LOGIN_URL : env.DATA_LOGIN_URL).replace(/\/+$/, ''),
   },
+  routes: messagingRoutes,
 });

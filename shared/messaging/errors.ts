@@ -3,6 +3,14 @@ import { PlatformError, maskSecrets } from '../http/platform-error';
 import { IDENTITY_TOKEN_PATH, IdentitySetupError } from '../identity/identity-client';
 import { identityProblem } from '../identity/identity-problems';
 
+/** Test Connection found the integration user without the Messaging User permission set license. */
+export class MissingMessagingLicenseError extends Error {
+  override readonly name = 'MissingMessagingLicenseError';
+  constructor() {
+    super('the integration user has no Messaging User permission set license');
+  }
+}
+
 const TRANSIENT_REMEDY = "Nothing to change: the gateway tries again on its own. If it lasts, check the messaging platform's status page.";
 
 /**
@@ -15,6 +23,13 @@ export function messagingProblem(error: unknown): ConnectionProblem {
       health: 'needs_reconnect',
       reason: `The messaging connection cannot be used as stored: ${maskSecrets(error.message)}.`,
       remedy: 'Reconnect the messaging connection with its client id, client secret and username, and the private key that matches the uploaded certificate.',
+    };
+  }
+  if (error instanceof MissingMessagingLicenseError) {
+    return {
+      health: 'needs_reconnect',
+      reason: 'The integration user has no Messaging User permission set license: conversation creation would fail.',
+      remedy: 'Assign the Messaging User permission set license (and API Enabled) to the integration user, then test again.',
     };
   }
   if (!(error instanceof PlatformError)) {

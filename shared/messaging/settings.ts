@@ -1,7 +1,27 @@
 import * as z from 'zod';
 import { formField } from '../connections/form-fields';
 
-/** Messaging sync settings, as the spec's Sync settings table lists them. */
+/** A custom field of the MessagingSession object (the CRM's API names end in `__c`). */
+export const SessionFieldName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_]{0,36}__c$/, 'a custom field API name such as Transcript__c')
+  .describe('A custom field of MessagingSession, e.g. Transcript__c');
+
+/** One pre-chat field: which profile attribute fills it, where the platform stores it, whether the agent sees it. */
+export const PrechatField = z.strictObject({
+  /** The gateway profile attribute whose value fills this pre-chat field (e.g. `email`). */
+  attribute: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.]{0,79}$/, 'a profile attribute name: letters, digits, _ or .')
+    .meta(formField.text('Gateway profile attribute')),
+  /** MessagingSession fields where the platform stores the value (the spec's transcriptFields). */
+  transcriptFields: z.array(SessionFieldName).max(10).default([]).meta(formField.text('Transcript fields')),
+  /** Whether the agent sees the value (the spec's displayToAgent). */
+  displayToAgent: z.boolean().default(true).meta(formField.text('Display to agent')),
+});
+export type PrechatField = z.infer<typeof PrechatField>;
+
+/** Messaging sync settings, as the spec's Sync settings table lists them, plus the license's cap. */
 export const MessagingSettings = z
   .strictObject({
     /** Inbound only (the end user starts), Outbound only (proactive invitations), or Both. */
@@ -18,11 +38,22 @@ export const MessagingSettings = z
       .meta(formField.choice('Message types', { text: 'Text', media: 'Media', system_events: 'System events' })),
     /** Whether ended conversations' transcripts are assembled and stored. */
     transcriptStorage: z.enum(['enabled', 'disabled']).default('enabled').meta(formField.choice('Transcript storage', { enabled: 'Enabled', disabled: 'Disabled' })),
-    /** Pre-chat fields (by label) to the gateway's profile attributes. */
+    /** The MessagingSession long-text field the transcript is written to (spec: transcript field mapping). */
+    transcriptField: SessionFieldName.default('Transcript__c').meta(formField.text('Transcript field (a long text area of MessagingSession)')),
+    /** Pre-chat fields by label: the profile attribute that fills each, its transcript fields and agent visibility. */
     prechatMapping: z
-      .record(z.string().min(1).max(80), z.string().min(1).max(80))
+      .record(z.string().min(1).max(80), PrechatField)
       .default({})
       .meta({ title: 'Pre-chat mapping', 'x-entry-titles': { key: 'Pre-chat field label', value: 'Gateway profile attribute' } }),
+    /** Live conversations at once for this account: the digital engagement license's limit (spec Limits). */
+    maxConcurrentConversations: z.number().int().min(1).max(100_000).default(100).meta(formField.text('Concurrent conversations (the license limit)')),
+    /** The agent queue a handoff routes to when the playbook names none. */
+    handoffQueue: z.string().min(1).max(80).default('Default').meta(formField.advanced('Handoff queue')),
   })
   .meta({ id: 'MessagingSettings' });
 export type MessagingSettings = z.infer<typeof MessagingSettings>;
+
+/** Which message types a settings value lets through, by the stored message's type. */
+export function keepsMessageType(settings: Pick<MessagingSettings, 'messageTypes'>, type: 'text' | 'media' | 'system'): boolean {
+  return settings.messageTypes.includes(type === 'system' ? 'system_events' : type);
+}

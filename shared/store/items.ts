@@ -158,38 +158,68 @@ export const WebhookEventMark = z.object({
 });
 export type WebhookEventMark = z.infer<typeof WebhookEventMark>;
 
-export const ConversationState = z.enum(['starting', 'queued', 'active', 'ended', 'transcribed']);
+export const ConversationState = z.enum(['starting', 'queued', 'active', 'ended', 'transcribed', 'failed']);
 export type ConversationState = z.infer<typeof ConversationState>;
+
+/** Why a conversation ended. `session_expired`: the platform answered 401 (spec: restart the conversation). */
+export const ConversationEndReason = z.enum(['agent', 'end_user', 'system', 'playbook', 'session_expired', 'silent', 'failed']);
+export type ConversationEndReason = z.infer<typeof ConversationEndReason>;
+
+/** What became of the transcript once the conversation ended. */
+export const TranscriptOutcome = z.object({
+  /** stored: kept by the gateway and written to the session field; field_missing / not_written: kept by the gateway only. */
+  state: z.enum(['stored', 'field_missing', 'not_written', 'disabled']),
+  at: Timestamp,
+  /** The MessagingSession field it was (or should have been) written to. */
+  field: z.string().optional(),
+  reason: z.string().optional(),
+  remedy: z.string().optional(),
+});
+export type TranscriptOutcome = z.infer<typeof TranscriptOutcome>;
 
 export const Conversation = z.object({
   accountId: AccountId,
+  /** The gateway's id (time-ordered, so an account's conversations list newest first). */
   conversationId: z.string().min(1),
+  /** The platform's conversationId from the start response. */
+  platformConversationId: z.string().min(1).optional(),
   state: ConversationState,
-  /** The platform's session token, sealed by the vault under the messaging connection's scope. */
+  /** inbound: the end user started it; outbound: a proactive invitation (Activation). */
+  direction: z.enum(['inbound', 'outbound']).optional(),
+  /** The platform's session token, sealed by the vault for this conversation only. */
   sessionToken: SealedCredentials.optional(),
-  /** Which poller shard holds this conversation's long-poll while it lives. */
+  /** Legacy: poller shards are leases on live items now (shared/store/conversation-leases.ts). */
   pollerShard: z.number().int().nonnegative().optional(),
   /** The last message sequence delivered, passed back as `ack` so nothing is delivered twice. */
   ack: z.number().int().optional(),
   contactId: z.string().optional(),
+  /** The end user's email when the playbook gave it (the data connector's engagement events need it). */
+  endUserEmail: z.string().optional(),
   /** The lifecycle execution's task token, returned when the conversation ends. */
   taskToken: z.string().optional(),
+  /** Set once the playbook handed the conversation to a human agent: automated replies are refused from then on. */
+  handedOff: z.object({ at: Timestamp, queue: z.string() }).optional(),
+  agentName: z.string().optional(),
   startedAt: Timestamp,
   updatedAt: Timestamp,
   endedAt: Timestamp.optional(),
   endReason: z.string().optional(),
+  transcript: TranscriptOutcome.optional(),
   /** Optimistic concurrency, as for connections. */
   version: z.number().int().nonnegative(),
 });
 export type Conversation = z.infer<typeof Conversation>;
 
+export const MessageType = z.enum(['text', 'media', 'system']);
+export type MessageType = z.infer<typeof MessageType>;
+
 export const Message = z.object({
   accountId: AccountId,
   conversationId: z.string().min(1),
-  /** Position in the conversation, written once. */
+  /** Position in the conversation, written once: the platform's sequence for received events. */
   sequence: z.number().int().nonnegative(),
   direction: z.enum(['inbound', 'outbound']),
-  type: z.enum(['text', 'media', 'system']),
+  type: MessageType,
   text: z.string().optional(),
   /** Who wrote it: customer, agent, bot or system, as the platform says. */
   sender: z.string().optional(),
@@ -203,6 +233,74 @@ export type Message = z.infer<typeof Message>;
 /** What a caller hands `appendMessage`; account, conversation and sequence are given separately. */
 export const MessageWrite = Message.omit({ accountId: true, conversationId: true, sequence: true });
 export type MessageWrite = z.infer<typeof MessageWrite>;
+
+/**
+ * A message the gateway sent into a conversation (a playbook's reply, or the end user's words it
+ * relays). Keyed by the gateway's own time-ordered id; a playbook's `clientMessageId` makes a
+ * retried send a no-op.
+ */
+export const SentMessage = z.object({
+  accountId: AccountId,
+  conversationId: z.string().min(1),
+  messageId: z.string().min(1),
+  /** Claimed before the platform call, `sent` after it; a send that failed is removed. */
+  status: z.enum(['sending', 'sent']),
+  author: z.enum(['automated', 'end_user']),
+  type: z.enum(['text', 'media']),
+  text: z.string().optional(),
+  details: JsonObject.optional(),
+  platformMessageId: z.string().optional(),
+  sentAt: Timestamp,
+});
+export type SentMessage = z.infer<typeof SentMessage>;
+
+/** The assembled transcript, kept by the gateway whether or not the session field took it. */
+export const StoredTranscript = z.object({
+  accountId: AccountId,
+  conversationId: z.string().min(1),
+  text: z.string(),
+  entries: z.number().int().nonnegative(),
+  assembledAt: Timestamp,
+});
+export type StoredTranscript = z.infer<typeof StoredTranscript>;
+
+/**
+ * A live conversation as the poller fleet sees it (a small item, across accounts): whose
+ * long-poll lease it is, until when, and the last sequence delivered (`ack`).
+ */
+export const LiveConversation = z.object({
+  accountId: AccountId,
+  conversationId: z.string().min(1),
+  /** The last sequence persisted and published; -1 before the first. */
+  ack: z.number().int().min(-1),
+  /** The poller run holding the conversation's one long-poll. */
+  leaseOwner: z.string().optional(),
+  /** Hard bound of the lease (epoch ms): past it, anyone may claim, whatever the owner's heartbeat says. */
+  leaseExpiresAt: z.number().int().optional(),
+  /** When the lease was last released (epoch ms): the next claim measures the handover gap from it. */
+  releasedAt: z.number().int().optional(),
+  startedAt: z.number().int(),
+});
+export type LiveConversation = z.infer<typeof LiveConversation>;
+
+/** A poller run's heartbeat: its leases hold while `until` is ahead. */
+export const PollerRun = z.object({
+  runId: z.string().min(1),
+  renewedAt: z.number().int(),
+  until: z.number().int(),
+});
+export type PollerRun = z.infer<typeof PollerRun>;
+
+/** The poller fleet's own lease: one fleet execution at a time. */
+export const FleetLease = z.object({
+  executionId: z.string().default(''),
+  until: z.number().int().default(0),
+  shards: z.number().int().nonnegative().default(0),
+  /** Debounce fleet starts and surge requests (epoch ms). */
+  startUntil: z.number().int().optional(),
+  surgeUntil: z.number().int().optional(),
+});
+export type FleetLease = z.infer<typeof FleetLease>;
 
 /**
  * An OAuth authorization in flight: single use, about 10 minutes. The table keys it by a hash of

@@ -4,14 +4,20 @@ import type { ApiKeyRecord } from '../api-keys/api-key';
 import * as accounts from './accounts';
 import * as apiKeys from './api-keys';
 import * as connections from './connections';
+import * as conversationLeases from './conversation-leases';
 import * as conversations from './conversations';
 import type {
   Account,
   Connection,
   ConnectionHealth,
   Conversation,
+  FleetLease,
+  LiveConversation,
   Message,
   MessageWrite,
+  PollerRun,
+  SentMessage,
+  StoredTranscript,
   PendingAuthorization,
   RecordWrite,
   SyncCheckpoint,
@@ -227,14 +233,94 @@ export class Store {
   getConversation(accountId: string, conversationId: string): Promise<Conversation | undefined> {
     return conversations.getConversation(this.#table, accountId, conversationId);
   }
-  listLiveConversationsInShard(shard: number): Promise<Conversation[]> {
-    return conversations.listLiveConversationsInShard(this.#table, shard);
+  updateConversation(accountId: string, conversationId: string, change: conversations.ConversationChange): Promise<Conversation | undefined> {
+    return conversations.updateConversation(this.#table, accountId, conversationId, change);
+  }
+  listConversations(accountId: string, options?: { limit?: number; startKey?: string }): Promise<conversations.ConversationPage> {
+    return conversations.listConversations(this.#table, accountId, options);
   }
   appendMessage(accountId: string, conversationId: string, sequence: number, message: MessageWrite): Promise<boolean> {
     return conversations.appendMessage(this.#table, accountId, conversationId, sequence, message);
   }
   listMessages(accountId: string, conversationId: string): Promise<Message[]> {
     return conversations.listMessages(this.#table, accountId, conversationId);
+  }
+  claimSentMessage(message: SentMessage): Promise<boolean> {
+    return conversations.claimSentMessage(this.#table, message);
+  }
+  putSentMessage(message: SentMessage): Promise<void> {
+    return conversations.putSentMessage(this.#table, message);
+  }
+  getSentMessage(accountId: string, conversationId: string, messageId: string): Promise<SentMessage | undefined> {
+    return conversations.getSentMessage(this.#table, accountId, conversationId, messageId);
+  }
+  deleteSentMessage(accountId: string, conversationId: string, messageId: string): Promise<void> {
+    return conversations.deleteSentMessage(this.#table, accountId, conversationId, messageId);
+  }
+  listSentMessages(accountId: string, conversationId: string): Promise<SentMessage[]> {
+    return conversations.listSentMessages(this.#table, accountId, conversationId);
+  }
+  putTranscript(transcript: StoredTranscript): Promise<void> {
+    return conversations.putTranscript(this.#table, transcript);
+  }
+  getTranscript(accountId: string, conversationId: string): Promise<StoredTranscript | undefined> {
+    return conversations.getTranscript(this.#table, accountId, conversationId);
+  }
+  reserveLiveSlot(accountId: string, cap: number): Promise<boolean> {
+    return conversations.reserveLiveSlot(this.#table, accountId, cap);
+  }
+  releaseLiveSlot(accountId: string): Promise<void> {
+    return conversations.releaseLiveSlot(this.#table, accountId);
+  }
+  recountLiveSlots(accountId: string): Promise<number> {
+    return conversations.recountLiveSlots(this.#table, accountId);
+  }
+
+  // The poller fleet: live conversations' leases (across accounts), poller heartbeats, the fleet's lease
+  putLiveConversation(live: LiveConversation): Promise<boolean> {
+    return conversationLeases.putLiveConversation(this.#table, live);
+  }
+  getLiveConversation(accountId: string, conversationId: string): Promise<LiveConversation | undefined> {
+    return conversationLeases.getLiveConversation(this.#table, accountId, conversationId);
+  }
+  deleteLiveConversation(accountId: string, conversationId: string): Promise<void> {
+    return conversationLeases.deleteLiveConversation(this.#table, accountId, conversationId);
+  }
+  listLiveConversations(): Promise<LiveConversation[]> {
+    return conversationLeases.listLiveConversations(this.#table);
+  }
+  countLiveConversations(): Promise<number> {
+    return conversationLeases.countLiveConversations(this.#table);
+  }
+  claimConversationLease(accountId: string, conversationId: string, claim: conversationLeases.LeaseClaim): Promise<LiveConversation | undefined> {
+    return conversationLeases.claimConversationLease(this.#table, accountId, conversationId, claim);
+  }
+  releaseConversationLease(accountId: string, conversationId: string, owner: string, at: number): Promise<boolean> {
+    return conversationLeases.releaseConversationLease(this.#table, accountId, conversationId, owner, at);
+  }
+  advanceAck(accountId: string, conversationId: string, owner: string, ack: number): Promise<boolean> {
+    return conversationLeases.advanceAck(this.#table, accountId, conversationId, owner, ack);
+  }
+  beatPollerRun(run: PollerRun): Promise<void> {
+    return conversationLeases.beatPollerRun(this.#table, run);
+  }
+  getPollerRun(runId: string): Promise<PollerRun | undefined> {
+    return conversationLeases.getPollerRun(this.#table, runId);
+  }
+  endPollerRun(runId: string): Promise<void> {
+    return conversationLeases.endPollerRun(this.#table, runId);
+  }
+  getFleetLease(): Promise<FleetLease | undefined> {
+    return conversationLeases.getFleetLease(this.#table);
+  }
+  claimFleetLease(claim: { executionId: string; now: number; until: number; shards: number; handOverFrom?: string }): Promise<FleetLease | undefined> {
+    return conversationLeases.claimFleetLease(this.#table, claim);
+  }
+  releaseFleetLease(executionId: string): Promise<boolean> {
+    return conversationLeases.releaseFleetLease(this.#table, executionId);
+  }
+  takeFleetTurn(kind: 'start' | 'surge', now: number, windowMs: number): Promise<boolean> {
+    return conversationLeases.takeFleetTurn(this.#table, kind, now, windowMs);
   }
 
   // Events held for a schedule, and delivery counters

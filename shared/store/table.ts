@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
  * tests, so every copy of the table has the same keys and index.
  *
  * Keys follow DESIGN.md: every partition key starts with the account (`ACCOUNT#<id>`), except
- * pending OAuth authorizations (`OAUTH#<hash of state>`), which are looked up by state alone.
+ * pending OAuth authorizations (`OAUTH#<hash of state>`), which are looked up by state alone, and
+ * the poller fleet's items (`LIVE#<bucket>` lease items of live conversations, `FLEET`), which
+ * serve every account; each of those names its account in the sort key.
  */
 export const tableDefinition = {
   partitionKey: 'pk',
@@ -53,6 +55,26 @@ export const key = {
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
     sk: `PAGE#${String(page).padStart(6, '0')}`,
   }),
+  /** A message the gateway sent, by its time-ordered id. */
+  sentMessage: (accountId: string, conversationId: string, messageId: string) => ({
+    pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,
+    sk: `SENT#${messageId}`,
+  }),
+  transcript: (accountId: string, conversationId: string) => ({ pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`, sk: 'TRANSCRIPT' }),
+  /** How many of the account's conversations are live: the concurrent-conversation cap counts here. */
+  liveCount: (accountId: string) => ({ pk: `ACCOUNT#${accountId}`, sk: 'CONVERSATIONS' }),
+  /**
+   * A live conversation's lease item, across accounts (the poller fleet serves them all), spread
+   * over a few partitions by a hash of the id so that acks and claims do not crowd one key.
+   */
+  liveConversation: (accountId: string, conversationId: string) => ({
+    pk: `LIVE#${liveBucketOf(conversationId)}`,
+    sk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,
+  }),
+  liveBucket: (bucket: number) => ({ pk: `LIVE#${bucket}` }),
+  /** A poller run's heartbeat. */
+  pollerRun: (runId: string) => ({ pk: 'FLEET', sk: `POLLER#${runId}` }),
+  fleet: () => ({ pk: 'FLEET', sk: 'FLEET' }),
   /** An event a connection holds until its schedule sends it (see shared/store/held-events.ts). */
   heldEvent: (accountId: string, connector: string, position: string) => ({ pk: `ACCOUNT#${accountId}#HELD#${connector}`, sk: position }),
   /** One hour's delivery counters of a connection's events. */
@@ -99,6 +121,13 @@ export const indexKey = {
   account: (accountId: string) => ({ gsi1pk: 'ACCOUNTS', gsi1sk: accountId }),
   accountsLookup: () => ({ gsi1pk: 'ACCOUNTS' }),
 } as const;
+
+/** Partitions of the live-conversation items. */
+export const LIVE_BUCKETS = 16;
+
+export function liveBucketOf(conversationId: string): number {
+  return createHash('sha256').update(conversationId).digest().readUInt16BE(0) % LIVE_BUCKETS;
+}
 
 function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();

@@ -87,8 +87,8 @@ describe('GET /local/metrics', () => {
   });
 
   it('sends no conversation gauge while there is nothing to report (an idle stack pays for no series)', async () => {
-    await pollerFleetPlan({});
-    await poller({ shard: 0 });
+    await pollerFleetPlan({ executionId: 'local:fleet:metrics', round: 1 });
+    await poller({ shard: 0, shards: 1, endsAt: Date.now() + 200 });
     const after = await metrics();
     expect(after.filter((m) => m.name === 'LiveConversations' || m.name === 'PollsOpen')).toEqual([]);
   });

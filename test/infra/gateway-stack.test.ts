@@ -6,6 +6,7 @@ import { createGatewayApp } from '../../lib/app';
 import { handlerNames, type HandlerName } from '../../lib/gateway-function';
 import { GatewayEnvironment } from '../../shared/config';
 import { tableDefinition } from '../../shared/store/table';
+import { DEFINITIONS_FILE, definitionsFromTemplate } from '../../local/state-machine-definitions';
 
 // The CloudFormation shapes these tests read. Values that CDK leaves as intrinsics ({Ref}, {Fn::GetAtt}) stay unknown.
 interface Resource<P> {
@@ -216,10 +217,13 @@ describe('queues', () => {
 
   it('every work queue has a DLQ after 5 receives; every queue is encrypted and TLS-only', () => {
     const dlqs = deadLetterQueueIds();
-    expect(queues().length - dlqs.size).toBe(3);
+    // Three work queues, and the poller notice queue (hints, no DLQ: see lib/conversations.ts).
+    expect(queues().length - dlqs.size).toBe(4);
     for (const [id, q] of queues()) {
       expect(q.Properties.SqsManagedSseEnabled === true || q.Properties.KmsMasterKeyId !== undefined, `${id} SSE`).toBe(true);
-      if (dlqs.has(id)) {
+      if (id.includes('PollerNotices')) {
+        expect(q.Properties.MessageRetentionPeriod).toBe(15 * 60);
+      } else if (dlqs.has(id)) {
         expect(q.Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
       } else {
         expect(q.Properties.RedrivePolicy?.maxReceiveCount, `${id} redrive`).toBe(5);
@@ -446,13 +450,39 @@ describe('state machines', () => {
   it('the fleet plans, stops when idle, maps pollers over shards and loops back to Plan', () => {
     const fleet = definitionOf(machines().find((m) => m.StateMachineName.endsWith('-poller-fleet'))!.DefinitionString);
     const choice = fleet.States[fleet.States.Plan!.Next as string]!;
-    const choices = choice.Choices as Array<{ Variable: string; NumericEquals?: number; Next: string }>;
-    const idle = choices.find((c) => c.Variable === '$.plan.active' && c.NumericEquals === 0)!;
+    const choices = choice.Choices as Array<{ Variable: string; BooleanEquals?: boolean; Next: string }>;
+    const idle = choices.find((c) => c.Variable === '$.plan.run' && c.BooleanEquals === false)!;
     expect(fleet.States[idle.Next]!.Type).toBe('Succeed');
     const map = fleet.States[choice.Default as string]!;
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.plan.shards', MaxConcurrency: 50 });
     expect(fleet.States[map.Next as string]!.Next).toBe('Plan');
     expect(functionOf('poller')[1].Properties.Timeout).toBe(900);
+    // A crashed poller run is started again at once; a surge execution adds one poller mid-round.
+    const pollShard = (map.ItemProcessor as { States: Record<string, { Retry?: Array<{ ErrorEquals: string[]; MaxAttempts: number }> }> }).States['Poll shard']!;
+    expect(pollShard.Retry?.some((r) => r.ErrorEquals.includes('States.ALL') && r.MaxAttempts >= 1)).toBe(true);
+    expect(fleet.StartAt).toBe('Surge?');
+    expect(fleet.States['Surge poller']).toMatchObject({ Parameters: { 'Payload.$': '$.surge' } });
+  });
+
+  it('the local runtime runs exactly these definitions (local/conversation-state-machines.json; `npm run state-machines` rewrites it)', () => {
+    expect(definitionsFromTemplate(template.toJSON() as Parameters<typeof definitionsFromTemplate>[0])).toEqual(JSON.parse(readFileSync(DEFINITIONS_FILE, 'utf8')));
+  });
+
+  it('new conversations reach the pollers through an encrypted notice queue: the API sends, only the poller receives', () => {
+    const [queueId] = resourcesOf<QueueProperties>('AWS::SQS::Queue').find(([id]) => id.includes('PollerNotices'))!;
+    const statementsOf = (handler: HandlerName) =>
+      resourcesOf<PolicyProperties>('AWS::IAM::Policy')
+        .filter(([, p]) => p.Properties.Roles.some((role) => references(role, functionOf(handler)[1].Properties.Role['Fn::GetAtt'][0])))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+        .filter((statement) => references(statement.Resource, queueId));
+    const actions = (handler: HandlerName) => statementsOf(handler).flatMap((s) => [s.Action].flat()).sort();
+    expect(actions('api')).toEqual(expect.arrayContaining(['sqs:SendMessage']));
+    expect(actions('api')).not.toContain('sqs:ReceiveMessage');
+    expect(actions('poller')).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
+    expect(actions('poller')).not.toContain('sqs:SendMessage');
+    expect(actions('sync-job')).toEqual([]);
+    expect(functionOf('poller')[1].Properties.Environment.Variables.POLLER_NOTICE_QUEUE_URL).toBeDefined();
+    expect(resources[queueId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true });
   });
 });
 

@@ -19,16 +19,81 @@ describe('conversations', () => {
     expect(await db.store.getConversation('acct-v2', 'conv-1')).toBeUndefined();
   });
 
-  it("lists a shard's live conversations across accounts, and drops them when they end", async () => {
-    await db.store.putConversation(conversation('acct-v3', 'live-1', { pollerShard: 7 }));
-    await db.store.putConversation(conversation('acct-v4', 'live-2', { pollerShard: 7, state: 'queued' }));
-    await db.store.putConversation(conversation('acct-v4', 'other-shard', { pollerShard: 8 }));
-    const ending = conversation('acct-v3', 'ending', { pollerShard: 7 });
-    await db.store.putConversation(ending);
-    await db.store.putConversation({ ...ending, version: 1, state: 'ended', endedAt: at('2025-02-01T11:00:00Z') });
+  it('changes named fields only when the state allows, and lists an account\'s conversations newest first', async () => {
+    await db.store.putConversation(conversation('acct-u1', 'c-001', { state: 'queued' }));
+    await db.store.putConversation(conversation('acct-u1', 'c-002', { state: 'active' }));
+    await db.store.putConversation(conversation('acct-u2', 'c-003', { state: 'active' }));
+    const ended = await db.store.updateConversation('acct-u1', 'c-001', { set: { state: 'ended', endReason: 'agent' }, whenStateIn: ['queued', 'active'] });
+    expect(ended).toMatchObject({ state: 'ended', endReason: 'agent', version: 2 });
+    // A second end (a poller and a lifecycle step racing) finds the state changed and does nothing.
+    expect(await db.store.updateConversation('acct-u1', 'c-001', { set: { state: 'ended', endReason: 'system' }, whenStateIn: ['queued', 'active'] })).toBeUndefined();
+    // Written once: a second handoff is refused.
+    const handOff = { set: { handedOff: { at: at('2025-02-01T10:05:00Z'), queue: 'Support' } }, whenAbsent: 'handedOff' as const };
+    expect(await db.store.updateConversation('acct-u1', 'c-002', handOff)).toBeDefined();
+    expect(await db.store.updateConversation('acct-u1', 'c-002', handOff)).toBeUndefined();
+    expect(await db.store.updateConversation('acct-u1', 'nope', { set: { state: 'ended' } })).toBeUndefined();
 
-    const live = await db.store.listLiveConversationsInShard(7);
-    expect(live.map((c) => `${c.accountId}/${c.conversationId}`).sort()).toEqual(['acct-v3/live-1', 'acct-v4/live-2']);
+    const page = await db.store.listConversations('acct-u1', { limit: 1 });
+    expect(page.conversations.map((c) => c.conversationId)).toEqual(['c-002']);
+    const next = await db.store.listConversations('acct-u1', { limit: 5, startKey: page.nextKey! });
+    expect(next.conversations.map((c) => c.conversationId)).toEqual(['c-001']);
+  });
+
+  it('caps live conversations per account with a conditional count, and recounts a drifted one', async () => {
+    expect(await db.store.reserveLiveSlot('acct-cap', 2)).toBe(true);
+    expect(await db.store.reserveLiveSlot('acct-cap', 2)).toBe(true);
+    expect(await db.store.reserveLiveSlot('acct-cap', 2)).toBe(false);
+    await db.store.releaseLiveSlot('acct-cap');
+    expect(await db.store.reserveLiveSlot('acct-cap', 2)).toBe(true);
+    // Only one conversation is really live: the recount frees the leaked slot.
+    await db.store.putConversation(conversation('acct-cap', 'live', { state: 'active' }));
+    await db.store.putConversation(conversation('acct-cap', 'over', { state: 'ended' }));
+    expect(await db.store.recountLiveSlots('acct-cap')).toBe(1);
+    expect(await db.store.reserveLiveSlot('acct-cap', 2)).toBe(true);
+  });
+});
+
+describe('live conversation leases', () => {
+  const live = (accountId: string, conversationId: string) => ({ accountId, conversationId, ack: -1, startedAt: 1 });
+
+  it('one holder at a time: claim, renew by heartbeat, release, take over a lapsed lease', async () => {
+    expect(await db.store.putLiveConversation(live('acct-l1', 'lc-1'))).toBe(true);
+    expect(await db.store.putLiveConversation(live('acct-l1', 'lc-1'))).toBe(false);
+    const first = await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-a', now: 1000, expiresAt: 100_000 });
+    expect(first).toMatchObject({ leaseOwner: 'run-a', leaseExpiresAt: 100_000 });
+    expect(await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-b', now: 2000, expiresAt: 100_000 })).toBeUndefined();
+    // run-b saw run-a's heartbeat lapse: it may take over from run-a, and only from run-a.
+    expect(await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-b', now: 2000, expiresAt: 100_000, lapsedOwner: 'run-x' })).toBeUndefined();
+    expect(await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-b', now: 2000, expiresAt: 100_000, lapsedOwner: 'run-a' })).toMatchObject({ leaseOwner: 'run-b' });
+    // The old holder can no longer acknowledge or release.
+    expect(await db.store.advanceAck('acct-l1', 'lc-1', 'run-a', 3)).toBe(false);
+    expect(await db.store.advanceAck('acct-l1', 'lc-1', 'run-b', 3)).toBe(true);
+    expect(await db.store.advanceAck('acct-l1', 'lc-1', 'run-b', 2)).toBe(false);
+    expect(await db.store.releaseConversationLease('acct-l1', 'lc-1', 'run-a', 5000)).toBe(false);
+    expect(await db.store.releaseConversationLease('acct-l1', 'lc-1', 'run-b', 5000)).toBe(true);
+    expect(await db.store.getLiveConversation('acct-l1', 'lc-1')).toEqual({ ...live('acct-l1', 'lc-1'), ack: 3, releasedAt: 5000 });
+    // Past the hard expiry anyone may claim.
+    await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-c', now: 6000, expiresAt: 7000 });
+    expect(await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-d', now: 7001, expiresAt: 9000 })).toMatchObject({ leaseOwner: 'run-d' });
+
+    await db.store.putLiveConversation(live('acct-l2', 'lc-2'));
+    expect((await db.store.listLiveConversations()).map((c) => c.conversationId).sort()).toEqual(['lc-1', 'lc-2']);
+    expect(await db.store.countLiveConversations()).toBe(2);
+    await db.store.deleteLiveConversation('acct-l1', 'lc-1');
+    expect(await db.store.claimConversationLease('acct-l1', 'lc-1', { owner: 'run-e', now: 1, expiresAt: 2 })).toBeUndefined();
+    expect(await db.store.countLiveConversations()).toBe(1);
+  });
+
+  it('one fleet execution at a time, handed over explicitly', async () => {
+    expect(await db.store.claimFleetLease({ executionId: 'ex-1', now: 0, until: 1000, shards: 1 })).toMatchObject({ executionId: 'ex-1' });
+    expect(await db.store.claimFleetLease({ executionId: 'ex-2', now: 10, until: 1000, shards: 1 })).toBeUndefined();
+    expect(await db.store.claimFleetLease({ executionId: 'ex-2', now: 10, until: 1000, shards: 2, handOverFrom: 'ex-1' })).toMatchObject({ executionId: 'ex-2', shards: 2 });
+    expect(await db.store.releaseFleetLease('ex-1')).toBe(false);
+    expect(await db.store.releaseFleetLease('ex-2')).toBe(true);
+    expect(await db.store.claimFleetLease({ executionId: 'ex-3', now: 10, until: 1000, shards: 1 })).toBeDefined();
+    expect(await db.store.takeFleetTurn('surge', 100, 500)).toBe(true);
+    expect(await db.store.takeFleetTurn('surge', 200, 500)).toBe(false);
+    expect(await db.store.takeFleetTurn('surge', 601, 500)).toBe(true);
   });
 });
 

@@ -25,7 +25,7 @@ const NO_PLATFORM = {
 };
 
 /** The whole local gateway (in-memory dynalite, throwaway key; or on disk in `dataDir`) on a free port, for end-to-end tests. */
-export async function startTestGateway(env: Record<string, string> = {}, options: { dataDir?: string } = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, options: { dataDir?: string; dynamoInChildProcess?: boolean } = {}): Promise<TestGateway> {
   const runtime = await startLocalRuntime({ port: 0, schedules: false, retryDelayMs: 10, env: { ...NO_PLATFORM, ...env }, ...options });
   const call: TestGateway['call'] = (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };

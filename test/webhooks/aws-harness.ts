@@ -72,6 +72,8 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
       ingestion: new SqsJobQueue<IngestionMessage>(sqsClient, `${queueUrl}-ingestion`),
     },
     events: { publish: async () => {} },
+    stateMachines: unused('Step Functions'),
+    pollerNotices: unused('the poller notice queue'),
     now: () => Date.now(),
   };
   const counted = () => ({
@@ -112,4 +114,9 @@ export function webhookRequest(path: '/webhooks/payments' | '/webhooks/billing',
     body,
     isBase64Encoded: false,
   } as unknown as APIGatewayProxyEventV2;
+}
+
+/** A service the webhook path never touches: any use fails the test. */
+function unused<T extends object>(name: string): T {
+  return new Proxy({} as T, { get: () => () => Promise.reject(new Error(`${name} is not used by the webhook path`)) });
 }

@@ -1,0 +1,430 @@
+import { randomBytes } from 'node:crypto';
+import * as z from 'zod';
+import { ProblemError, problems } from '../api/problem';
+import type { Gateway } from '../gateway';
+import { PlatformError } from '../http/platform-error';
+import type { Logger } from '../log/logger';
+import { LIVE_STATES } from '../store/conversations';
+import type { Connection, Conversation, ConversationEndReason } from '../store/items';
+import { messagingClient, type MessagingPlatformSession } from './client';
+import { ConversationSession, startPlatformConversation, type PrechatItem } from './conversation-api';
+import { conversationEvent, publishConversationEvents } from './conversation-events';
+import { messagingProblem } from './errors';
+import { keepsMessageType, MessagingSettings } from './settings';
+
+/**
+ * A conversation's life on the gateway's side: started by a playbook (or for an end user), its
+ * messages sent, handed off to a human agent, ended, and its transcript kept. The poller
+ * (poller.ts) holds its long-poll and applies what the platform says; both end a conversation
+ * through `finishConversation`, whose conditional write lets exactly one of them do it.
+ */
+
+export const SESSION_EXPIRED_REMEDY = 'Sessions are short-lived: restart the conversation.';
+const PREFIX = 'urn:integration-gateway:problem:';
+
+/** A time-ordered id: an account's conversations list newest first. */
+export function newConversationId(now: number): string {
+  return `cv_${now.toString(36).padStart(9, '0')}${randomBytes(6).toString('hex')}`;
+}
+
+export function newMessageId(now: number): string {
+  return `${now.toString(36).padStart(9, '0')}${randomBytes(5).toString('hex')}`;
+}
+
+export interface MessagingConnection {
+  connection: Connection;
+  settings: MessagingSettings;
+  session: MessagingPlatformSession;
+}
+
+/** The account's messaging connection, its settings and an identity session; 404 without one. */
+export async function messagingConnection(gateway: Gateway, accountId: string): Promise<MessagingConnection> {
+  const connection = await gateway.store.getConnection(accountId, 'messaging');
+  if (!connection) throw problems.notFound('The account has no messaging connection: connect the messaging platform under Integrations.');
+  const settings = MessagingSettings.parse(connection.syncSettings ?? {});
+  const credentials = await gateway.vault.open({ accountId, connector: 'messaging' }, connection.credentials);
+  const session = messagingClient({ env: gateway.env, accountId, config: connection.config, credentials });
+  return { connection, settings, session };
+}
+
+/** The settings alone (the poller reads them per conversation; no credentials opened). */
+export async function messagingSettings(gateway: Gateway, accountId: string): Promise<MessagingSettings> {
+  const connection = await gateway.store.getConnection(accountId, 'messaging');
+  return MessagingSettings.parse(connection?.syncSettings ?? {});
+}
+
+/**
+ * The session token sealed under a name that carries its conversation (names are not secrets;
+ * values are registered for redaction): opened for another conversation, it is refused.
+ */
+const sessionTokenName = (conversationId: string) => `sessionToken:${conversationId}`;
+
+export async function sealSessionToken(gateway: Gateway, accountId: string, conversationId: string, sessionToken: string) {
+  return gateway.vault.seal({ accountId, connector: 'messaging' }, { [sessionTokenName(conversationId)]: sessionToken });
+}
+
+export async function openSessionToken(gateway: Gateway, conversation: Conversation): Promise<string> {
+  if (!conversation.sessionToken) throw new Error(`conversation ${conversation.conversationId} has no session token`);
+  const opened = await gateway.vault.open({ accountId: conversation.accountId, connector: 'messaging' }, conversation.sessionToken);
+  const token = opened[sessionTokenName(conversation.conversationId)];
+  if (!token) throw new Error(`the session token stored with conversation ${conversation.conversationId} belongs to another conversation`);
+  return token;
+}
+
+/** The conversation's own calls (poll, send, route, end), with its session token. */
+export async function conversationSession(gateway: Gateway, conversation: Conversation, instanceUrl: string, transport: { fetch?: typeof fetch } = {}): Promise<ConversationSession> {
+  if (!conversation.platformConversationId) throw new Error(`conversation ${conversation.conversationId} has no platform id`);
+  return new ConversationSession({
+    instanceUrl,
+    platformConversationId: conversation.platformConversationId,
+    sessionToken: await openSessionToken(gateway, conversation),
+    allowInsecure: gateway.env.ALLOW_INSECURE_PLATFORM_URLS,
+    timeoutMs: gateway.env.PLATFORM_TIMEOUT_MS,
+    ...transport,
+  });
+}
+
+// ---- start ----
+
+export const ProfileValue = z.string().min(1).max(255);
+
+export const StartConversationInput = z
+  .strictObject({
+    direction: z.enum(['inbound', 'outbound']).describe('inbound: the end user opened the chat; outbound: a proactive invitation (Activation)'),
+    contactId: z.string().regex(/^[A-Za-z0-9]{15,18}$/, 'a CRM record id (15 or 18 letters and digits)').optional().describe("The contact's record id on the CRM"),
+    /** Profile attributes by name; the pre-chat mapping turns them into prechatDetails. */
+    prechat: z.record(z.string().min(1).max(80), ProfileValue).optional().describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails'),
+    messagingPlatformKey: z.string().min(8).max(255).optional().describe("Overrides the connection's Messaging Platform Key"),
+    endUserEmail: z.email().max(254).optional().describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended"),
+  })
+  .meta({ id: 'StartConversation' });
+export type StartConversationInput = z.infer<typeof StartConversationInput>;
+
+const notAllowed = (detail: string, remedy: string) =>
+  new ProblemError({ type: `${PREFIX}not-allowed-by-settings`, title: 'Not allowed by the messaging settings', status: 409, detail, remedy });
+
+/** Pure: the spec's prechatDetails from the profile values and the mapping; unmapped attributes are refused. */
+export function prechatDetails(settings: MessagingSettings, prechat: Record<string, string> = {}): PrechatItem[] {
+  const mapped = new Set(Object.values(settings.prechatMapping).map((field) => field.attribute));
+  const unmapped = Object.keys(prechat).filter((attribute) => !mapped.has(attribute));
+  if (unmapped.length) {
+    throw new ProblemError({
+      type: `${PREFIX}prechat-not-mapped`,
+      title: 'Pre-chat values without a mapping',
+      status: 400,
+      detail: `No pre-chat field is mapped to ${unmapped.map((a) => `'${a}'`).join(', ')}.`,
+      remedy: 'Check prechatDetails in the start request: send only attributes named in the messaging settings\' pre-chat mapping, or add them to it.',
+      errors: unmapped.map((attribute) => ({ path: `prechat.${attribute}`, message: 'not in the pre-chat mapping' })),
+    });
+  }
+  return Object.entries(settings.prechatMapping).flatMap(([label, field]) => {
+    const value = prechat[field.attribute];
+    return value === undefined ? [] : [{ label, value, transcriptFields: field.transcriptFields, displayToAgent: field.displayToAgent }];
+  });
+}
+
+function endUserEmailOf(input: StartConversationInput): string | undefined {
+  if (input.endUserEmail) return input.endUserEmail;
+  const email = input.prechat?.email;
+  return email && z.email().safeParse(email).success ? email : undefined;
+}
+
+function allowsDirection(settings: MessagingSettings, direction: 'inbound' | 'outbound'): boolean {
+  return settings.direction === 'both' || settings.direction === direction;
+}
+
+/** A platform failure as the API answers it: the spec's remedy when there is one. */
+export function platformProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const problem = messagingProblem(error);
+  const status = error instanceof PlatformError && (error.kind === 'auth' || error.kind === 'permission') ? 409 : 502;
+  return new ProblemError({ type: `${PREFIX}messaging-platform`, title: 'The messaging platform refused the request', status, detail: problem.reason, remedy: problem.remedy });
+}
+
+export async function startConversation(gateway: Gateway, accountId: string, input: StartConversationInput, log: Logger): Promise<Conversation> {
+  const { connection, settings, session } = await messagingConnection(gateway, accountId);
+  if (!allowsDirection(settings, input.direction)) {
+    throw notAllowed(
+      `The messaging connection takes ${settings.direction} conversations only; this one is ${input.direction}.`,
+      'Change Conversation direction in the messaging settings to Both (or to this direction).',
+    );
+  }
+  const messagingPlatformKey = input.messagingPlatformKey ?? (typeof connection.config.messagingPlatformKey === 'string' ? connection.config.messagingPlatformKey : undefined);
+  if (!messagingPlatformKey) {
+    throw notAllowed('The messaging connection has no Messaging Platform Key.', 'Reconnect the messaging platform with the Messaging Platform Key copied from the messaging channel.');
+  }
+  const details = prechatDetails(settings, input.prechat);
+
+  const cap = settings.maxConcurrentConversations;
+  if (!(await gateway.store.reserveLiveSlot(accountId, cap)) && !((await gateway.store.recountLiveSlots(accountId)) < cap && (await gateway.store.reserveLiveSlot(accountId, cap)))) {
+    throw new ProblemError({
+      type: `${PREFIX}concurrent-conversations`,
+      title: 'Too many live conversations',
+      status: 429,
+      detail: `The account has ${cap} live conversations, the most its settings allow at once.`,
+      remedy: 'End a conversation first, or raise the concurrent-conversation cap if the digital engagement license allows more.',
+    });
+  }
+
+  let started: { platformConversationId: string; sessionToken: string };
+  try {
+    started = await startPlatformConversation(session, { messagingPlatformKey, ...(input.contactId ? { contactId: input.contactId } : {}), prechatDetails: details });
+  } catch (error) {
+    await gateway.store.releaseLiveSlot(accountId);
+    throw platformProblem(error);
+  }
+
+  const now = gateway.now();
+  const conversationId = newConversationId(now);
+  const at = new Date(now).toISOString();
+  const conversation: Conversation = {
+    accountId,
+    conversationId,
+    platformConversationId: started.platformConversationId,
+    state: 'starting',
+    direction: input.direction,
+    sessionToken: await sealSessionToken(gateway, accountId, conversationId, started.sessionToken),
+    ...(input.contactId ? { contactId: input.contactId } : {}),
+    ...(endUserEmailOf(input) ? { endUserEmail: endUserEmailOf(input) } : {}),
+    startedAt: at,
+    updatedAt: at,
+    version: 0,
+  };
+  await gateway.store.putConversation(conversation);
+  await gateway.store.putLiveConversation({ accountId, conversationId, ack: -1, startedAt: now });
+  // The running fleet takes it within a second; a stopped fleet is started.
+  await gateway.pollerNotices.tell({ accountId, conversationId, at: now });
+  await ensureFleetRunning(gateway);
+  await gateway.stateMachines.startLifecycle(lifecycleName(accountId, conversationId), { accountId, conversationId });
+  const stored = { ...conversation, version: 1 };
+  await publishConversationEvents(gateway, [conversationEvent('conversation.started', stored, { startedAt: at }, { occurredAt: at })]);
+  log.info('conversation started', { conversationId, direction: input.direction, prechatItems: details.length });
+  return stored;
+}
+
+/** Step Functions execution names: 80 characters of letters, digits, - and _. */
+export function lifecycleName(accountId: string, conversationId: string): string {
+  return `${accountId}-${conversationId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80);
+}
+
+/** Starts a fleet execution unless one holds the fleet's lease (one start per few seconds, fleet-wide). */
+export async function ensureFleetRunning(gateway: Gateway): Promise<void> {
+  const now = gateway.now();
+  const fleet = await gateway.store.getFleetLease();
+  if (fleet && fleet.until > now) return;
+  if (await gateway.store.takeFleetTurn('start', now, 5_000)) await gateway.stateMachines.startFleet({ startedBy: 'conversation' });
+}
+
+// ---- reads ----
+
+export async function conversationOf(gateway: Gateway, accountId: string, conversationId: string): Promise<Conversation> {
+  const conversation = /^[A-Za-z0-9_-]{1,64}$/.test(conversationId) ? await gateway.store.getConversation(accountId, conversationId) : undefined;
+  // Another account's id is simply not found: the key includes the account.
+  if (!conversation) throw problems.notFound('No conversation with that id.');
+  return conversation;
+}
+
+export function isLive(conversation: Conversation): boolean {
+  return LIVE_STATES.includes(conversation.state);
+}
+
+function ended(conversation: Conversation): ProblemError {
+  return new ProblemError({
+    type: `${PREFIX}conversation-ended`,
+    title: 'The conversation has ended',
+    status: 409,
+    detail: `The conversation is ${conversation.state}${conversation.endReason ? ` (${conversation.endReason})` : ''}; nothing was sent.`,
+    remedy: conversation.endReason === 'session_expired' ? SESSION_EXPIRED_REMEDY : 'Start a new conversation.',
+  });
+}
+
+// ---- send ----
+
+const Media = z.strictObject({
+  url: z.url({ protocol: /^https$/ }).max(2048).describe('An https address of the file'),
+  mimeType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as image/png'),
+  name: z.string().min(1).max(255).optional(),
+});
+
+/** The longest text a message may carry (the platform's messaging limit). */
+export const MAX_TEXT_LENGTH = 4_000;
+
+export const SendMessageInput = z
+  .strictObject({
+    text: z.string().min(1).max(MAX_TEXT_LENGTH).optional().describe(`Up to ${MAX_TEXT_LENGTH} characters`),
+    media: Media.optional(),
+    author: z.enum(['automated', 'end_user']).default('automated').describe("automated: the playbook's reply (refused once handed off); end_user: the end user's words relayed"),
+    clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Makes a retried send a no-op: the same id is sent once'),
+  })
+  .refine((input) => (input.text === undefined) !== (input.media === undefined), { message: 'Send either text or media.' })
+  .meta({ id: 'SendMessage' });
+export type SendMessageInput = z.infer<typeof SendMessageInput>;
+
+export interface SentView {
+  id: string;
+  status: 'sending' | 'sent';
+  type: 'text' | 'media';
+  sentAt: string;
+}
+
+export async function sendMessage(gateway: Gateway, accountId: string, conversationId: string, input: SendMessageInput, log: Logger): Promise<SentView> {
+  const conversation = await conversationOf(gateway, accountId, conversationId);
+  if (!isLive(conversation)) throw ended(conversation);
+  if (input.author === 'automated' && conversation.handedOff) {
+    throw new ProblemError({
+      type: `${PREFIX}handed-off`,
+      title: 'Handed off to a human agent',
+      status: 409,
+      detail: `The conversation was handed off to the ${conversation.handedOff.queue} queue at ${conversation.handedOff.at}: automated replies are refused until it ends. Nothing was sent.`,
+      remedy: 'Let the human agent answer; relay the end user\'s own words with author "end_user".',
+    });
+  }
+  const settings = await messagingSettings(gateway, accountId);
+  const now = gateway.now();
+  const messageId = input.clientMessageId ? `c-${input.clientMessageId}` : newMessageId(now);
+  const type = input.text !== undefined ? 'text' : 'media';
+  const claim = {
+    accountId,
+    conversationId,
+    messageId,
+    status: 'sending' as const,
+    author: input.author,
+    type,
+    ...(input.text !== undefined ? { text: input.text } : {}),
+    ...(input.media ? { details: { media: input.media } } : {}),
+    sentAt: new Date(now).toISOString(),
+  } as const;
+  if (!(await gateway.store.claimSentMessage(claim))) {
+    const existing = await gateway.store.getSentMessage(accountId, conversationId, messageId);
+    if (existing?.status === 'sent') return { id: messageId, status: 'sent', type: existing.type, sentAt: existing.sentAt };
+    throw problems.conflict('A send with this clientMessageId is in progress.', 'Wait for its answer before retrying.');
+  }
+
+  const instanceUrl = await messagingInstanceUrl(gateway, accountId);
+  let platformMessageId: string | undefined;
+  try {
+    const session = await conversationSession(gateway, conversation, instanceUrl);
+    ({ platformMessageId } = await session.send(input.text !== undefined ? { text: input.text } : { media: input.media! }));
+  } catch (error) {
+    await gateway.store.deleteSentMessage(accountId, conversationId, messageId);
+    throw await conversationCallProblem(gateway, conversation, error, log);
+  }
+  const sent = { ...claim, status: 'sent' as const, ...(platformMessageId ? { platformMessageId } : {}) };
+  if (keepsMessageType(settings, type)) {
+    await gateway.store.putSentMessage(sent);
+    await publishConversationEvents(gateway, [
+      conversationEvent(
+        'message.sent',
+        conversation,
+        { message: { id: messageId, type, ...(input.text !== undefined ? { text: input.text } : {}), ...(input.media ? { media: input.media } : {}), author: input.author, sentAt: sent.sentAt } },
+        { occurredAt: sent.sentAt, idSuffix: messageId },
+      ),
+    ]);
+  } else {
+    // Sent, but the message types setting keeps no message of this type.
+    await gateway.store.deleteSentMessage(accountId, conversationId, messageId);
+  }
+  return { id: messageId, status: 'sent', type, sentAt: sent.sentAt };
+}
+
+/** The org's instance URL (signs in with the identity token if needed). */
+export async function messagingInstanceUrl(gateway: Gateway, accountId: string): Promise<string> {
+  const { session } = await messagingConnection(gateway, accountId);
+  return session.instanceUrl();
+}
+
+/**
+ * A failed call inside a conversation: 401 means its session token expired (spec: the
+ * conversation must be restarted), so it ends as expired; 403 `SESSION_ENDED` means it already
+ * ended on the platform.
+ */
+async function conversationCallProblem(gateway: Gateway, conversation: Conversation, error: unknown, log: Logger): Promise<ProblemError> {
+  if (error instanceof PlatformError && error.status === 401) {
+    await finishConversation(gateway, conversation, 'session_expired', log);
+    return new ProblemError({ type: `${PREFIX}session-expired`, title: 'The conversation session expired', status: 409, detail: 'The messaging platform refused the conversation\'s session token (HTTP 401). Nothing was sent.', remedy: SESSION_EXPIRED_REMEDY });
+  }
+  if (error instanceof PlatformError && error.status === 403 && /SESSION_ENDED/i.test(error.platformCode ?? '')) {
+    await finishConversation(gateway, conversation, 'system', log);
+    return ended({ ...conversation, state: 'ended', endReason: 'system' });
+  }
+  return platformProblem(error);
+}
+
+// ---- handoff and end ----
+
+export const HandOffInput = z.strictObject({ queue: z.string().min(1).max(80).optional().describe('The agent queue (default: the settings\' handoff queue)') }).meta({ id: 'HandOff' });
+
+export async function handOff(gateway: Gateway, accountId: string, conversationId: string, input: z.infer<typeof HandOffInput>, log: Logger): Promise<Conversation> {
+  const conversation = await conversationOf(gateway, accountId, conversationId);
+  if (!isLive(conversation)) throw ended(conversation);
+  if (conversation.handedOff) throw problems.conflict(`The conversation was already handed off to the ${conversation.handedOff.queue} queue.`);
+  const settings = await messagingSettings(gateway, accountId);
+  const queue = input.queue ?? settings.handoffQueue;
+  const at = new Date(gateway.now()).toISOString();
+  const marked = await gateway.store.updateConversation(accountId, conversationId, { set: { handedOff: { at, queue }, updatedAt: at }, whenStateIn: LIVE_STATES, whenAbsent: 'handedOff' });
+  if (!marked) throw problems.conflict('The conversation changed meanwhile (ended or handed off); read it again.');
+  try {
+    const session = await conversationSession(gateway, conversation, await messagingInstanceUrl(gateway, accountId));
+    await session.route(queue);
+  } catch (error) {
+    // Not routed: the playbook keeps the conversation.
+    await gateway.store.updateConversation(accountId, conversationId, { remove: ['handedOff'] });
+    throw await conversationCallProblem(gateway, conversation, error, log);
+  }
+  await publishConversationEvents(gateway, [conversationEvent('conversation.handed_off', marked, { queue }, { occurredAt: at })]);
+  log.info('conversation handed off', { conversationId, queue });
+  return marked;
+}
+
+/** Ends the chat on the platform; the poller sees the end and finishes the conversation. */
+export async function endConversation(gateway: Gateway, accountId: string, conversationId: string, log: Logger): Promise<Conversation> {
+  const conversation = await conversationOf(gateway, accountId, conversationId);
+  if (!isLive(conversation)) throw ended(conversation);
+  try {
+    const session = await conversationSession(gateway, conversation, await messagingInstanceUrl(gateway, accountId));
+    await session.end();
+  } catch (error) {
+    throw await conversationCallProblem(gateway, conversation, error, log);
+  }
+  return conversation;
+}
+
+/**
+ * Ends a live conversation once, whoever notices first (the poller, a send that met 401, the
+ * lifecycle): frees its slot and its lease item, publishes the end, and returns the lifecycle's
+ * task token so the execution moves on to the transcript. Undefined when it had already ended.
+ */
+export async function finishConversation(gateway: Gateway, conversation: Conversation, reason: ConversationEndReason, log: Logger): Promise<Conversation | undefined> {
+  const now = gateway.now();
+  const endedAt = new Date(now).toISOString();
+  const done = await gateway.store.updateConversation(conversation.accountId, conversation.conversationId, {
+    set: { state: 'ended', endReason: reason, endedAt, updatedAt: endedAt },
+    whenStateIn: LIVE_STATES,
+  });
+  if (!done) return undefined;
+  await gateway.store.deleteLiveConversation(done.accountId, done.conversationId);
+  await gateway.store.releaseLiveSlot(done.accountId);
+  const events = [];
+  if (reason === 'session_expired') events.push(conversationEvent('conversation.expired', done, { remedy: SESSION_EXPIRED_REMEDY }, { occurredAt: endedAt }));
+  events.push(
+    conversationEvent(
+      'conversation.ended',
+      done,
+      {
+        conversationId: done.conversationId,
+        ...(done.endUserEmail ? { endUserEmail: done.endUserEmail } : {}),
+        channel: 'messaging',
+        reason,
+        startedAt: new Date(done.startedAt).toISOString(),
+        endedAt,
+        durationSeconds: Math.max(0, Math.round((now - Date.parse(done.startedAt)) / 1000)),
+        handedOff: done.handedOff !== undefined,
+      },
+      { occurredAt: endedAt },
+    ),
+  );
+  await publishConversationEvents(gateway, events);
+  if (done.taskToken) await gateway.stateMachines.sendTaskSuccess(done.taskToken, { reason });
+  log.info('conversation ended', { conversationId: done.conversationId, reason });
+  return done;
+}

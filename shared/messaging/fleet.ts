@@ -1,0 +1,79 @@
+import * as z from 'zod';
+import type { Gateway } from '../gateway';
+import type { Logger } from '../log/logger';
+import { recordMetric } from '../metrics/gateway-metrics';
+
+/**
+ * The poller fleet (lib/conversations.ts, the fleet state machine): each round, Plan sizes the
+ * fleet to the live conversations and a Map runs one poller per shard for ~14 minutes; with none
+ * live the fleet stops (idle cost: the restart schedule only). One fleet execution runs at a time
+ * (a lease in the table), and a surge execution adds one poller mid-round when new conversations
+ * find every poller full.
+ */
+
+/** Pollers running at once at most (the fleet state machine's Map concurrency, lib/conversations.ts). */
+export const MAX_POLLER_SHARDS = 50;
+
+/** Live conversations per poller the plan aims for: 80% of capacity, so a round has room for new ones. */
+export const PLAN_FILL = 0.8;
+
+export const FleetPlanInput = z.object({
+  executionId: z.string().min(1),
+  round: z.number().int().min(1),
+  startedWith: z.looseObject({ handOverFrom: z.string().optional() }).default({}),
+});
+
+export const PollerInput = z.object({
+  shard: z.number().int().min(0),
+  shards: z.number().int().min(1),
+  /** Epoch ms at which the run hands over. */
+  endsAt: z.number().int(),
+});
+export type PollerInput = z.infer<typeof PollerInput>;
+
+export interface FleetPlan {
+  /** false: stop (nothing live, or another fleet execution holds the lease). */
+  run: boolean;
+  active: number;
+  shards: PollerInput[];
+}
+
+/** Pure: how many pollers for this many live conversations. */
+export function shardCount(live: number, capacity: number, maxShards: number): number {
+  if (live <= 0) return 0;
+  return Math.min(maxShards, Math.max(1, Math.ceil(live / (capacity * PLAN_FILL))));
+}
+
+export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {
+  const env = gateway.env;
+  const runMs = env.POLLER_RUN_SECONDS * 1000;
+  let live = await gateway.store.countLiveConversations();
+  // Only while something is live: an idle stack pays for no metric series.
+  if (live > 0) recordMetric.liveConversations(live);
+  if (live === 0) {
+    // Stop, then look once more: a conversation started while the lease was still held finds the
+    // fleet stopped and starts a new one, or is counted here.
+    await gateway.store.releaseFleetLease(input.executionId);
+    live = await gateway.store.countLiveConversations();
+    if (live === 0) {
+      options.log.info('poller fleet idle', { executionId: input.executionId });
+      return { run: false, active: 0, shards: [] };
+    }
+  }
+  const now = gateway.now();
+  const shards = shardCount(live, env.POLLER_CAPACITY, options.maxShards);
+  const lease = await gateway.store.claimFleetLease({
+    executionId: input.executionId,
+    now,
+    until: now + runMs + 60_000,
+    shards,
+    ...(input.startedWith.handOverFrom ? { handOverFrom: input.startedWith.handOverFrom } : {}),
+  });
+  if (!lease) {
+    options.log.info('another poller fleet is running', { executionId: input.executionId });
+    return { run: false, active: live, shards: [] };
+  }
+  const endsAt = now + runMs;
+  options.log.info('poller fleet planned', { live, shards, round: input.round });
+  return { run: true, active: live, shards: Array.from({ length: shards }, (_, shard) => ({ shard, shards, endsAt })) };
+}

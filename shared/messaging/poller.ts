@@ -1,0 +1,541 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Gateway } from '../gateway';
+import { PlatformError } from '../http/platform-error';
+import type { Logger } from '../log/logger';
+import { recordMetric } from '../metrics/gateway-metrics';
+import type { Conversation, LiveConversation, MessageWrite } from '../store/items';
+import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
+import { conversationEvent, publishConversationEvents } from './conversation-events';
+import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
+import { keepsMessageType, type MessagingSettings } from './settings';
+
+/**
+ * One poller run: holds the long-polls of up to `capacity` live conversations for up to ~14
+ * minutes, then hands them over. The spec's long-poll rules, per conversation:
+ * 1-3. `GET .../messages?ack=<last sequence>&timeout=30`, reopened at once after each answer;
+ *   a 200's events are persisted (a conditional write per sequence), published, then acknowledged;
+ *   a 204 reopens with the same ack;
+ * 4. exactly one poll per conversation: the conversation's lease item names this run, and the run
+ *   renews all its leases with one heartbeat; it stops polling (fences itself) before a lease it
+ *   could not renew may be taken, and releases every lease before it ends;
+ * 5. network faults and 503 reconnect with jittered backoff; 401 ends the conversation as expired
+ *   (restart it); 409 means a second poll was open, a bug, counted.
+ */
+
+export interface PollerRunOptions {
+  gateway: Gateway;
+  log: Logger;
+  /** This poller slot, of `shards`: it claims conversations whose hash falls in its slot first. */
+  shard: number;
+  shards: number;
+  /** Epoch ms: every lease is released by then. */
+  endsAt: number;
+  runId?: string;
+  /** Asks the fleet for one more poller when a new conversation finds no room. */
+  requestSurge?: () => Promise<void>;
+  /** Transport hooks for tests and benchmarks. */
+  fetch?: typeof fetch;
+  random?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface PollerStats {
+  runId: string;
+  claimed: number;
+  released: number;
+  /** Polls opened (200 and 204 answers count once each). */
+  polls: number;
+  delivered: number;
+  conflicts: number;
+  reconnects: number;
+  expired: number;
+  /** Milliseconds from a lease's release (by the run before) to this run's first poll on it. */
+  handoverGapsMs: number[];
+  /** Milliseconds from a conversation's start to its first poll, for conversations this run took first. */
+  firstPollMs: number[];
+  fenced: boolean;
+}
+
+/** Pure: which poller slot prefers a conversation. */
+export function preferredShard(conversationId: string, shards: number): number {
+  return createHash('sha256').update(conversationId).digest().readUInt32BE(0) % Math.max(1, shards);
+}
+
+/** Pure: full-jitter backoff for the n-th consecutive failure. */
+export function reconnectDelayMs(failures: number, random: () => number, baseMs = 500, capMs = 30_000): number {
+  return Math.floor(random() * Math.min(capMs, baseMs * 2 ** Math.min(failures - 1, 16)));
+}
+
+/** Pure: whether another run's lease on a conversation has lapsed, from its heartbeat. */
+export function leaseLapsed(live: LiveConversation, ownerUntil: number | undefined, now: number, skewMs: number): boolean {
+  if (!live.leaseOwner) return true;
+  if (live.leaseExpiresAt !== undefined && live.leaseExpiresAt < now) return true;
+  return ownerUntil === undefined || ownerUntil + skewMs < now;
+}
+
+/** Pure: the stored message for a polled event (undefined for shapes the gateway does not know). */
+export function messageOf(event: PolledEvent, fallbackAt: string): MessageWrite & { lifecycle?: 'queued' | 'agent_joined' | 'ended' } {
+  const m = event.message;
+  const at = typeof m.timestamp === 'string' && !Number.isNaN(Date.parse(m.timestamp)) ? new Date(m.timestamp).toISOString() : fallbackAt;
+  const sender = typeof m.sender === 'object' && m.sender !== null ? (m.sender as { role?: unknown; name?: unknown }) : {};
+  const senderName = typeof sender.name === 'string' ? sender.name : undefined;
+  const platformMessageId = typeof m.id === 'string' ? m.id : undefined;
+  const common = { direction: 'inbound' as const, sentAt: at, ...(platformMessageId ? { platformMessageId } : {}) };
+  switch (event.type) {
+    case 'Text':
+      return { ...common, type: 'text', text: typeof m.text === 'string' ? m.text : '', sender: 'agent', ...(senderName ? { details: { senderName } } : {}) };
+    case 'Media':
+      return { ...common, type: 'media', sender: 'agent', details: { media: m.media, ...(senderName ? { senderName } : {}) } };
+    case 'QueueUpdate':
+      return { ...common, type: 'system', sender: 'system', lifecycle: 'queued', details: { systemEvent: 'queue_update', position: m.position, estimatedWaitSeconds: m.estimatedWaitSeconds, queue: m.queue } };
+    case 'AgentJoined':
+      return { ...common, type: 'system', sender: 'system', lifecycle: 'agent_joined', text: typeof m.name === 'string' ? m.name : undefined, details: { systemEvent: 'agent_joined', senderName: m.name } };
+    case 'Transfer':
+      return { ...common, type: 'system', sender: 'system', text: `${String(m.from ?? '')} → ${String(m.to ?? '')}`, details: { systemEvent: 'transfer', from: m.from, to: m.to } };
+    case 'ChatEnded':
+      return { ...common, type: 'system', sender: 'system', lifecycle: 'ended', text: typeof m.reason === 'string' ? m.reason : undefined, details: { systemEvent: 'ended', reason: m.reason } };
+    default:
+      return { ...common, type: 'system', sender: 'system', details: { systemEvent: event.type.replace(/[A-Z]/g, (c, i: number) => `${i ? '_' : ''}${c.toLowerCase()}`) } };
+  }
+}
+
+function endReasonOf(platformReason: unknown): 'agent' | 'end_user' | 'system' {
+  return platformReason === 'EndUser' ? 'end_user' : platformReason === 'Agent' ? 'agent' : 'system';
+}
+
+class Killed extends Error {
+  override readonly name = 'Killed';
+}
+
+interface Held {
+  live: LiveConversation;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class PollerRun {
+  readonly stats: PollerStats;
+  private readonly gateway: Gateway;
+  private readonly log: Logger;
+  private readonly options: PollerRunOptions;
+  private readonly runId: string;
+  private readonly capacity: number;
+  private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly pollTimeoutSeconds: number;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly held = new Map<string, Held>();
+  private readonly stop = new AbortController();
+  private killed = false;
+  private lastBeatSentAt = 0;
+  private readonly instanceUrls = new Map<string, Promise<string>>();
+  private readonly settings = new Map<string, Promise<MessagingSettings>>();
+
+  constructor(options: PollerRunOptions) {
+    this.options = options;
+    this.gateway = options.gateway;
+    this.runId = options.runId ?? `run-${randomUUID()}`;
+    this.log = options.log.with({ runId: this.runId, shard: options.shard });
+    const env = options.gateway.env;
+    this.capacity = env.POLLER_CAPACITY;
+    this.leaseMs = env.POLLER_LEASE_SECONDS * 1000;
+    this.heartbeatMs = env.POLLER_HEARTBEAT_SECONDS * 1000;
+    this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? abortableSleep;
+    this.stats = { runId: this.runId, claimed: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], fenced: false };
+  }
+
+  get id(): string {
+    return this.runId;
+  }
+
+  /** How many conversations this run holds now. */
+  get holding(): number {
+    return this.held.size;
+  }
+
+  /** Stops the run as a crash would: no more I/O, no release; its leases lapse with its heartbeat. */
+  kill(): void {
+    this.killed = true;
+    this.stop.abort(new Killed('killed'));
+    for (const held of this.held.values()) held.controller.abort(new Killed('killed'));
+  }
+
+  async run(): Promise<PollerStats> {
+    const now = this.gateway.now();
+    await this.beat(now);
+    const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
+    const pollsOpen = setInterval(() => this.stats.claimed > 0 && recordMetric.pollsOpen(this.held.size), 60_000);
+    const deadline = setTimeout(() => this.stop.abort(), Math.max(0, this.options.endsAt - now));
+    try {
+      await Promise.all([this.noticeLoop(), this.sweepLoop()]);
+    } catch (error) {
+      if (!(error instanceof Killed)) throw error;
+    } finally {
+      clearInterval(heartbeat);
+      clearInterval(pollsOpen);
+      clearTimeout(deadline);
+      await this.handOver();
+      // A run that held nothing sends nothing: an idle stack pays for no metric series.
+      if (this.stats.claimed > 0) recordMetric.pollsOpen(0);
+    }
+    // A killed run fails like a crashed Lambda: the fleet's Retry starts another for the rest of the round.
+    if (this.killed) throw new Killed('the poller run was killed');
+    return this.stats;
+  }
+
+  // ---- leases ----
+
+  private guard(): void {
+    if (this.killed) throw new Killed('killed');
+    // Past the point where a claimer may think our leases lapsed: stop before touching anything.
+    if (this.lastBeatSentAt > 0 && this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
+    if (this.stats.fenced) throw new Killed('fenced');
+  }
+
+  /** How long before its leases could be taken a run stops polling: a heartbeat period or a quarter lease. */
+  private get fenceMarginMs(): number {
+    return Math.max(this.heartbeatMs, this.leaseMs / 4);
+  }
+
+  private fence(): void {
+    if (this.stats.fenced) return;
+    this.stats.fenced = true;
+    this.log.error('poller could not renew its leases in time: it stops polling before they lapse', {});
+    this.stop.abort();
+    for (const held of this.held.values()) held.controller.abort();
+  }
+
+  /** Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent). */
+  private async beat(now: number): Promise<void> {
+    if (this.killed) throw new Killed('killed');
+    await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
+    this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
+  }
+
+  /**
+   * Renews every lease at once. A run that could not renew in time stops polling before anyone
+   * may take its conversations (their claimers wait for the lease plus a clock-skew margin).
+   */
+  private async heartbeat(): Promise<void> {
+    if (this.killed || this.stop.signal.aborted) return;
+    try {
+      await this.beat(this.gateway.now());
+    } catch (error) {
+      if (error instanceof Killed) return;
+      this.log.warn('poller heartbeat failed', { error });
+    }
+    if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
+  }
+
+  /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
+  private claiming = 0;
+
+  private hasRoom(): boolean {
+    return this.held.size + this.claiming < this.capacity && !this.stop.signal.aborted;
+  }
+
+  /** Claims a conversation and starts holding its poll; false if it is held, gone, or there is no room. */
+  private async claim(accountId: string, conversationId: string, lapsedOwner?: string): Promise<boolean> {
+    const key = `${accountId}/${conversationId}`;
+    if (this.held.has(key) || !this.hasRoom()) return false;
+    this.guard();
+    const now = this.gateway.now();
+    this.claiming++;
+    let live: LiveConversation | undefined;
+    try {
+      live = await this.gateway.store.claimConversationLease(accountId, conversationId, {
+        owner: this.runId,
+        now,
+        // The hard bound: past the run's end (and the Lambda's own limit), whatever the heartbeat says.
+        expiresAt: this.options.endsAt + this.leaseMs,
+        ...(lapsedOwner ? { lapsedOwner } : {}),
+      });
+    } finally {
+      this.claiming--;
+    }
+    if (!live) return false;
+    if (this.held.has(key) || this.killed) return false;
+    this.stats.claimed++;
+    const controller = new AbortController();
+    const held: Held = { live, controller, done: Promise.resolve() };
+    this.held.set(key, held);
+    held.done = this.hold(held).finally(() => this.held.delete(key));
+    return true;
+  }
+
+  /** New conversations, as the start route tells the fleet: the first poll opens within a second. */
+  private async noticeLoop(): Promise<void> {
+    while (!this.stop.signal.aborted) {
+      const received = await this.gateway.pollerNotices.receive({ max: 10, waitMs: Math.min(20_000, Math.max(0, this.options.endsAt - this.gateway.now())), signal: this.stop.signal });
+      let full = false;
+      for (const item of received) {
+        if (this.killed) return;
+        if (!this.hasRoom()) {
+          await item.giveBack();
+          full = true;
+          continue;
+        }
+        await this.claim(item.notice.accountId, item.notice.conversationId);
+        // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
+        await item.done();
+      }
+      if (full && !this.stop.signal.aborted) {
+        // Every poller that sees it full asks; the fleet starts one extra poller per few seconds.
+        await this.options.requestSurge?.();
+        await this.sleep(1000, this.stop.signal);
+      }
+    }
+  }
+
+  /**
+   * Claims what nobody holds: at the start of the run (the conversations the previous run
+   * released), then every few seconds (a killed run's conversations once its heartbeat lapsed).
+   * Conversations preferred by another slot are left to it for a grace period.
+   */
+  private async sweepLoop(): Promise<void> {
+    const period = Math.max(this.heartbeatMs, 1000);
+    const idleMs = this.gateway.env.POLLER_IDLE_SECONDS * 1000;
+    let first = true;
+    let busyAt = this.gateway.now();
+    while (!this.stop.signal.aborted) {
+      if (this.hasRoom()) await this.sweep(first);
+      first = false;
+      // Holding nothing for a while: end early, so an idle fleet stops (its next plan finds nothing live).
+      if (this.held.size > 0) busyAt = this.gateway.now();
+      else if (this.gateway.now() - busyAt >= idleMs) {
+        this.stop.abort();
+        return;
+      }
+      await this.sleep(Math.min(period, idleMs), this.stop.signal);
+    }
+  }
+
+  private async sweep(first: boolean): Promise<void> {
+    this.guard();
+    const now = this.gateway.now();
+    const skewMs = Math.min(2000, this.leaseMs / 4);
+    const owners = new Map<string, Promise<number | undefined>>();
+    const ownerUntil = (runId: string) => {
+      if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
+      return owners.get(runId)!;
+    };
+    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
+    const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
+    // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
+    const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
+    const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
+    for (const live of [...mine, ...others]) {
+      if (live.leaseOwner === this.runId) ready.push({ live });
+      else if (live.leaseOwner) {
+        if (leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) ready.push({ live, lapsedOwner: live.leaseOwner });
+      } else {
+        const freeSince = live.releasedAt ?? live.startedAt;
+        if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
+      }
+    }
+    // Claims side by side (a handover takes the whole previous run's conversations at once).
+    let next = 0;
+    const claimer = async (): Promise<void> => {
+      while (next < ready.length && this.hasRoom()) {
+        const { live, lapsedOwner } = ready[next++]!;
+        await this.claim(live.accountId, live.conversationId, lapsedOwner);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, claimer));
+  }
+
+  /** The run ends: stop every poll, release every lease (the next run claims them), end the heartbeat. */
+  private async handOver(): Promise<void> {
+    for (const held of this.held.values()) held.controller.abort();
+    await Promise.allSettled([...this.held.values()].map((held) => held.done));
+    if (this.killed) return;
+    try {
+      await this.gateway.store.endPollerRun(this.runId);
+    } catch (error) {
+      this.log.warn('poller heartbeat item not removed; it lapses on its own', { error });
+    }
+  }
+
+  // ---- one conversation ----
+
+  private instanceUrl(accountId: string): Promise<string> {
+    if (!this.instanceUrls.has(accountId)) {
+      const url = messagingInstanceUrl(this.gateway, accountId);
+      url.catch(() => this.instanceUrls.delete(accountId));
+      this.instanceUrls.set(accountId, url);
+    }
+    return this.instanceUrls.get(accountId)!;
+  }
+
+  private settingsOf(accountId: string): Promise<MessagingSettings> {
+    if (!this.settings.has(accountId)) this.settings.set(accountId, messagingSettings(this.gateway, accountId));
+    return this.settings.get(accountId)!;
+  }
+
+  private async hold(held: Held): Promise<void> {
+    const { live, controller } = held;
+    const { accountId, conversationId } = live;
+    const signal = controller.signal;
+    let ack = live.ack;
+    let failures = 0;
+    let first = true;
+    try {
+      const conversation = await this.gateway.store.getConversation(accountId, conversationId);
+      if (!conversation || !isLive(conversation)) {
+        await this.gateway.store.deleteLiveConversation(accountId, conversationId);
+        return;
+      }
+      let session: ConversationSession | undefined;
+      while (!signal.aborted) {
+        try {
+          this.guard();
+          session ??= await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
+          if (first) {
+            const openedAt = this.gateway.now();
+            if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
+            else if (live.ack < 0) this.stats.firstPollMs.push(openedAt - live.startedAt);
+            first = false;
+          }
+          this.stats.polls++;
+          const answer = await session.poll(ack, this.pollTimeoutSeconds, { signal, waitMs: this.pollTimeoutSeconds * 1000 + 15_000 });
+          failures = 0;
+          if (!answer) continue; // 204: nothing within the timeout; the same ack again.
+          const outcome = await this.apply(conversation, ack, answer);
+          if (outcome === 'lost') return;
+          ack = answer.sequence;
+          if (outcome === 'ended') return;
+        } catch (error) {
+          if (signal.aborted || error instanceof Killed) return;
+          if (error instanceof PlatformError && error.status === 401) {
+            this.stats.expired++;
+            this.guard();
+            await finishConversation(this.gateway, conversation, 'session_expired', this.log);
+            return;
+          }
+          if (error instanceof PlatformError && error.status === 403 && /SESSION_ENDED/i.test(error.platformCode ?? '')) {
+            this.guard();
+            await finishConversation(this.gateway, conversation, 'system', this.log);
+            return;
+          }
+          if (error instanceof PlatformError && error.status === 409) {
+            // Rule 4 was broken somewhere: count it loudly, then wait for the other poll to finish.
+            this.stats.conflicts++;
+            this.log.error('a second long-poll was open on a conversation (409): a bug', { conversationId });
+          }
+          failures++;
+          this.stats.reconnects++;
+          await this.sleep(reconnectDelayMs(failures, this.random), signal);
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Killed)) this.log.error('poller stopped holding a conversation', { conversationId, error });
+    } finally {
+      if (!this.killed) {
+        const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, this.runId, this.gateway.now()).catch(() => false);
+        if (released) this.stats.released++;
+      }
+    }
+  }
+
+  /**
+   * Persists the answer's events at their sequences (in order; a redelivery is a no-op), then
+   * publishes them, then moves the conversation's state, then acknowledges. A crash anywhere before
+   * the acknowledgement means the next holder gets the same events again: stored once, and
+   * re-published under the same event ids.
+   */
+  private async apply(conversation: Conversation, ack: number, answer: PollAnswer): Promise<'ok' | 'ended' | 'lost'> {
+    const settings = await this.settingsOf(conversation.accountId);
+    const firstSequence = answer.sequence - answer.messages.length + 1;
+    const fallbackAt = new Date(this.gateway.now()).toISOString();
+    const events = [];
+    let lifecycle: { queued?: ReturnType<typeof messageOf>; agent?: ReturnType<typeof messageOf>; ended?: ReturnType<typeof messageOf> } = {};
+    for (const [index, polled] of answer.messages.entries()) {
+      const sequence = firstSequence + index;
+      if (sequence <= ack) continue;
+      const { lifecycle: effect, ...message } = messageOf(polled, fallbackAt);
+      if (effect === 'queued') lifecycle = { ...lifecycle, queued: { ...message, lifecycle: effect } };
+      if (effect === 'agent_joined') lifecycle = { ...lifecycle, agent: { ...message, lifecycle: effect } };
+      if (effect === 'ended') lifecycle = { ...lifecycle, ended: { ...message, lifecycle: effect } };
+      if (!keepsMessageType(settings, message.type)) continue;
+      this.guard();
+      await this.gateway.store.appendMessage(conversation.accountId, conversation.conversationId, sequence, message);
+      events.push(
+        conversationEvent(
+          'message.received',
+          conversation,
+          {
+            message: {
+              sequence,
+              type: message.type,
+              ...(message.text !== undefined ? { text: message.text } : {}),
+              ...(message.type === 'media' && message.details?.media ? { media: message.details.media as { url: string; mimeType: string } } : {}),
+              ...(typeof message.details?.systemEvent === 'string' ? { systemEvent: message.details.systemEvent } : {}),
+              sender: message.sender ?? 'agent',
+              ...(typeof message.details?.senderName === 'string' ? { senderName: message.details.senderName } : {}),
+              sentAt: message.sentAt,
+            },
+          },
+          { occurredAt: message.sentAt, idSuffix: String(sequence) },
+        ),
+      );
+    }
+    const now = new Date(this.gateway.now()).toISOString();
+    let current = conversation;
+    if (lifecycle.queued) {
+      const queued = await this.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'active'] });
+      if (queued) {
+        current = queued;
+        const details = lifecycle.queued.details ?? {};
+        events.push(
+          conversationEvent(
+            'conversation.queued',
+            queued,
+            { ...(typeof details.queue === 'string' ? { queue: details.queue } : {}), ...(typeof details.position === 'number' ? { position: details.position } : {}), ...(typeof details.estimatedWaitSeconds === 'number' ? { estimatedWaitSeconds: details.estimatedWaitSeconds } : {}) },
+            { occurredAt: lifecycle.queued.sentAt, idSuffix: String(queued.version) },
+          ),
+        );
+      }
+    }
+    if (lifecycle.agent) {
+      const agentName = typeof lifecycle.agent.details?.senderName === 'string' ? lifecycle.agent.details.senderName : undefined;
+      const active = await this.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'active', updatedAt: now, ...(agentName ? { agentName } : {}) }, whenStateIn: ['starting', 'queued', 'active'] });
+      if (active) {
+        current = active;
+        events.push(conversationEvent('agent.joined', active, agentName ? { agentName } : {}, { occurredAt: lifecycle.agent.sentAt, idSuffix: String(active.version) }));
+      }
+    }
+    this.guard();
+    await publishConversationEvents(this.gateway, events);
+    this.stats.delivered += answer.messages.length;
+    recordMetric.messagesDelivered(events.length);
+    this.guard();
+    if (!(await this.gateway.store.advanceAck(conversation.accountId, conversation.conversationId, this.runId, answer.sequence))) return 'lost';
+    if (lifecycle.ended) {
+      this.guard();
+      await finishConversation(this.gateway, current, endReasonOf(lifecycle.ended.details?.reason), this.log);
+      return 'ended';
+    }
+    return 'ok';
+  }
+}
+
+function period(heartbeatMs: number): number {
+  return Math.max(heartbeatMs, 1000);
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,80 @@
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import * as z from 'zod';
+import type { GatewayEnvironment } from '../config';
+
+/**
+ * How the running poller fleet is told about a new conversation, so its first long-poll opens
+ * within a second rather than at the next fleet round. In AWS an SQS queue that every poller
+ * long-polls while it has room; locally an in-process channel (local/local-poller-notices.ts).
+ */
+export const PollerNotice = z.object({ accountId: z.string().min(1), conversationId: z.string().min(1), at: z.number().int() });
+export type PollerNotice = z.infer<typeof PollerNotice>;
+
+export interface ReceivedNotice {
+  notice: PollerNotice;
+  /** Handled (claimed here, or by someone else already): gone for everyone. */
+  done(): Promise<void>;
+  /** This poller has no room: let another poller have it now. */
+  giveBack(): Promise<void>;
+}
+
+export interface PollerNotices {
+  tell(notice: PollerNotice): Promise<void>;
+  /** Waits up to `waitMs` for notices; resolves early (possibly empty) when `signal` aborts. */
+  receive(options: { max: number; waitMs: number; signal: AbortSignal }): Promise<ReceivedNotice[]>;
+}
+
+export class SqsPollerNotices implements PollerNotices {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async tell(notice: PollerNotice): Promise<void> {
+    await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(PollerNotice.parse(notice)) }));
+  }
+
+  async receive(options: { max: number; waitMs: number; signal: AbortSignal }): Promise<ReceivedNotice[]> {
+    let answer;
+    try {
+      answer = await this.client.send(
+        new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: Math.min(10, Math.max(1, options.max)), WaitTimeSeconds: Math.min(20, Math.round(options.waitMs / 1000)) }),
+        { abortSignal: options.signal },
+      );
+    } catch (error) {
+      if (options.signal.aborted) return [];
+      throw error;
+    }
+    const received: ReceivedNotice[] = [];
+    for (const message of answer.Messages ?? []) {
+      const handle = message.ReceiptHandle ?? '';
+      const remove = async () => void (await this.client.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: handle })));
+      const parsed = PollerNotice.safeParse(safeJson(message.Body));
+      // A malformed notice helps nobody: drop it (the fleet's next round finds the conversation anyway).
+      if (!parsed.success) {
+        await remove();
+        continue;
+      }
+      received.push({
+        notice: parsed.data,
+        done: remove,
+        giveBack: async () => void (await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: handle, VisibilityTimeout: 0 }))),
+      });
+    }
+    return received;
+  }
+}
+
+function safeJson(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** For `provideAwsServices({ pollerNotices: sqsPollerNotices })`. */
+export function sqsPollerNotices(env: GatewayEnvironment): PollerNotices {
+  if (!env.POLLER_NOTICE_QUEUE_URL) throw new Error('POLLER_NOTICE_QUEUE_URL is not set for this function');
+  return new SqsPollerNotices(new SQSClient({}), env.POLLER_NOTICE_QUEUE_URL);
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ProblemError } from '../../shared/api/problem';
+import { prechatDetails } from '../../shared/messaging/conversations';
+import { shardCount } from '../../shared/messaging/fleet';
+import { leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
+import { MessagingSettings } from '../../shared/messaging/settings';
+import { chronological, formatTranscript } from '../../shared/messaging/transcript';
+
+describe('messaging decisions (pure)', () => {
+  it('builds prechatDetails from the mapping and refuses unmapped attributes', () => {
+    const settings = MessagingSettings.parse({ prechatMapping: { Email: { attribute: 'email', transcriptFields: ['Visitor_Email__c'] }, Plan: { attribute: 'plan', displayToAgent: false } } });
+    expect(prechatDetails(settings, { email: 'a@example.com' })).toEqual([{ label: 'Email', value: 'a@example.com', transcriptFields: ['Visitor_Email__c'], displayToAgent: true }]);
+    expect(() => prechatDetails(settings, { shoe: '44' })).toThrow(ProblemError);
+    expect(MessagingSettings.safeParse({ prechatMapping: { Email: { attribute: 'email', transcriptFields: ['Standard'] } } }).success).toBe(false);
+    expect(MessagingSettings.safeParse({ transcriptField: 'Transcript' }).success).toBe(false);
+  });
+
+  it('sizes the fleet at 80% of capacity, at least one poller while anything is live, none when nothing is', () => {
+    expect(shardCount(0, 200, 50)).toBe(0);
+    expect(shardCount(1, 200, 50)).toBe(1);
+    expect(shardCount(160, 200, 50)).toBe(1);
+    expect(shardCount(161, 200, 50)).toBe(2);
+    expect(shardCount(1000, 200, 50)).toBe(7);
+    expect(shardCount(1_000_000, 200, 50)).toBe(50);
+  });
+
+  it('spreads conversations over poller slots, backs off with full jitter, and judges leases by the owner heartbeat', () => {
+    const slots = new Set(Array.from({ length: 200 }, (_, i) => preferredShard(`cv_${i}`, 4)));
+    expect([...slots].sort()).toEqual([0, 1, 2, 3]);
+    expect(reconnectDelayMs(1, () => 0.999)).toBeLessThan(500);
+    expect(reconnectDelayMs(3, () => 0.999)).toBeLessThan(2000);
+    expect(reconnectDelayMs(3, () => 0.999)).toBeGreaterThan(1900);
+    expect(reconnectDelayMs(30, () => 0.999)).toBeLessThanOrEqual(30_000);
+    expect(reconnectDelayMs(5, () => 0)).toBe(0);
+    const live = { accountId: 'a', conversationId: 'c', ack: 1, startedAt: 0, leaseOwner: 'run-a', leaseExpiresAt: 100_000 };
+    expect(leaseLapsed(live, 10_000, 9_000, 2_000)).toBe(false);
+    expect(leaseLapsed(live, 10_000, 11_000, 2_000)).toBe(false);
+    expect(leaseLapsed(live, 10_000, 12_001, 2_000)).toBe(true);
+    expect(leaseLapsed(live, undefined, 0, 2_000)).toBe(true);
+    expect(leaseLapsed({ ...live, leaseExpiresAt: 5 }, 1e12, 6, 2_000)).toBe(true);
+    expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
+  });
+
+  it('maps the platform events to messages and lifecycle effects', () => {
+    const at = '2025-01-01T00:00:00.000Z';
+    expect(messageOf({ type: 'Text', message: { id: 'm1', text: 'hi', sender: { role: 'Agent', name: 'Ann' }, timestamp: at } }, 'x')).toMatchObject({ type: 'text', text: 'hi', sender: 'agent', platformMessageId: 'm1', sentAt: at, details: { senderName: 'Ann' } });
+    expect(messageOf({ type: 'AgentJoined', message: { name: 'Ann' } }, at)).toMatchObject({ type: 'system', lifecycle: 'agent_joined', sentAt: at });
+    expect(messageOf({ type: 'QueueUpdate', message: { position: 2 } }, at)).toMatchObject({ lifecycle: 'queued', details: { position: 2 } });
+    expect(messageOf({ type: 'ChatEnded', message: { reason: 'EndUser' } }, at)).toMatchObject({ lifecycle: 'ended' });
+    expect(messageOf({ type: 'SomethingNew', message: {} }, at)).toMatchObject({ type: 'system', details: { systemEvent: 'something_new' } });
+  });
+
+  it('merges both sides chronologically and cuts the transcript to the field limit', () => {
+    const received = [
+      { accountId: 'a', conversationId: 'c', sequence: 2, direction: 'inbound' as const, type: 'text' as const, text: 'second', sender: 'agent', sentAt: '2025-01-01T00:00:02.000Z' },
+      { accountId: 'a', conversationId: 'c', sequence: 1, direction: 'inbound' as const, type: 'system' as const, sender: 'system', details: { systemEvent: 'queue_update' }, sentAt: '2025-01-01T00:00:00.000Z' },
+    ];
+    const sent = [{ accountId: 'a', conversationId: 'c', messageId: 'x', status: 'sent' as const, author: 'automated' as const, type: 'text' as const, text: 'first reply', sentAt: '2025-01-01T00:00:01.000Z' }];
+    const entries = chronological(received, sent);
+    expect(entries.map((e) => e.id)).toEqual(['r1', 'sx', 'r2']);
+    const text = formatTranscript(entries);
+    expect(text.split('\n')).toEqual(['[2025-01-01T00:00:00.000Z] System: queue update', '[2025-01-01T00:00:01.000Z] Bot: first reply', '[2025-01-01T00:00:02.000Z] Agent: second']);
+    const cut = formatTranscript(entries, 90);
+    expect(cut.length).toBeLessThanOrEqual(90);
+    expect(cut).toMatch(/\[truncated: 2 more entries\]$/);
+  });
+});

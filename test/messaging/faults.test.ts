@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../shared/gateway';
+import { log } from '../../shared/log/logger';
+import { PollerRun } from '../../shared/messaging/poller';
+import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+
+/**
+ * Faults against the simulator over real HTTP: dropped connections and 503 mid-poll, a 401
+ * mid-conversation, a poller killed mid-run, two pollers on one shard, a lease renewal that fails.
+ * In every case: no message lost, none delivered or published twice, never two polls on one
+ * conversation (the simulator's 409 count stays 0).
+ */
+describe('conversation faults', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+  });
+  afterAll(() => sandbox?.stop());
+
+  async function start(): Promise<{ id: string; platformId: string }> {
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'outbound' });
+    expect(started.status).toBe(201);
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('its first poll', () => sandbox.crm.messaging.isPolling(platformId));
+    return { id, platformId };
+  }
+
+  /** Texts the conversation's message.received events carry, in publish order. */
+  const received = (id: string) =>
+    sandbox
+      .events('message.received')
+      .filter((e) => (e.data.conversation as { id: string }).id === id)
+      .map((e) => (e.data.message as { text?: string; sequence: number }));
+
+  function expectOnceInOrder(id: string, platformId: string): void {
+    const delivered = received(id).map((m) => m.sequence);
+    const platformSide = sandbox.crm.messaging.transcript(platformId).filter((entry) => entry.role !== 'EndUser').length;
+    expect(delivered).toEqual(Array.from({ length: platformSide }, (_, i) => i + 1));
+  }
+
+  it('503s and dropped connections mid-poll reconnect with backoff and lose nothing', async () => {
+    const { id, platformId } = await start();
+    const path = `/v58.0/conversations/${platformId}/messages`;
+    sandbox.crm.faults.inject({ fault: { kind: 'status', status: 503 }, times: 2, pathPrefix: path, method: 'GET' });
+    sandbox.crm.faults.inject({ fault: { kind: 'drop' }, times: 2, pathPrefix: path, method: 'GET' });
+    // The open poll answers; the next four attempts meet the faults; messages arrive meanwhile.
+    sandbox.crm.messaging.agentJoins(platformId, 'Ann');
+    for (let i = 1; i <= 2; i++) sandbox.crm.messaging.agentSays(platformId, `message ${i}`);
+    await sandbox.until('the faults served', () => (sandbox.crm.faults.served.get('status') ?? 0) >= 2 && (sandbox.crm.faults.served.get('drop') ?? 0) >= 2, 20_000);
+    for (let i = 3; i <= 5; i++) sandbox.crm.messaging.agentSays(platformId, `message ${i}`);
+    await sandbox.until('all five', () => received(id).filter((m) => m.text?.startsWith('message ')).length === 5, 20_000);
+    expectOnceInOrder(id, platformId);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+
+  it('a 401 mid-conversation ends it as expired and tells the playbook to restart it', async () => {
+    const { id, platformId } = await start();
+    sandbox.crm.messaging.expireSessionToken(platformId);
+    sandbox.crm.messaging.agentSays(platformId, 'wakes the poll');
+    await sandbox.until('expired', () => sandbox.events('conversation.expired').some((e) => (e.data.conversation as { id: string }).id === id));
+    const expired = sandbox.events('conversation.expired').find((e) => (e.data.conversation as { id: string }).id === id)!;
+    expect(expired.data.remedy).toMatch(/restart the conversation/);
+    expect(sandbox.events('conversation.ended').find((e) => (e.data.conversation as { id: string }).id === id)?.data).toMatchObject({ reason: 'session_expired' });
+    const send = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'anyone?' });
+    expect(send.status).toBe(409);
+    expect(send.body.remedy).toMatch(/restart the conversation/);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+
+  it('a poller killed mid-run: another is started, claims after the leases lapse, and delivers each message once', async () => {
+    const conversations = [await start(), await start(), await start()];
+    const machines = sandbox.gateway.runtime.local.stateMachines;
+    const victim = machines.pollers().find((run) => run.holding > 0)!;
+    expect(victim).toBeDefined();
+    victim.kill();
+    // Messages arrive while nobody polls; the fleet's Retry starts another run for the shard.
+    for (const { platformId } of conversations) sandbox.crm.messaging.agentSays(platformId, 'during the gap');
+    await sandbox.until('a new run holding them', () => machines.pollers().some((run) => run !== victim && run.holding >= 3), 20_000);
+    for (const { platformId } of conversations) sandbox.crm.messaging.agentSays(platformId, 'after the handover');
+    for (const { id } of conversations) await sandbox.until('delivered', () => received(id).filter((m) => m.text === 'after the handover').length === 1);
+    for (const { id, platformId } of conversations) expectOnceInOrder(id, platformId);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+
+  it('two pollers started for the same shard never poll one conversation twice', async () => {
+    const { id, platformId } = await start();
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const endsAt = Date.now() + 3_000;
+    const twins = [new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt }), new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt })];
+    const runs = twins.map((run) => run.run());
+    for (let i = 0; i < 5; i++) {
+      sandbox.crm.messaging.agentSays(platformId, `twin ${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await Promise.all(runs);
+    await sandbox.until('all five', () => received(id).filter((m) => m.text?.startsWith('twin ')).length === 5);
+    expectOnceInOrder(id, platformId);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+    expect(twins.every((run) => run.stats.conflicts === 0)).toBe(true);
+  });
+});
+
+describe('a lease renewal that fails', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    // No fleet here: the test runs the poller runs itself, so which run holds what is certain.
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('the poller stops polling before its leases lapse; another takes over without a double poll, and nothing is lost', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    // A run whose heartbeats fail once it holds the conversation (the table refuses its writes).
+    let failBeats = false;
+    const store = new Proxy(gateway.store, {
+      get(target, name, receiver) {
+        if (name === 'beatPollerRun') {
+          return async (...args: Parameters<Gateway['store']['beatPollerRun']>) => {
+            if (failBeats) throw new Error('ProvisionedThroughputExceededException');
+            return target.beatPollerRun(...args);
+          };
+        }
+        const value = Reflect.get(target, name, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const failing = new PollerRun({ gateway: { ...gateway, store, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 } }, log, shard: 0, shards: 1, endsAt: Date.now() + 20_000 });
+    const done = failing.run().catch(() => undefined);
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('held by the failing run', () => failing.stats.claimed === 1);
+    sandbox.crm.messaging.agentSays(platformId, 'before the fence');
+    await sandbox.until('delivered before the fence', () => sandbox.events('message.received').length >= 1);
+    failBeats = true;
+    await sandbox.until('fenced', () => failing.stats.fenced, 10_000);
+    await done;
+    expect(failing.stats.released).toBe(1);
+    expect(sandbox.crm.messaging.isPolling(platformId)).toBe(false);
+
+    sandbox.crm.messaging.agentSays(platformId, 'after the fence');
+    const next = new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
+    const nextDone = next.run();
+    const texts = () => sandbox.events('message.received').map((e) => (e.data.message as { text?: string; sequence: number }));
+    await sandbox.until('delivered by the next run', () => texts().some((m) => m.text === 'after the fence'), 10_000);
+    await nextDone;
+    const sequences = texts().map((m) => m.sequence);
+    expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
+    expect(texts().filter((m) => m.text === 'before the fence')).toHaveLength(1);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
+describe('settings and the transcript field', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox({ settings: { direction: 'inbound', maxConcurrentConversations: 1, messageTypes: ['text'] } });
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('refuses starts against the direction setting and beyond the cap, sending nothing', async () => {
+    const outbound = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'outbound' });
+    expect(outbound).toMatchObject({ status: 409, body: { type: 'urn:integration-gateway:problem:not-allowed-by-settings' } });
+    expect(outbound.body.remedy).toMatch(/Conversation direction/);
+    expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
+    const second = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    expect(second).toMatchObject({ status: 429, body: { type: 'urn:integration-gateway:problem:concurrent-conversations' } });
+    expect(sandbox.crm.messaging.conversationIds()).toHaveLength(1);
+  });
+
+  it('keeps and publishes only the message types chosen; a missing transcript field is reported with the remedy and the transcript stays readable', async () => {
+    const [conversation] = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations;
+    const id = conversation!.conversationId;
+    const platformId = await platformIdOf(sandbox, id);
+    sandbox.crm.messaging.removeSessionField('Transcript__c');
+    sandbox.crm.messaging.agentJoins(platformId, 'Ann');
+    sandbox.crm.messaging.agentSendsMedia(platformId, { url: 'https://files.example/a.png', mimeType: 'image/png' });
+    sandbox.crm.messaging.agentSays(platformId, 'text only');
+    sandbox.crm.messaging.endConversation(platformId);
+    await sandbox.until('transcript', () => sandbox.events('transcript.stored').length === 1);
+    // Lifecycle events are published whatever the message types; messages only of the chosen types.
+    expect(sandbox.events('agent.joined')).toHaveLength(1);
+    expect(sandbox.events('message.received').map((e) => (e.data.message as { type: string }).type)).toEqual(['text']);
+    const stored = sandbox.events('transcript.stored')[0]!;
+    expect(stored.data).toMatchObject({ writtenToSession: false, field: 'Transcript__c', remedy: expect.stringMatching(/Configure transcript field mapping/) });
+    const transcript = await sandbox.playbook('GET', `/api/v1/playbook/conversations/${id}/transcript`);
+    expect(transcript.body).toMatchObject({ stored: true, outcome: { state: 'field_missing' } });
+    expect(transcript.body.text).toMatch(/text only/);
+    expect(transcript.body.text).not.toMatch(/image\/png|agent joined/);
+    const connection = await sandbox.gateway.call('GET', `/api/v1/accounts/${sandbox.accountId}/connections/messaging`, { token: sandbox.userToken });
+    expect(((await connection.json()) as { health: { remedy?: string } }).health.remedy).toMatch(/Configure transcript field mapping/);
+    // The conversation's slot is free again.
+    expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
+  });
+});
+
+describe('Test Connection', () => {
+  it('reports a missing Messaging User license, an unapproved user and a healthy connection with their remedies', async () => {
+    for (const [options, remedy] of [
+      [{ license: false }, /Messaging User permission set license/],
+      [{ approved: false }, /admin-approved|approve/i],
+      [{}, undefined],
+    ] as const) {
+      const sandbox = await startMessagingSandbox(options);
+      try {
+        const answer = await sandbox.gateway.call('POST', `/api/v1/accounts/${sandbox.accountId}/connections/messaging/test`, { token: sandbox.userToken });
+        const body = (await answer.json()) as { ok?: boolean; remedy?: string; health?: { state: string; remedy?: string } };
+        const text = JSON.stringify(body);
+        if (remedy) expect(text).toMatch(remedy);
+        else expect(text).toMatch(/healthy/);
+        // Test Connection never starts a conversation.
+        expect(sandbox.crm.messaging.conversationIds()).toHaveLength(0);
+      } finally {
+        await sandbox.stop();
+      }
+    }
+  });
+});
