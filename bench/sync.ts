@@ -1,35 +1,55 @@
+import Stripe from 'stripe';
 import { startLocalGateway, type LocalGateway } from '../local/local-gateway';
 import { watchCommands } from '../local/local-dynamo';
 import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
 import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
+import type { RunningSimulator } from '../sandbox/simulator-server';
 import { connectors } from '../shared/connections/registry';
 import type { ConnectorName } from '../shared/connectors';
 import { setLogSink } from '../shared/log/logger';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
+import type { RecordWrite } from '../shared/store/items';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
-import type { Figures } from './results-file';
 import { storeConnection } from '../test/support/stored-connection';
+import type { Figures } from './results-file';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
+/** The payment platform's limit for test-mode keys. */
+const PAYMENT_TEST_PER_SECOND = 25;
 /** The billing platform allows 150/min; scaled 10x in time (same ratios) to keep the bench short. */
 const BILLING_PER_MINUTE_SCALED = 1_500;
 const OBJECTS = ['customers', 'subscriptions'] as const;
+const CONNECTORS = ['payment', 'billing'] as const;
+/** A real list call takes 200-600 ms for 100 records. */
+const LATENCY = { ms: 300, jitterMs: 100 };
+/** DynamoDB serves about 1,000 writes a second per partition key value. */
+const DYNAMO_WRITES_PER_KEY = 1_000;
+
+const silentLog = (await import('../shared/log/logger')).log;
 
 function key(prefix: string): string {
   return prefix + Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 }
 
+const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
+
 interface Scenario {
   local: LocalGateway;
   payment: PaymentSimulator;
   billing: BillingSimulator;
+  /** A read key of the same payment account, for the platform's own SDK (its own rate bucket). */
+  sdkKey: string;
+  simulator(connector: ConnectorName): RunningSimulator & { rateLimited(): number };
+  connect(accountId: string): Promise<void>;
+  /** A payment connection with a test-mode key (the platform's 25/s limit), and nothing else. */
+  connectPaymentTest(accountId: string): Promise<void>;
   advanceClock(ms: number): void;
   stop(): Promise<void>;
 }
 
-/** Both simulators seeded with 10,000 customers and 10,000 subscriptions, and one account connected to each. */
-async function scenario(accountId: string): Promise<Scenario> {
+/** Both simulators seeded with 10,000 customers and 10,000 subscriptions; accounts connect to both. */
+async function scenario(): Promise<Scenario> {
   let offset = 0;
   const payment = await startPaymentSimulator({ seed: 7 });
   const billing = await startBillingSimulator({ seed: 7 });
@@ -38,42 +58,64 @@ async function scenario(accountId: string): Promise<Scenario> {
       PAYMENT_API_BASE_URL: payment.url,
       BILLING_BASE_URL_TEMPLATE: `${billing.url}/sites/{site}`,
       ALLOW_INSECURE_PLATFORM_URLS: 'true',
-      PLATFORM_TIMEOUT_MS: '1000',
+      PLATFORM_TIMEOUT_MS: '3000',
     },
     now: () => Date.now() + offset,
     dynamoInChildProcess: true,
   });
-  const paymentKey = key('rk_live_');
-  payment.addApiKey(paymentKey, { access: 'read' });
   payment.setRateLimit({ perSecond: PAYMENT_PER_SECOND }, { mode: 'live' });
+  payment.setRateLimit({ perSecond: PAYMENT_TEST_PER_SECOND }, { mode: 'test' });
   payment.seedCustomers(CUSTOMERS, { mode: 'live' });
   payment.seedSubscriptions({ mode: 'live', perCustomer: 1 });
+  payment.seedCustomers(CUSTOMERS, { mode: 'test' });
+  payment.seedSubscriptions({ mode: 'test', perCustomer: 1 });
+  const sdkKey = key('rk_live_');
+  payment.addApiKey(sdkKey, { access: 'read' });
 
   const site = billing.addSite('bench-test');
-  const billingKey = key('test_');
-  billing.addApiKey('bench-test', billingKey, { type: 'read-only' });
   billing.setRateLimit({ perMinute: BILLING_PER_MINUTE_SCALED });
   site.seedCustomers(CUSTOMERS);
   site.seedSubscriptions({ perCustomer: 1 });
 
-  const { store } = local.gateway;
-  const at = new Date().toISOString();
-  await store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
-  const connect = (connector: ConnectorName, config: Record<string, string | number>, credentials: Record<string, string>) =>
-    storeConnection(local.gateway, {
-      accountId,
-      connector,
-      config,
-      credentials,
-      syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api', ...(connector === 'billing' ? { subscriptionStatus: 'all' } : {}) },
-    });
-  await connect('payment', { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' }, { secretKey: paymentKey });
-  await connect('billing', { siteName: 'bench-test', environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });
-  forgetRateBudgets();
   return {
     local,
     payment,
     billing,
+    sdkKey,
+    simulator: (connector) => (connector === 'payment' ? payment : billing),
+    async connect(accountId) {
+      const { store } = local.gateway;
+      const at = new Date().toISOString();
+      await store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+      // Each account has its own platform keys, so its own rate buckets on the platforms too.
+      const paymentKey = key('rk_live_');
+      payment.addApiKey(paymentKey, { access: 'read' });
+      const billingKey = key('test_');
+      billing.addApiKey('bench-test', billingKey, { type: 'read-only' });
+      const connect = (connector: ConnectorName, config: Record<string, string | number>, credentials: Record<string, string>) =>
+        storeConnection(local.gateway, {
+          accountId,
+          connector,
+          config,
+          credentials,
+          syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api', ...(connector === 'billing' ? { subscriptionStatus: 'all' } : {}) },
+        });
+      await connect('payment', { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' }, { secretKey: paymentKey });
+      await connect('billing', { siteName: 'bench-test', environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });
+    },
+    async connectPaymentTest(accountId) {
+      const at = new Date().toISOString();
+      await local.gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+      const paymentKey = key('rk_test_');
+      payment.addApiKey(paymentKey, { access: 'read' });
+      await storeConnection(local.gateway, {
+        accountId,
+        connector: 'payment',
+        config: { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'test' },
+        credentials: { secretKey: paymentKey },
+        syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api' },
+      });
+    },
     advanceClock: (ms) => {
       offset += ms;
     },
@@ -83,18 +125,22 @@ async function scenario(accountId: string): Promise<Scenario> {
   };
 }
 
-async function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, options: SyncRunOptions = {}, full = false): Promise<SyncRunResult[]> {
-  const results: SyncRunResult[] = [];
-  for (const object of OBJECTS) {
-    const job = { accountId, connector, object, trigger: 'manual' as const, requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) };
-    results.push(await runSyncJob(s.local.gateway, connectors.syncing(), job, silentLog, options));
-  }
-  return results;
+/** A connection's data objects side by side, as their sync jobs run in parallel Lambdas. */
+function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, options: SyncRunOptions = {}, full = false): Promise<SyncRunResult[]> {
+  return Promise.all(
+    OBJECTS.map((object) =>
+      runSyncJob(
+        s.local.gateway,
+        connectors.syncing(),
+        { accountId, connector, object, trigger: 'manual', requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) },
+        silentLog,
+        options,
+      ),
+    ),
+  );
 }
 
-const silentLog = (await import('../shared/log/logger')).log;
-
-/** Records stored per object, against the ids the platform has: missing and extra (duplicate) ids. */
+/** Records stored per object, against the ids the platform has. */
 async function compareStored(s: Scenario, accountId: string, connector: ConnectorName) {
   let missing = 0;
   let stored = 0;
@@ -116,6 +162,28 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
   return { stored, missing };
 }
 
+/** What one sync of one connection made the platform do, and how long it took. */
+async function measured(s: Scenario, connector: ConnectorName, sync: () => Promise<SyncRunResult[]>) {
+  const simulator = s.simulator(connector);
+  const before = simulator.totalRequests();
+  const limited = simulator.rateLimited();
+  simulator.resetMaxInFlight();
+  const started = performance.now();
+  const results = await sync();
+  const seconds = (performance.now() - started) / 1000;
+  const calls = simulator.totalRequests() - before;
+  const ceiling = connector === 'payment' ? PAYMENT_PER_SECOND : BILLING_PER_MINUTE_SCALED / 60;
+  for (const result of results) if (result.outcome !== 'finished') throw new Error(`${connector} sync did not finish: ${JSON.stringify(result)}`);
+  return {
+    results,
+    seconds,
+    calls,
+    http429: simulator.rateLimited() - limited,
+    maxInFlight: simulator.maxInFlight(),
+    rateFraction: calls / seconds / ceiling,
+  };
+}
+
 const totalCounts = (results: SyncRunResult[]) =>
   results.reduce(
     (sum, r) => {
@@ -125,125 +193,228 @@ const totalCounts = (results: SyncRunResult[]) =>
     { created: 0, updated: 0, unchanged: 0, deleted: 0 },
   );
 
-export async function benchSync(): Promise<{ figures: Figures; notes: string[] }> {
-  const restoreLogs = setLogSink(() => {});
-  const figures: Figures = {};
+/** Records each data object's partition key took, for the store model. */
+const isRecordKey = (accountId: string) => (written: { pk: string }) => OBJECTS.some((object) => written.pk.endsWith(`#${object}`)) && written.pk.startsWith(`ACCOUNT#${accountId}#`);
+
+/**
+ * The store's own write ceiling, measured alone: synced-record items of the bench's size written
+ * as fast as BatchWriteItem takes them, spread over as many keys as the sync uses.
+ */
+async function storeCeiling(s: Scenario): Promise<number> {
+  const records = (object: string, count: number): RecordWrite[] =>
+    Array.from({ length: count }, (_, index) => {
+      const id = `${object}_${String(index).padStart(6, '0')}`;
+      return { id, hash: `h${index}`, email: `${id}@example.com`, syncedAt: new Date().toISOString(), body: { id, name: 'Bench Customer', email: `${id}@example.com`, createdAt: new Date().toISOString(), currency: 'usd', balance: 0, delinquent: false, metadata: {} } };
+    });
+  const started = performance.now();
+  await Promise.all(OBJECTS.map((object) => s.local.gateway.store.putRecordsBatch('ceiling', 'payment', object, records(object, 3_000), { concurrency: 8 })));
+  return (OBJECTS.length * 3_000) / ((performance.now() - started) / 1000);
+}
+
+/** Full sync, full reconcile over unchanged data, and an incremental sync with nothing changed, at one latency. */
+async function runAt(s: Scenario, accountId: string, prefix: string, figures: Figures) {
+  await s.connect(accountId);
+  const writes = watchCommands(s.local.dynamo.client);
+  let calls = 0;
+  let records = 0;
+  let duplicates = 0;
+  let missingAll = 0;
+  let http429 = 0;
+  const fractions: number[] = [];
+  const recordsPerSecond: Partial<Record<ConnectorName, number>> = {};
+  for (const connector of CONNECTORS) {
+    const run = await measured(s, connector, () => syncObjects(s, accountId, connector));
+    const counts = totalCounts(run.results);
+    const { stored, missing } = await compareStored(s, accountId, connector);
+    calls += run.calls;
+    records += stored;
+    duplicates += counts.created + counts.updated - stored;
+    missingAll += missing;
+    http429 += run.http429;
+    fractions.push(run.rateFraction);
+    recordsPerSecond[connector] = stored / run.seconds;
+    figures[`${prefix}.full.${connector}.calls`] = run.calls;
+    figures[`${prefix}.full.${connector}.seconds`] = round(run.seconds, 1);
+    figures[`${prefix}.full.${connector}.records_per_second`] = Math.round(stored / run.seconds);
+    figures[`${prefix}.full.${connector}.rate_fraction`] = round(run.rateFraction);
+    figures[`${prefix}.full.${connector}.max_in_flight`] = run.maxInFlight;
+    figures[`${prefix}.full.${connector}.missing`] = missing;
+  }
+  figures[`${prefix}.full.calls`] = calls;
+  figures[`${prefix}.full.calls_per_100_records`] = round((calls / records) * 100, 3);
+  figures[`${prefix}.full.records`] = records;
+  figures[`${prefix}.full.missing`] = missingAll;
+  figures[`${prefix}.full.duplicates`] = duplicates;
+  figures[`${prefix}.full.rate_fraction`] = round(Math.min(...fractions));
+  figures[`${prefix}.full.http_429`] = http429;
+  // The store model: DynamoDB limits each partition key value to about 1,000 writes a second.
+  figures[`${prefix}.full.max_writes_per_key_second`] = writes.maxWritesPerKeySecond(isRecordKey(accountId));
+
+  // A full reconcile over unchanged data: every page read and compared (one BatchGetItem), nothing written.
+  const reconcileFractions: number[] = [];
+  let reconcile429 = 0;
+  const reconciles: Partial<Record<ConnectorName, Awaited<ReturnType<typeof measured>>>> = {};
+  for (const connector of CONNECTORS) {
+    const run = await measured(s, connector, () => syncObjects(s, accountId, connector, {}, true));
+    reconciles[connector] = run;
+    reconcileFractions.push(run.rateFraction);
+    reconcile429 += run.http429;
+    figures[`${prefix}.reconcile.${connector}.rate_fraction`] = round(run.rateFraction);
+    figures[`${prefix}.reconcile.${connector}.calls`] = run.calls;
+    figures[`${prefix}.reconcile.${connector}.seconds`] = round(run.seconds, 1);
+    figures[`${prefix}.reconcile.${connector}.max_in_flight`] = run.maxInFlight;
+  }
+  figures[`${prefix}.reconcile.rate_fraction`] = round(Math.min(...reconcileFractions));
+  figures[`${prefix}.reconcile.http_429`] = reconcile429;
+
+  writes.reset();
+  let incrementalCalls = 0;
+  for (const connector of CONNECTORS) {
+    const simulator = s.simulator(connector);
+    const before = simulator.totalRequests();
+    const results = await syncObjects(s, accountId, connector);
+    if (results.some((r) => r.outcome !== 'finished' || r.mode !== 'incremental')) throw new Error(`incremental ${connector} sync did not run: ${JSON.stringify(results)}`);
+    incrementalCalls += simulator.totalRequests() - before;
+  }
+  figures[`${prefix}.incremental.calls_per_object`] = incrementalCalls / (OBJECTS.length * CONNECTORS.length);
+  // Records only: the checkpoints and the connections' rate buckets are bookkeeping.
+  figures[`${prefix}.incremental.writes`] = writes.itemsWritten(isRecordKey(accountId));
+  return { recordsPerSecond, reconciles };
+}
+
+/** The same payment records listed by the platform's own SDK with auto-pagination, one page after another. */
+async function listWithSdk(s: Scenario): Promise<{ seconds: number; records: number }> {
+  const stripe = new Stripe(s.sdkKey, { host: '127.0.0.1', port: Number(new URL(s.payment.url).port), protocol: 'http', maxNetworkRetries: 2 });
+  const started = performance.now();
+  let records = 0;
+  for await (const customer of stripe.customers.list({ limit: 100 })) if (customer.id) records += 1;
+  for await (const subscription of stripe.subscriptions.list({ limit: 100, status: 'all' })) if (subscription.id) records += 1;
+  return { seconds: (performance.now() - started) / 1000, records };
+}
+
+/** A full sync at 300 ms with 5% of calls failing, killed dead with slices in flight, then resumed. */
+async function faultyRun(s: Scenario, figures: Figures) {
+  const accountId = 'faulty';
+  await s.connect(accountId);
+  const faults = [{ kind: 'status' as const, status: 429 }, { kind: 'status' as const, status: 503 }, { kind: 'timeout' as const }, { kind: 'drop' as const }];
+  s.payment.faults.setRandom({ rate: 0.05, faults, seed: 11 });
+  s.billing.faults.setRandom({ rate: 0.05, faults, seed: 12 });
+  const writes = watchCommands(s.local.dynamo.client);
+  let missingAll = 0;
+  let duplicates = 0;
+  let slicesAtKill = 0;
   try {
-    // 1. Full sync under the platforms' rate limits, then an incremental sync with nothing changed.
-    const s = await scenario('bench');
-    const writes = watchCommands(s.local.dynamo.client);
-    let calls = 0;
-    let records = 0;
-    let duplicates = 0;
-    let fractions: number[] = [];
-    let http429 = 0;
-    for (const connector of ['payment', 'billing'] as const) {
-      const simulator = connector === 'payment' ? s.payment : s.billing;
-      const before = simulator.totalRequests();
-      const started = performance.now();
-      const results = await syncObjects(s, 'bench', connector);
-      const seconds = (performance.now() - started) / 1000;
-      const made = simulator.totalRequests() - before;
-      const counts = totalCounts(results);
-      const { stored, missing } = await compareStored(s, 'bench', connector);
-      const ceiling = connector === 'payment' ? PAYMENT_PER_SECOND : BILLING_PER_MINUTE_SCALED / 60;
-      calls += made;
-      records += stored;
-      duplicates += counts.created + counts.updated - stored;
-      http429 += simulator.rateLimited();
-      fractions.push(made / seconds / ceiling);
-      figures[`sync.full.${connector}.calls`] = made;
-      figures[`sync.full.${connector}.seconds`] = Math.round(seconds * 10) / 10;
-      figures[`sync.full.${connector}.rate_fraction`] = Math.round((made / seconds / ceiling) * 100) / 100;
-      figures[`sync.full.${connector}.missing`] = missing;
-      figures['sync.full.missing'] = (figures['sync.full.missing'] ?? 0) + missing;
-    }
-    figures['sync.full.calls'] = calls;
-    figures['sync.full.records'] = records;
-    figures['sync.full.duplicates'] = duplicates;
-    figures['sync.full.rate_fraction'] = Math.round(Math.min(...fractions) * 100) / 100;
-    figures['sync.full.http_429'] = http429;
-
-    // A reconcile (full sync over unchanged data): no record writes, so it shows how closely the
-    // client paces itself to the platform's limit, apart from the local store's write speed.
-    const fetchFractions: number[] = [];
-    for (const connector of ['payment', 'billing'] as const) {
-      const simulator = connector === 'payment' ? s.payment : s.billing;
-      const before = simulator.totalRequests();
-      const started = performance.now();
-      await syncObjects(s, 'bench', connector, {}, true);
-      const seconds = (performance.now() - started) / 1000;
-      const ceiling = connector === 'payment' ? PAYMENT_PER_SECOND : BILLING_PER_MINUTE_SCALED / 60;
-      const fraction = (simulator.totalRequests() - before) / seconds / ceiling;
-      fetchFractions.push(fraction);
-      figures[`sync.reconcile.${connector}.rate_fraction`] = Math.round(fraction * 100) / 100;
-    }
-    figures['sync.reconcile.rate_fraction'] = Math.round(Math.min(...fetchFractions) * 100) / 100;
-    figures['sync.reconcile.http_429'] = s.payment.rateLimited() + s.billing.rateLimited() - http429;
-
-    writes.reset();
-    let incrementalCalls = 0;
-    for (const connector of ['payment', 'billing'] as const) {
-      const simulator = connector === 'payment' ? s.payment : s.billing;
-      const before = simulator.totalRequests();
-      const results = await syncObjects(s, 'bench', connector);
-      if (results.some((r) => r.outcome !== 'finished' || r.mode !== 'incremental')) throw new Error(`incremental ${connector} sync did not run: ${JSON.stringify(results)}`);
-      incrementalCalls += simulator.totalRequests() - before;
-    }
-    figures['sync.incremental.calls_per_object'] = incrementalCalls / (OBJECTS.length * 2);
-    figures['sync.incremental.writes'] = writes.succeeded('PutItemCommand') + writes.succeeded('UpdateItemCommand') + writes.succeeded('DeleteItemCommand') -
-      // checkpoint writes are bookkeeping, not record writes: two per object run (claim, finish)
-      OBJECTS.length * 2 * 2;
-    await s.stop();
-
-    // 2. The same full sync with 5% of calls failing and the process killed once mid-sync.
-    const f = await scenario('faulty');
-    const faults = [{ kind: 'status' as const, status: 429 }, { kind: 'status' as const, status: 503 }, { kind: 'timeout' as const }, { kind: 'drop' as const }];
-    f.payment.faults.setRandom({ rate: 0.05, faults, seed: 11 });
-    f.billing.faults.setRandom({ rate: 0.05, faults, seed: 12 });
-    let faultyMissing = 0;
-    let faultyDuplicates = 0;
-    for (const connector of ['payment', 'billing'] as const) {
+    for (const connector of CONNECTORS) {
       let killed = false;
-      // The kill: after the 30th saved page the run stops dead (no cleanup, its claim still held).
+      // The kill: once 30 pages of an object are saved, the run stops dead (no cleanup, its claim held).
       const kill: SyncRunOptions = {
         leaseSeconds: 30,
         afterPage: (pages) => {
-          if (!killed && pages === 30) {
+          if (!killed && pages >= 30) {
             killed = true;
             return new Promise<void>(() => {});
           }
         },
       };
-      const first = syncObjects(f, 'faulty', connector, kill);
+      const first = syncObjects(s, accountId, connector, kill);
       while (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
       void first;
-      f.advanceClock(31_000); // the killed run's lease lapses; SQS would redeliver its job
-      const finished: SyncRunResult[] = [];
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const results = await syncObjects(f, 'faulty', connector, { leaseSeconds: 30 });
-        finished.push(...results);
-        if (results.every((r) => r.outcome === 'finished')) break;
+      // A killed process sends nothing more; what it had sent lands long before its lease lapses.
+      while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const object of OBJECTS) {
+        const checkpoint = await s.local.gateway.store.getSyncCheckpoint(accountId, connector, object);
+        const cursor = checkpoint?.cursor as { slices?: unknown[] } | undefined;
+        slicesAtKill = Math.max(slicesAtKill, cursor?.slices?.length ?? 0);
       }
-      const counts = totalCounts(finished);
-      const { stored, missing } = await compareStored(f, 'faulty', connector);
-      faultyMissing += missing;
-      faultyDuplicates += Math.max(0, counts.created - stored);
+      s.advanceClock(31_000); // the killed runs' leases lapse; SQS would redeliver their jobs
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        const results = await syncObjects(s, accountId, connector, { leaseSeconds: 30 });
+        if (results.every((r) => r.outcome === 'finished' || r.outcome === 'skipped')) {
+          const checkpoints = await Promise.all(OBJECTS.map((object) => s.local.gateway.store.getSyncCheckpoint(accountId, connector, object)));
+          if (checkpoints.every((checkpoint) => checkpoint?.lastSucceededAt !== undefined && checkpoint.cursor === undefined)) break;
+        }
+      }
+      const { stored, missing } = await compareStored(s, accountId, connector);
+      missingAll += missing;
+      const recordWrites = writes.itemsWritten((written) => written.pk.startsWith(`ACCOUNT#${accountId}#${connector}#`));
+      // Written more often than there are records: some record was written twice.
+      duplicates += Math.max(0, recordWrites - stored);
+      writes.reset();
     }
-    figures['sync.faulty.missing'] = faultyMissing;
-    figures['sync.faulty.duplicates'] = faultyDuplicates;
-    figures['sync.faulty.faults_served'] = [...f.payment.faults.served.values(), ...f.billing.faults.served.values()].reduce((a, b) => a + b, 0);
-    await f.stop();
   } finally {
+    s.payment.faults.setRandom(undefined);
+    s.billing.faults.setRandom(undefined);
+  }
+  figures['sync.faulty.missing'] = missingAll;
+  figures['sync.faulty.duplicates'] = duplicates;
+  figures['sync.faulty.slices_at_kill'] = slicesAtKill;
+  figures['sync.faulty.faults_served'] = [...s.payment.faults.served.values(), ...s.billing.faults.served.values()].reduce((a, b) => a + b, 0);
+}
+
+export async function benchSync(): Promise<{ figures: Figures; notes: string[] }> {
+  const restoreLogs = setLogSink(() => {});
+  const figures: Figures = {};
+  const s = await scenario();
+  try {
+    forgetRateBudgets();
+    const ceiling = await storeCeiling(s);
+    figures['sync.store.write_ceiling'] = Math.round(ceiling);
+
+    // At 0 ms: the platforms answer at once, so the store is what a full sync waits on.
+    const at0 = await runAt(s, 'bench0', 'sync', figures);
+    // The store model's ceiling for these writes: the store's own, or DynamoDB's limit per partition key.
+    const modelCeiling = Math.min(ceiling, DYNAMO_WRITES_PER_KEY * OBJECTS.length);
+    figures['sync.store_fraction'] = round((at0.recordsPerSecond.payment ?? 0) / modelCeiling);
+    figures['sync.store_fraction_raw'] = round((at0.recordsPerSecond.payment ?? 0) / ceiling);
+
+    // A test-mode payment connection (25/s), stored at 0 ms, for a reconcile at 300 ms below.
+    await s.connectPaymentTest('paytest');
+    for (const result of await syncObjects(s, 'paytest', 'payment')) if (result.outcome !== 'finished') throw new Error(`test-mode sync: ${JSON.stringify(result)}`);
+
+    // At 300 ms: the same again, and the payment records listed by the platform's own SDK.
+    s.payment.setLatency(LATENCY);
+    s.billing.setLatency(LATENCY);
+    const at300 = await runAt(s, 'bench300', 'sync.latency300', figures);
+    const payment = at300.reconciles.payment!;
+    const billing = at300.reconciles.billing!;
+    figures['sync.latency300.payment.rate_fraction'] = round(payment.rateFraction);
+    figures['sync.latency300.payment.http_429'] = round(payment.http429 / payment.calls, 4);
+    figures['sync.latency300.payment.max_in_flight'] = payment.maxInFlight;
+    figures['sync.latency300.payment.seconds'] = round(payment.seconds, 1);
+    figures['sync.latency300.payment.calls'] = payment.calls;
+    figures['sync.latency300.billing.rate_fraction'] = round(billing.rateFraction);
+    figures['sync.latency300.billing.http_429'] = round(billing.http429 / billing.calls, 4);
+    figures['sync.latency300.billing.max_in_flight'] = billing.maxInFlight;
+    figures['sync.latency300.billing.seconds'] = round(billing.seconds, 1);
+    // The payment platform at its test-mode limit (25/s), a pace the local store keeps up with.
+    const testMode = await measured(s, 'payment', () => syncObjects(s, 'paytest', 'payment', {}, true));
+    const testRate = testMode.calls / testMode.seconds / PAYMENT_TEST_PER_SECOND;
+    figures['sync.latency300.payment_test.rate_fraction'] = round(testRate);
+    figures['sync.latency300.payment_test.http_429'] = round(testMode.http429 / testMode.calls, 4);
+    figures['sync.latency300.payment_test.max_in_flight'] = testMode.maxInFlight;
+    figures['sync.latency300.payment_test.seconds'] = round(testMode.seconds, 1);
+    figures['sync.latency300.payment_test.calls'] = testMode.calls;
+    const sdk = await listWithSdk(s);
+    if (sdk.records !== 2 * CUSTOMERS) throw new Error(`the SDK listed ${sdk.records} records`);
+    figures['sync.latency300.sdk.seconds'] = round(sdk.seconds, 1);
+    figures['sync.latency300.sdk_ratio'] = round(sdk.seconds / payment.seconds, 1);
+
+    await faultyRun(s, figures);
+  } finally {
+    await s.stop();
     setLogSink(restoreLogs);
   }
   return {
     figures,
     notes: [
-      `${CUSTOMERS.toLocaleString('en')} customers and ${CUSTOMERS.toLocaleString('en')} subscriptions on each platform. Payment limited to ${PAYMENT_PER_SECOND} requests/s; billing to 150/min scaled 10x in time (${BILLING_PER_MINUTE_SCALED}/min, the client budget likewise).`,
-      'calls: platform requests made (ideal 100 per 10,000 records); rate_fraction: requests per second over the limit (the lower of the two platforms); duplicates: records written more than once in a run; writes: record writes by an incremental sync with nothing changed (checkpoint bookkeeping excluded).',
-      'The first full sync writes every record, so its pace is bounded by the local store (dynalite in its own process, about 1,000 conditional writes/s on this machine), not by the platform: sync.full.rate_fraction shows that bound. sync.reconcile.rate_fraction is a full sync over unchanged data (reads, no writes): the client pacing itself against the platform limit.',
-      'faulty: 5% of requests fail at random (429, 503, a hang past the 1 s timeout, a dropped connection), and the run is killed dead after its 30th page; a new run resumes after the lease lapses.',
+      `${CUSTOMERS.toLocaleString('en')} customers and ${CUSTOMERS.toLocaleString('en')} subscriptions on each platform; each connection's two objects sync side by side (their jobs run in parallel Lambdas). Payment limited to ${PAYMENT_PER_SECOND} requests/s (live); billing to 150/min scaled 10x in time (${BILLING_PER_MINUTE_SCALED}/min, the client budget likewise).`,
+      '`sync.*` runs with platforms that answer at once; `sync.latency300.*` repeats everything with every answer taking 300 ms ± 100 ms. In each: `full` is the first full sync (writes every record), `reconcile` a full sync over unchanged data (every page read and compared with one BatchGetItem, nothing written), `incremental` a sync with nothing changed.',
+      'calls: platform requests (ideal: 1 per 100 records); rate_fraction: requests per second over the limit; max_in_flight: most requests the simulator was answering at once; duplicates: records written more than once; writes: record writes by an incremental sync with nothing changed; max_writes_per_key_second: the most record writes one partition key took in a second (DynamoDB serves about 1,000).',
+      '`sync.latency300.payment.*` is the payment full reconcile at 300 ms (what the gateway makes of the platform\'s limit); the first full sync at 300 ms (`sync.latency300.full.payment.*`) also writes 20,000 records and waits on the local store. `sdk_ratio`: the same 20,000 records listed by the payment platform\'s own SDK (`stripe`, auto-pagination) against the same simulator, seconds(SDK) / seconds(gateway reconcile).',
+      '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
+      '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
+      'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
+      'The machine is shared: timings vary from run to run with other work on its 2 cores.',
     ],
   };
 }

@@ -569,9 +569,7 @@ export async function show(main, { accountId, connector: name, user }) {
   async function readConversations() {
     const answer = await call('GET', `${accountPath(accountId)}/conversations?state=${conversationFilter}&limit=25`);
     if (!answer.ok) {
-      // A gateway without the conversations API answers 404 for the route itself.
-      const missing = answer.status === 404 && /^No API operation/.test(answer.problem?.detail ?? '');
-      conversationsBody.replaceChildren(h('p', { class: missing ? 'muted' : 'panel danger' }, missing ? 'Conversations are not available in this version of the gateway.' : problemText(answer.problem)));
+      conversationsBody.replaceChildren(h('p', { class: 'panel danger' }, problemText(answer.problem)));
       return false;
     }
     const list = answer.body.conversations;

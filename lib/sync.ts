@@ -47,9 +47,9 @@ export class Sync extends Construct {
       timeout: Duration.minutes(1),
       logRetention: props.logRetention,
     });
-    // FIFO grouped by connection: one sync job of a connection runs at a time, so every caller of a
-    // platform account shares one rate budget (a parallel job would bring its own and overshoot the
-    // platform's limit). Different connections still sync in parallel.
+    // FIFO grouped by connection and data object: one job of an object runs at a time (in order:
+    // continuations and retries after the run they carry on). A connection's objects sync side by
+    // side; every caller of a platform account draws from its one rate budget, kept in the table.
     this.work = new WorkQueue(this, 'SyncJobs', { consumerTimeout: jobTimeout, fifo: true });
     this.job = new GatewayFunction(this, 'Job', {
       handler: 'sync-job',

@@ -65,13 +65,37 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
   });
 }
 
+/** The keys a write command touches, read from its input (every item of a BatchWriteItem). */
+function writtenKeys(name: string, input: Record<string, unknown>): Array<{ pk: string; sk: string }> {
+  const keyOf = (item: unknown) => {
+    const attributes = item as Record<string, { S?: string } | undefined> | undefined;
+    return { pk: attributes?.pk?.S ?? '', sk: attributes?.sk?.S ?? '' };
+  };
+  switch (name) {
+    case 'PutItemCommand':
+      return [keyOf(input.Item)];
+    case 'UpdateItemCommand':
+    case 'DeleteItemCommand':
+      return [keyOf(input.Key)];
+    case 'BatchWriteItemCommand': {
+      const requests = Object.values((input.RequestItems ?? {}) as Record<string, Array<{ PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }>>).flat();
+      return requests.map((request) => keyOf(request.PutRequest?.Item ?? request.DeleteRequest?.Key));
+    }
+    default:
+      return [];
+  }
+}
+
 /**
  * Counts the commands a client sends (by name, e.g. `PutItemCommand`), how many succeeded, and the
  * most that were in flight at once. For "costs no write" and "bounded concurrency" assertions.
+ * It also keeps which items each successful write touched (a BatchWriteItem counts each of its
+ * items), and when, so a benchmark can count writes per partition key as DynamoDB would limit them.
  */
 export function watchCommands(client: DynamoDBClient) {
   const sent = new Map<string, number>();
   const succeeded = new Map<string, number>();
+  let written: Array<{ pk: string; sk: string; at: number }> = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const bump = (counts: Map<string, number>, name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
@@ -81,9 +105,12 @@ export function watchCommands(client: DynamoDBClient) {
       bump(sent, name);
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
+      // When the write was sent: DynamoDB counts a partition's writes as they arrive.
+      const at = performance.now();
       try {
         const result = await next(args);
         bump(succeeded, name);
+        for (const key of writtenKeys(name, args.input as Record<string, unknown>)) written.push({ ...key, at });
         return result;
       } finally {
         inFlight--;
@@ -95,9 +122,33 @@ export function watchCommands(client: DynamoDBClient) {
     sent: (name: string) => sent.get(name) ?? 0,
     succeeded: (name: string) => succeeded.get(name) ?? 0,
     maxInFlight: () => maxInFlight,
+    /** Commands sent and not answered yet. */
+    inFlight: () => inFlight,
+    /** Items written by successful commands whose key matches (all of them without a test). */
+    itemsWritten: (matches?: (key: { pk: string; sk: string }) => boolean) => (matches ? written.filter(matches).length : written.length),
+    /** The most item writes one partition key took within any one second (DynamoDB serves about 1,000). */
+    maxWritesPerKeySecond: (matches?: (key: { pk: string; sk: string }) => boolean) => {
+      const byKey = new Map<string, number[]>();
+      for (const write of written) {
+        if (matches && !matches(write)) continue;
+        const times = byKey.get(write.pk) ?? [];
+        times.push(write.at);
+        byKey.set(write.pk, times);
+      }
+      let most = 0;
+      for (const times of byKey.values()) {
+        times.sort((a, b) => a - b);
+        for (let first = 0, last = 0; last < times.length; last += 1) {
+          while (times[last]! - times[first]! >= 1000) first += 1;
+          most = Math.max(most, last - first + 1);
+        }
+      }
+      return most;
+    },
     reset() {
       sent.clear();
       succeeded.clear();
+      written = [];
       maxInFlight = 0;
     },
   };

@@ -118,6 +118,9 @@ export interface RunningSandbox {
 
 const SEED = { customers: 200 } as const;
 
+/** `SANDBOX_LATENCY_MS` and `SANDBOX_JITTER_MS`, whole milliseconds. */
+const SandboxLatency = z.object({ ms: z.coerce.number().int().min(0).max(60_000), jitterMs: z.coerce.number().int().min(0).max(60_000) });
+
 /**
  * Starts the simulators for every platform whose real address is not configured, seeded with a
  * small, repeatable data set, and returns the environment that points the gateway at them.
@@ -135,6 +138,8 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
 }
 
 async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number, running: RunningSimulator[]): Promise<RunningSandbox> {
+  // How long the payment and billing simulators take to answer (a real list call: 200-600 ms).
+  const latency = SandboxLatency.parse({ ms: env.SANDBOX_LATENCY_MS ?? 0, jitterMs: env.SANDBOX_JITTER_MS ?? 0 });
   const out: Record<string, string> = {};
   const summary: string[] = [];
   const simulators: RunningSandbox['simulators'] = {};
@@ -142,7 +147,7 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
   const keysFile = join(dataDir, 'sandbox-keys.json');
 
   if (!env.PAYMENT_API_BASE_URL) {
-    const payment = await startPaymentSimulator({ seed: 1, port: gatewayPort + 1 });
+    const payment = await startPaymentSimulator({ seed: 1, port: gatewayPort + 1, latency });
     payment.addApiKey(keys.paymentRestrictedKey, { access: 'read' });
     payment.addApiKey(keys.paymentSecretKey, { access: 'write' });
     payment.seedCustomers(SEED.customers);
@@ -154,7 +159,7 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
     summary.push(`  payment platform   ${payment.url}   (${SEED.customers} customers)`);
   }
   if (!env.BILLING_BASE_URL_TEMPLATE) {
-    const billing = await startBillingSimulator({ seed: 1, port: gatewayPort + 2 });
+    const billing = await startBillingSimulator({ seed: 1, port: gatewayPort + 2, latency });
     const site = billing.addSite(keys.billingSite);
     billing.addApiKey(keys.billingSite, keys.billingReadOnlyKey, { type: 'read-only' });
     site.seedCustomers(SEED.customers);
@@ -197,7 +202,7 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';
-    summary.unshift('Sandbox platforms (simulators on loopback; faults: POST <address>/__sandbox/faults):');
+    summary.unshift('Sandbox platforms (simulators on loopback; faults: POST <address>/__sandbox/faults; answer time: POST <address>/__sandbox/latency):');
     summary.push(`  sandbox keys to connect with: ${keysFile}`);
   } else {
     summary.push('Sandbox: off (every platform address is configured).');

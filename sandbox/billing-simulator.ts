@@ -21,7 +21,7 @@ import {
 } from './billing-records';
 import { RateLimiter, type RateLimit } from './rate-limit';
 import { addMonths, seededCreated, snapshot, type RecordCollection, type SortKey } from './records';
-import { startSimulatorServer, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
+import { startSimulatorServer, type Latency, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
 import { deliverWithRetries, postWebhook, type DeliveryOptions } from './webhook-delivery';
 
 /**
@@ -40,6 +40,8 @@ export interface BillingSimulatorOptions {
   host?: string;
   /** Seed of the name and amount generator; the same seed gives the same records. Default 1. */
   seed?: number;
+  /** How long each answer takes (default none); `setLatency` or `POST /__sandbox/latency` changes it later. */
+  latency?: Latency;
 }
 
 /** A change made through the control methods, and the event the platform recorded for it. */
@@ -522,6 +524,7 @@ export async function startBillingSimulator(options: BillingSimulatorOptions = {
     route,
     errorBody: billingErrorBody,
     stats: () => ({ rateLimited: limiter.rejected }),
+    ...(options.latency === undefined ? {} : { latency: options.latency }),
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.host === undefined ? {} : { host: options.host }),
   });

@@ -28,7 +28,7 @@ export interface CrmSimulatorOptions {
   pollSecondsToMs?: number;
   /** An agent who joins every conversation and echoes texts (for `npm start`). */
   echoAgent?: boolean;
-  /** Milliseconds added to every answer (real calls take 100s of ms); settable later with `setLatency`. */
+  /** Milliseconds added to every answer (real calls take 100s of ms); settable later with `setLatency`, with a jitter too. */
   latencyMs?: number;
 }
 
@@ -38,8 +38,6 @@ export interface RunningCrmSimulator extends RunningSimulator {
   messaging: MessagingPlatform;
   /** Same as `url`: what the gateway configures as its login URL and instance URL. */
   loginUrl: string;
-  /** Milliseconds added to every answer from now on (0: none). */
-  setLatency(ms: number): void;
 }
 
 /** The CRM's own error body for faults and unknown paths: `[{message, errorCode}]`. */
@@ -67,13 +65,18 @@ export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Prom
     echoAgent: options.echoAgent,
   });
 
-  let latencyMs = Math.max(0, options.latencyMs ?? 0);
-  const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> => {
-    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-    return (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
-  };
+  const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> =>
+    (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
 
-  const server = await startSimulatorServer({ name: 'crm', route, errorBody: crmErrorBody, port: options.port, host: options.host });
+  // Every answer's latency is the shared server's (`setLatency`, `POST /__sandbox/latency`).
+  const server = await startSimulatorServer({
+    name: 'crm',
+    route,
+    errorBody: crmErrorBody,
+    port: options.port,
+    host: options.host,
+    latency: { ms: Math.max(0, Math.round(options.latencyMs ?? 0)) },
+  });
   baseUrl = server.url;
   return {
     ...server,
@@ -81,8 +84,5 @@ export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Prom
     data,
     messaging,
     loginUrl: server.url,
-    setLatency: (ms) => {
-      latencyMs = Math.max(0, ms);
-    },
   };
 }

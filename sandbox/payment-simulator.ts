@@ -23,7 +23,7 @@ import {
 } from './payment-records';
 import { RateLimiter, type RateLimit } from './rate-limit';
 import { snapshot, type RecordCollection, type ScanResult, type SortKey } from './records';
-import { startSimulatorServer, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
+import { startSimulatorServer, type Latency, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
 import { deliverWithRetries, postWebhook, type DeliveryOptions } from './webhook-delivery';
 
 /**
@@ -54,6 +54,8 @@ export interface PaymentSimulatorOptions {
   seed?: number;
   /** The platform account the keys belong to (it appears in permission errors). */
   accountId?: string;
+  /** How long each answer takes (default none); `setLatency` or `POST /__sandbox/latency` changes it later. */
+  latency?: Latency;
 }
 
 /** A change made through the control methods, and the events the platform recorded for it. */
@@ -86,8 +88,8 @@ export interface PaymentSimulator extends RunningSimulator {
   removeApiKey(key: string): void;
   /** Per API key. Default 25/s for test keys and 100/s for live keys; undefined turns limits off. */
   setRateLimit(limit: RateLimit | undefined, options?: { mode?: PaymentMode }): void;
-  /** 429s served by the rate limit (injected faults not included). */
-  rateLimited(): number;
+  /** 429s served by the rate limit (injected faults not included), to every key or to one. */
+  rateLimited(key?: string): number;
   /** Called before each API request is answered; returns a function that removes the hook. */
   onRequest(hook: RequestHook): () => void;
   seedCustomers(count: number, options?: PaymentSeedCustomers): PaymentCustomer[];
@@ -619,6 +621,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     route,
     errorBody: paymentErrorBody,
     stats: () => ({ rateLimited: limiter.rejected }),
+    ...(options.latency === undefined ? {} : { latency: options.latency }),
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.host === undefined ? {} : { host: options.host }),
   });
@@ -647,7 +650,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
       for (const mode of limitOptions.mode ? [limitOptions.mode] : (['test', 'live'] as const)) limits[mode] = limit;
       limiter.reset();
     },
-    rateLimited: () => limiter.rejected,
+    rateLimited: (key) => (key === undefined ? limiter.rejected : (limiter.rejectedFor.get(key) ?? 0)),
     onRequest(hook) {
       hooks.add(hook);
       return () => hooks.delete(hook);
@@ -832,9 +835,13 @@ function pageOf(
     const page = collection.scan('created', { direction: 'asc', after: cursor(params.endingBefore, 'ending_before'), limit: params.limit, matches: filter });
     return { records: page.records.reverse(), hasMore: page.hasMore };
   }
+  // Newest first from the upper `created` bound, if any: nothing above it can match.
+  const uppers = [params.created.lt, params.created.lte === undefined ? undefined : params.created.lte + 1].filter((bound): bound is number => bound !== undefined);
+  const highest = uppers.length > 0 ? Math.min(...uppers) : undefined;
   return collection.scan('created', {
     direction: 'desc',
     ...(params.startingAfter === undefined ? {} : { after: cursor(params.startingAfter, 'starting_after') }),
+    ...(highest === undefined ? {} : { startBound: [highest, ''] as const }),
     limit: params.limit,
     matches: filter,
     // Newest first: once past the lower `created` bound nothing further can match.

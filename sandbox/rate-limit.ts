@@ -62,8 +62,9 @@ export class TokenBucket {
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, TokenBucket>();
-  /** 429s served because a bucket was empty. */
+  /** 429s served because a bucket was empty, in all and by caller key. */
   rejected = 0;
+  readonly rejectedFor = new Map<string, number>();
 
   constructor(
     private readonly limitFor: (key: string) => RateLimit | undefined,
@@ -81,6 +82,7 @@ export class RateLimiter {
     }
     if (bucket.tryTake()) return undefined;
     this.rejected += 1;
+    this.rejectedFor.set(key, (this.rejectedFor.get(key) ?? 0) + 1);
     return limit;
   }
 

@@ -25,6 +25,11 @@ export interface ScanOptions<T> {
   matches?: (record: T) => boolean;
   /** Ends the walk: no record from here on can match (e.g. past a `created` bound). */
   stopAt?: (record: T) => boolean;
+  /**
+   * Skips straight to a range bound: `asc` starts at the first key >= it, `desc` at the last key
+   * below it. Saves walking past records a range filter excludes anyway (a sliced listing).
+   */
+  startBound?: SortKey;
 }
 
 export interface ScanResult<T> {
@@ -114,8 +119,13 @@ export class RecordCollection<T extends { id: string }, O extends string = strin
     const records: T[] = [];
     const step = options.direction === 'asc' ? 1 : -1;
     let index: number;
-    if (options.direction === 'asc') index = options.after ? upperBound(sorted, options.after, keyOf) : 0;
-    else index = (options.after ? lowerBound(sorted, options.after, keyOf) : sorted.length) - 1;
+    if (options.direction === 'asc') {
+      index = options.after ? upperBound(sorted, options.after, keyOf) : 0;
+      if (options.startBound) index = Math.max(index, lowerBound(sorted, options.startBound, keyOf));
+    } else {
+      index = (options.after ? lowerBound(sorted, options.after, keyOf) : sorted.length) - 1;
+      if (options.startBound) index = Math.min(index, lowerBound(sorted, options.startBound, keyOf) - 1);
+    }
 
     for (; index >= 0 && index < sorted.length; index += step) {
       const record = sorted[index] as T;

@@ -3,6 +3,17 @@ import type { AddressInfo } from 'node:net';
 import * as z from 'zod';
 import { FaultPlan, FaultRule, RandomFaults, type Fault } from './faults';
 
+/**
+ * How long the platform takes to answer: real list calls take 200-600 ms for 100 records, so a
+ * benchmark whose simulator answers in a millisecond cannot show whether a sync keeps the platform
+ * busy. Each answer waits `ms` plus a uniform random amount in [-jitterMs, +jitterMs] (never below 0).
+ */
+export const Latency = z.object({
+  ms: z.number().int().min(0).max(60_000),
+  jitterMs: z.number().int().min(0).max(60_000).default(0),
+});
+export type Latency = z.input<typeof Latency>;
+
 /** What a simulator's route handler receives: the parsed request. */
 export interface SimulatorRequest {
   method: string;
@@ -29,6 +40,8 @@ export interface SimulatorOptions {
   errorBody: (status: number, message: string) => unknown;
   /** More figures for `/__sandbox/stats`, e.g. the 429s a simulator's rate limit served. */
   stats?: () => Record<string, unknown>;
+  /** Per-answer latency from the start (also settable later: `setLatency`, `POST /__sandbox/latency`). */
+  latency?: Latency;
   port?: number;
   host?: string;
 }
@@ -40,6 +53,12 @@ export interface RunningSimulator {
   /** Requests received, by `METHOD path` (control requests excluded). */
   requests: Map<string, number>;
   totalRequests(): number;
+  /** Sets how long each answer takes: milliseconds, or with a jitter (0 for none). */
+  setLatency(latency: Latency | number): void;
+  latency(): { ms: number; jitterMs: number };
+  /** The most API requests that were being answered at once since the start (or the last reset). */
+  maxInFlight(): number;
+  resetMaxInFlight(): void;
   stop(): Promise<void>;
 }
 
@@ -54,6 +73,11 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
   const faults = new FaultPlan();
   const requests = new Map<string, number>();
   const openSockets = new Set<import('node:net').Socket>();
+  let latency = Latency.parse(options.latency ?? { ms: 0 });
+  let inFlight = 0;
+  let maxInFlight = 0;
+  // Not a seeded generator: how long an answer takes must not change which records a seed makes.
+  const delayOf = (): number => Math.max(0, latency.ms + Math.round((Math.random() * 2 - 1) * latency.jitterMs));
 
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -73,21 +97,29 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
 
     const label = `${method} ${url.pathname}`;
     requests.set(label, (requests.get(label) ?? 0) + 1);
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      // Listening before any injected delay: a client that gives up during a slow fault is gone, and
+      // its request must not go on to hold (say) a long-poll slot nobody is waiting on.
+      const abort = new AbortController();
+      res.on('close', () => abort.abort());
+      const fault = faults.next(method, url.pathname);
+      if (fault && (await serveFault(fault, res))) return;
+      if (abort.signal.aborted || res.destroyed) return;
 
-    // Listening before any injected delay: a client that gives up during a slow fault is gone, and
-    // its request must not go on to hold (say) a long-poll slot nobody is waiting on.
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    const fault = faults.next(method, url.pathname);
-    if (fault && (await serveFault(fault, res))) return;
-    if (abort.signal.aborted || res.destroyed) return;
-
-    const answer = await options.route(
-      { method, path: url.pathname, query: url.searchParams, headers: req.headers, rawBody },
-      abort.signal,
-    );
-    if (res.destroyed) return;
-    send(res, answer ?? { status: 404, body: options.errorBody(404, `no such resource: ${url.pathname}`) });
+      // The platform decides at arrival (its rate limiter included), then takes its time to answer.
+      const answer = await options.route(
+        { method, path: url.pathname, query: url.searchParams, headers: req.headers, rawBody },
+        abort.signal,
+      );
+      const delay = delayOf();
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      if (res.destroyed) return;
+      send(res, answer ?? { status: 404, body: options.errorBody(404, `no such resource: ${url.pathname}`) });
+    } finally {
+      inFlight -= 1;
+    }
   }
 
   /** Returns true when the fault replaced the answer; false when the normal answer should follow. */
@@ -134,10 +166,17 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
         faults.clear();
         return send(res, { status: 204 });
       }
+      if (path === `${CONTROL_PREFIX}/latency` && method === 'POST') {
+        latency = Latency.parse(JSON.parse(rawBody.toString('utf8')));
+        return send(res, { status: 204 });
+      }
+      if (path === `${CONTROL_PREFIX}/latency` && method === 'GET') {
+        return send(res, { status: 200, body: latency });
+      }
       if (path === `${CONTROL_PREFIX}/stats` && method === 'GET') {
         return send(res, {
           status: 200,
-          body: { requests: Object.fromEntries(requests), faultsServed: Object.fromEntries(faults.served), ...options.stats?.() },
+          body: { requests: Object.fromEntries(requests), faultsServed: Object.fromEntries(faults.served), latency, maxInFlight, ...options.stats?.() },
         });
       }
       send(res, { status: 404, body: { message: 'unknown sandbox control path' } });
@@ -163,6 +202,14 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     faults,
     requests,
     totalRequests: () => [...requests.values()].reduce((sum, n) => sum + n, 0),
+    setLatency: (next) => {
+      latency = Latency.parse(typeof next === 'number' ? { ms: Math.max(0, Math.round(next)) } : next);
+    },
+    latency: () => ({ ...latency }),
+    maxInFlight: () => maxInFlight,
+    resetMaxInFlight: () => {
+      maxInFlight = inFlight;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of openSockets) socket.destroy();

@@ -41,6 +41,12 @@ export function assertAccountAccess(caller: Caller, accountId: string): void {
   throw problems.notFound(`No account ${accountId}.`);
 }
 
+/** The account of a playbook calling with its API key (the router lets only verified keys through to playbook routes). */
+export function playbookAccountOf(caller: Caller): string {
+  if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
+  return caller.accountId;
+}
+
 export function assertOperator(caller: Caller): void {
   if (!caller.operator) throw problems.forbidden('Only an operator can do this.');
 }

@@ -49,6 +49,9 @@ export const problems = {
   notFound: (detail: string) => make('not-found', 'Not found', 404, detail),
   methodNotAllowed: (method: string) => make('method-not-allowed', 'Method not allowed', 405, `${method} is not allowed here.`),
   conflict: (detail: string, remedy?: string) => make('conflict', 'Conflict', 409, detail, remedy ? { remedy } : {}),
+  /** A connection's settings forbid this use of it: a 409 that says which setting to change. */
+  notAllowedBySettings: (settingsWords: string, detail: string, remedy: string) =>
+    make('not-allowed-by-settings', `Not allowed by the ${settingsWords}`, 409, detail, { remedy }),
   payloadTooLarge: (limitBytes: number) =>
     make('payload-too-large', 'Payload too large', 413, `The request body is larger than ${limitBytes} bytes.`, {
       remedy: `Send at most ${limitBytes} bytes per request.`,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
-import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
+import { connectionRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
 import { BillingSiteName } from './config';
 
 /**
@@ -64,8 +64,10 @@ export interface BillingClientOptions extends PlatformTransportOptions {
   config: Readonly<Record<string, unknown>>;
   /** From the vault: `{apiKey}`. */
   credentials: Record<string, string>;
-  /** Default: the process's shared budget for this account's billing connection. */
+  /** Default: the connection's shared budget, its bucket in `rateBuckets`. */
   rateBudget?: RateBudget;
+  /** Where the connection's shared bucket lives (the gateway's store: every Lambda shares it); default this process. */
+  rateBuckets?: RateBuckets;
 }
 
 export function billingClient(options: BillingClientOptions): PlatformClient {
@@ -82,7 +84,9 @@ export function billingClient(options: BillingClientOptions): PlatformClient {
     baseUrl: billingSiteUrl(options.env.BILLING_BASE_URL_TEMPLATE, config.siteName),
     platform: 'billing',
     auth: { kind: 'basic', username: apiKey, password: '' },
-    rateBudget: options.rateBudget ?? rateBudgetFor(connectionRateKey(options.accountId, 'billing'), billingRateLimits(config)),
+    rateBudget:
+      options.rateBudget ??
+      rateBudgetFor(connectionRateKey(options.accountId, 'billing'), billingRateLimits(config), options.rateBuckets ? { buckets: options.rateBuckets } : {}),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
     ...transportOptions(options),
   });

@@ -9,7 +9,7 @@ import { billingSync } from './sync';
 import { testBillingConnection } from './test-connection';
 import { billingWebhooks } from './webhook-endpoint';
 
-const client = ({ accountId, env, config, credentials }: ClientOptions) => billingClient({ accountId, env, config, credentials, timeoutMs: env.PLATFORM_TIMEOUT_MS });
+const client = (options: ClientOptions) => billingClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS });
 
 /** The billing connector: a subscription billing platform (Chargebee-style API v2), read with an API key. */
 export const billing = defineConnector<BillingSyncSettings>({

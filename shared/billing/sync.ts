@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import type { ConnectorSync, NormalisedRecord, PageCursor, SyncPage, SyncSource, SyncWindow } from '../sync/sync-source';
+import type { ConnectorSync, NormalisedRecord, PageCursor, SliceRange, SyncPage, SyncSource, SyncWindow } from '../sync/sync-source';
 import { BillingListEnvelope, BillingRowIdentity, billingRowKey, readBillingRecord } from './objects';
 import { BILLING_OBJECTS, type BillingObject, type BillingSyncSettings } from './settings';
 
@@ -17,6 +17,8 @@ import { BILLING_OBJECTS, type BillingObject, type BillingSyncSettings } from '.
  * edited mid-sync moves to the end of this order, so it is read again, never skipped.
  *
  * Records without `updated_at` are returned by full runs only (the engine reconciles periodically).
+ * A full listing can be split into ranges of creation time (`created_at[between]`; invoices and
+ * transactions by their `date`), paged side by side.
  * Rows marked `deleted: true` are reported in `deletedIds`. Payments are transactions of type payment:
  * the platform has no payments list.
  */
@@ -28,6 +30,17 @@ const LIST_PATHS: Record<BillingObject, string> = {
   subscriptions: '/api/v2/subscriptions',
   invoices: '/api/v2/invoices',
   payments: '/api/v2/transactions',
+};
+
+/**
+ * The field each list is in order of by default (ascending), and by which a full listing is split
+ * into ranges: when a record was created (invoices and transactions: their `date`).
+ */
+export const ORDERING_FIELD: Record<BillingObject, 'created_at' | 'date'> = {
+  customers: 'created_at',
+  subscriptions: 'created_at',
+  invoices: 'date',
+  payments: 'date',
 };
 
 /** Filters that are part of what an object is, whatever the window. */
@@ -71,6 +84,7 @@ export function billingListQuery(
   listing: Listing,
   settings: Pick<BillingSyncSettings, 'subscriptionStatus'>,
   offset: string | undefined,
+  range?: SliceRange,
 ): Record<string, QueryValue> {
   const query: Record<string, QueryValue> = { limit: BILLING_PAGE_SIZE, ...FIXED_FILTERS[object] };
   if (listing.mode === 'full') {
@@ -79,6 +93,7 @@ export function billingListQuery(
     if (object === 'subscriptions' && settings.subscriptionStatus !== 'all') {
       query['status[in]'] = JSON.stringify(SUBSCRIPTION_STATUS_FILTERS[settings.subscriptionStatus]);
     }
+    Object.assign(query, orderingRange(ORDERING_FIELD[object], range));
   } else {
     query['updated_at[after]'] = billingSince(listing.since);
     query['sort_by[asc]'] = 'updated_at';
@@ -86,6 +101,20 @@ export function billingListQuery(
   query.include_deleted = true;
   if (offset !== undefined) query.offset = offset;
   return query;
+}
+
+/**
+ * A range [from, to) of the ordering field as the platform's filters take it: `between` (both ends
+ * inclusive) when both bounds are given, else `after` / `before`. Seconds before the first 10-digit
+ * second bound nothing (the platform takes 10-digit timestamps only).
+ */
+export function orderingRange(field: string, range: SliceRange | undefined): Record<string, QueryValue> {
+  const from = range?.from !== undefined && range.from > EARLIEST_SECONDS ? Math.min(range.from, LATEST_SECONDS) : undefined;
+  const to = range?.to !== undefined ? Math.min(Math.max(range.to, EARLIEST_SECONDS), LATEST_SECONDS) : undefined;
+  if (from !== undefined && to !== undefined) return { [`${field}[between]`]: JSON.stringify([from, Math.max(from, to - 1)]) };
+  if (from !== undefined) return { [`${field}[after]`]: from - 1 };
+  if (to !== undefined) return { [`${field}[before]`]: to };
+  return {};
 }
 
 /** Whether a subscription belongs in the store under the Subscription status filter. */
@@ -121,26 +150,29 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
     return new PlatformError({ platform: 'billing', kind: 'invalid_response', status, attempts, method: 'GET', path, retryable: false, reason });
   }
 
-  async function fetchPage(window: SyncWindow, cursor: PageCursor | undefined): Promise<SyncPage> {
+  async function fetchPage(window: SyncWindow, cursor: PageCursor | undefined, range?: SliceRange): Promise<SyncPage> {
     const resumed = cursor === undefined ? undefined : resumedListing(cursor, window);
     // A resumed run keeps the listing it started with: its offset points into that list.
     const listing: Listing = resumed ?? listingOf(window);
     const response = await client.request({
       method: 'GET',
       path,
-      query: billingListQuery(object, listing, settings, resumed?.offset),
+      query: billingListQuery(object, listing, settings, resumed?.offset, range),
       schema: BillingListEnvelope,
     });
 
     const records: NormalisedRecord[] = [];
     const deletedIds: string[] = [];
     const deletedVersions: Record<string, number> = {};
+    const keys: number[] = [];
     response.body.list.forEach((row, index) => {
       const raw = row[rowKey];
       const identity = BillingRowIdentity.safeParse(raw);
       if (!identity.success) {
         throw unusablePage(response.status, response.attempts, `list row ${index} has no ${rowKey} with an id`);
       }
+      const key = (raw as Record<string, unknown>)[ORDERING_FIELD[object]];
+      if (typeof key === 'number') keys.push(key);
       if (identity.data.deleted === true) {
         deletedIds.push(identity.data.id);
         const version = identity.data.resource_version ?? (identity.data.updated_at ? identity.data.updated_at * 1000 : undefined);
@@ -154,19 +186,23 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
       records.push(reading.record);
     });
 
+    // Only a page whose every row has its ordering key tells how far it reached.
+    const span = keys.length > 0 && keys.length === response.body.list.length ? { span: { first: keys[0]!, last: keys.at(-1)! } } : {};
     const nextOffset = response.body.next_offset;
-    if (nextOffset === undefined) return { records, deletedIds, deletedVersions };
+    if (nextOffset === undefined) return { records, deletedIds, deletedVersions, ...span };
     if (nextOffset === resumed?.offset) {
       // The same offset again would page forever.
       throw unusablePage(response.status, response.attempts, 'the platform returned the offset it was given: paging would not advance');
     }
     const next: BillingPageCursor = listing.mode === 'full' ? { mode: 'full', offset: nextOffset } : { ...listing, offset: nextOffset };
-    return { records, deletedIds, deletedVersions, next };
+    return { records, deletedIds, deletedVersions, next, ...span };
   }
 
+  // Full listings are oldest first by creation time, which never changes: its ranges split them.
+  const slicing = { order: 'oldest_first' as const };
   return object === 'subscriptions'
-    ? { fetchPage, keeps: (record) => keepsSubscription(record, settings.subscriptionStatus) }
-    : { fetchPage };
+    ? { fetchPage, slicing, keeps: (record) => keepsSubscription(record, settings.subscriptionStatus) }
+    : { fetchPage, slicing };
 }
 
 export const billingSync: ConnectorSync<BillingSyncSettings> = {

@@ -1,4 +1,5 @@
 import type { GatewayEnvironment } from '../config';
+import type { RateBuckets } from '../http/rate-budget';
 import type { Connection } from '../store/items';
 import type { SyncFrequency, SyncMethod } from '../sync/sync-settings';
 import type { Credentials } from '../vault/sealed-credentials';
@@ -18,6 +19,8 @@ export interface ClientOptions {
   env: GatewayEnvironment;
   config: Connection['config'];
   credentials: Credentials;
+  /** Where the connection's shared rate budget lives (the gateway's store), so every Lambda draws from one. */
+  rateBuckets?: RateBuckets;
 }
 
 /** Every syncing connector's settings share these three (the spec's Sync settings tables). */

@@ -33,7 +33,7 @@ export async function testConnection(
   let result: TestConnectionResult;
   try {
     const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
-    await check.testConnection({ accountId, env: gateway.env, config: connection.config, credentials });
+    await check.testConnection({ accountId, env: gateway.env, config: connection.config, credentials, rateBuckets: gateway.store });
     result = { ok: true, health: { state: 'healthy', checkedAt } };
   } catch (error) {
     const problem = check.problem(error);

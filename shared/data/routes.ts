@@ -28,7 +28,7 @@ import { PlaybookWrite, PlaybookWrites, toEngagementEvent } from './playbook-wri
 import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import { EngagementEvent } from '../queues/messages';
-import { assertAccountAccess, type Caller } from '../api/caller';
+import { assertAccountAccess, playbookAccountOf } from '../api/caller';
 import { json } from '../api/http';
 import { ProblemError, problems } from '../api/problem';
 import { route } from '../api/route';
@@ -72,16 +72,11 @@ const SafeEmail = z
   })
   .describe("The person's email address");
 
-function playbookAccount(caller: Caller): string {
-  if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
-  return caller.accountId;
-}
 
 const noDataConnection = () => problems.notFound('The account has no data platform connection: connect it under Integrations.');
 
 /** The settings forbid this use of the connection: a 409 that says which setting to change. */
-const notAllowed = (what: string, remedy: string) =>
-  new ProblemError({ type: 'urn:integration-gateway:problem:not-allowed-by-settings', title: 'Not allowed by the sync settings', status: 409, detail: what, remedy });
+const notAllowed = (what: string, remedy: string) => problems.notAllowedBySettings('sync settings', what, remedy);
 
 const READ_REMEDY = 'Set Sync direction to Read only or Read + Write and Data operation to Query or Both';
 const WRITE_REMEDY = 'Set Sync direction to Write only or Read + Write, Data operation to Ingest or Both, and include Engagement.';
@@ -218,7 +213,7 @@ export const dataRoutes = [
     body: EngagementEventsBody,
     response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const accepted = await acceptFor(gateway, accountId, body.events);
       log.info('engagement events accepted', { count: body.events.length, delivery: accepted.delivery });
       return json(202, accepted);
@@ -234,7 +229,7 @@ export const dataRoutes = [
     body: PlaybookWrites,
     response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const accepted = await acceptFor(gateway, accountId, body.writes.map((write: PlaybookWrite) => toEngagementEvent(write)));
       log.info('playbook writes accepted', { count: body.writes.length, delivery: accepted.delivery });
       return json(202, accepted);
@@ -250,7 +245,7 @@ export const dataRoutes = [
     body: DataRecordsQuery,
     response: { status: 200, description: 'One page; nextCursor when there is more', schema: DataRecordsPage },
     async handle({ body, caller, gateway }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const { context } = await readContext(gateway, accountId);
       return answering(gateway, accountId, () => queryRecords(context, body));
     },
@@ -265,7 +260,7 @@ export const dataRoutes = [
     query: EngagementHistoryQuery,
     response: { status: 200, description: 'The events', schema: EngagementHistory },
     async handle({ params, query, caller, gateway }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const { context } = await readContext(gateway, accountId, { model: 'engagement', what: 'engagement data', setting: 'Engagement' });
       return answering(gateway, accountId, () => engagementHistory(context, params.email, query));
     },
@@ -280,7 +275,7 @@ export const dataRoutes = [
     body: DataAggregateQuery,
     response: { status: 200, description: 'The value, or one per group', schema: DataAggregateAnswer },
     async handle({ body, caller, gateway }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const { context } = await readContext(gateway, accountId);
       return answering(gateway, accountId, () => aggregate(context, body));
     },
@@ -295,7 +290,7 @@ export const dataRoutes = [
     query: ProfileQuery,
     response: { status: 200, description: 'The unified profile', schema: RealtimeProfile },
     async handle({ params, query, caller, gateway }) {
-      const accountId = playbookAccount(caller);
+      const accountId = playbookAccountOf(caller);
       const { settings, connection } = await dataConnection(gateway, accountId);
       if (!allowsProfileReads(settings)) throw notAllowed('The data connection is not set to read unified profiles.', `${READ_REMEDY}, and include Unified Individual.`);
       const { context } = await readContext(gateway, accountId, { model: 'unified_individual', what: 'unified profiles', setting: 'Unified Individual' });

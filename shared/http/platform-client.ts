@@ -118,6 +118,18 @@ export interface PlatformResponse<T> {
 export interface PlatformClient {
   readonly platform: ConnectorName;
   request<T = unknown>(request: PlatformRequest<T>): Promise<PlatformResponse<T>>;
+  /**
+   * What a caller deciding how many requests to keep in flight needs: the budget's rate and how long
+   * requests wait for their turn, and how long the platform takes to answer (a moving average of
+   * successful attempts; undefined before the first).
+   */
+  pace?(): ClientPace;
+}
+
+export interface ClientPace {
+  ratePerSecond: number | undefined;
+  waitMs: number;
+  latencyMs: number | undefined;
 }
 
 // ---- process-wide call counts, read by the benchmarks ----
@@ -291,6 +303,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const authorization = authorizationHeader(options.auth);
   const knownSecrets = secretsOf(options.auth);
   const { platform, rateBudget } = options;
+  /** Moving average of answered attempts' durations (ms): how long the platform takes. */
+  let latencyMs: number | undefined;
 
   function buildHeaders(request: PlatformRequest<unknown>): Headers {
     const headers = new Headers();
@@ -432,6 +446,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       options.onCall?.({ platform, method: request.method, path, status, outcome, attempt, durationMs: now() - attemptStartedAt });
 
       if (result.kind === 'ok') {
+        const took = now() - attemptStartedAt;
+        latencyMs = latencyMs === undefined ? took : latencyMs * 0.8 + took * 0.2;
         rateBudget.recordSuccess?.();
         const body = validated(result.body, result.status, request, attempt);
         return { status: result.status, headers: result.headers, body, attempts: attempt };
@@ -473,5 +489,10 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     });
   }
 
-  return { platform, request };
+  function pace(): ClientPace {
+    const budget = rateBudget.pace?.();
+    return { ratePerSecond: budget?.ratePerSecond, waitMs: budget?.waitMs ?? 0, latencyMs };
+  }
+
+  return { platform, request, pace };
 }

@@ -2,21 +2,29 @@
  * Per-connection rate budgets: how fast the gateway may call one platform account.
  *
  * Platform limits belong to the customer's platform account (the payment platform allows about
- * 100 requests/s live and 25/s in test mode; small billing sites 150/min), so every caller in a
- * process that talks to the same account (a sync job, Test Connection, a conversational read)
- * draws from one budget, found by key through `rateBudgetFor`.
+ * 100 requests/s live and 25/s in test mode; billing sites 150 to 3,500 a minute by plan), so
+ * every caller that talks to the same account draws from one budget: every slice of every sync
+ * job, Test Connection in the API function, and the webhook worker's record fetches, whichever
+ * Lambda they run in.
  *
- * The budget adapts (AIMD): each 429 halves the rate it hands out, each success adds a little back,
- * so a sync that keeps hitting 429 slows itself down and speeds up again once the platform is happy.
+ * How (`SharedRateBudget`): a token bucket kept in the table, one item per connection
+ * (`ACCOUNT#a` / `RATE#payment`), in the GCRA form: the item holds the time up to which the
+ * connection's rate is already spoken for (`tat`). A caller reserves a small block of requests
+ * (about 100 ms' worth; more while the table answers slowly) with one conditional UpdateItem that
+ * pushes `tat` on, then sends each request when its turn in the block comes, and reserves the next
+ * block before this one runs out. A fixed share per caller was the alternative; it
+ * was not chosen because a share a caller does not use is lost (the sync could never use more
+ * than its share of the limit), and the webhook worker runs in as many Lambdas as there are
+ * event batches, so no fixed split can bound their sum.
  *
- * Later, across Lambdas: this in-memory bucket only sees its own process. A DynamoDB-leased budget
- * can implement the same `RateBudget` interface: one item per connection
- * (`ACCOUNT#a` / `RATE#payment`) holds the shared bucket (tokens, last refill, effective rate,
- * paused-until); `take` serves from a small local block of tokens and, when the block runs out,
- * leases the next block (say 10 tokens) with one conditional UpdateItem that refills the shared
- * bucket by elapsed time and subtracts the block, waiting when the item has too few; `penalize`
- * writes the halved rate and the pause into the item so every Lambda slows down together; and
- * `recordSuccess` nudges the shared rate up every N successes to keep writes rare. Callers do not change.
+ * It adapts (AIMD): a 429 halves the rate for every caller (at most once a second, so a burst of
+ * 429s from many slices in flight counts once), and the rate climbs back linearly, a tenth of the
+ * limit per second, with no write needed (it is computed from the time of the last 429).
+ * A `Retry-After` pushes `tat` past the pause, so no caller sends until it ends.
+ *
+ * Without a table (unit tests, one-off tools) the same budget keeps its bucket in memory
+ * (`MemoryRateBuckets`); `TokenBucketRateBudget` is the plain in-process bucket, for limits that
+ * no other process shares (the store's per-partition write pace).
  */
 
 export interface RateBudget {
@@ -26,6 +34,15 @@ export interface RateBudget {
   penalize(retryAfterMs?: number): void;
   /** A call succeeded: recover some of the rate a 429 took away. Optional for simple budgets. */
   recordSuccess?(): void;
+  /** How fast it hands out requests now, and how long the latest taker had to wait for its turn. */
+  pace?(): BudgetPace;
+}
+
+export interface BudgetPace {
+  /** The rate handed out now (below the limit after a 429). */
+  ratePerSecond: number;
+  /** How long the latest request waited for its turn: above zero, callers are held back by the budget. */
+  waitMs: number;
 }
 
 export interface RateLimits {
@@ -35,7 +52,7 @@ export interface RateLimits {
   burst: number;
   /** The adaptive rate never drops below this. Default: a tenth of `ratePerSecond`. */
   minRatePerSecond?: number;
-  /** Requests per second added back per success after a 429. Default: a fiftieth of `ratePerSecond`. */
+  /** Requests per second added back per success after a 429 (`TokenBucketRateBudget`). Default: a fiftieth of `ratePerSecond`. */
   recoveryPerSuccess?: number;
 }
 
@@ -129,25 +146,246 @@ export function connectionRateKey(accountId: string, connector: string): string 
   return `${connector}:${accountId}`;
 }
 
-const budgets = new Map<string, RateBudget>();
+/** The account and connector a `connectionRateKey` names. */
+export function parseConnectionRateKey(key: string): { accountId: string; connector: string } {
+  const at = key.indexOf(':');
+  if (at <= 0 || at === key.length - 1) throw new TypeError(`not a connection rate key: ${key}`);
+  return { connector: key.slice(0, at), accountId: key.slice(at + 1) };
+}
+
+// ---------- the shared budget ----------
+
+/** One connection's bucket as every caller sees it. */
+export interface RateBucketState {
+  /** GCRA's "theoretical arrival time" (epoch ms): the connection's rate is spoken for up to here. */
+  tat: number;
+  /** The rate (requests/s) the last 429 set, and when (epoch ms); the rate recovers from there. */
+  slowedTo?: number;
+  slowedAt?: number;
+}
+
+/** Where the buckets live: the table (every Lambda shares them), or memory (one process). */
+export interface RateBuckets {
+  /** Atomically: the reservation starts at max(tat, now) and `tat` moves `spanMs` past it. */
+  reserveRate(key: string, spanMs: number, now: number): Promise<{ start: number; state: RateBucketState }>;
+  /**
+   * Atomically records a 429: the rate drops to `rate` unless another caller already lowered it
+   * after `unlessSlowedSince`; with `pausedUntil`, `tat` moves at least there (Retry-After).
+   */
+  slowRate(key: string, change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number }): Promise<RateBucketState>;
+}
+
+/** After a 429 the rate climbs back by this share of the limit per second (50% to 100% in 5 s). */
+export const RECOVERY_SHARE_PER_SECOND = 0.1;
+/** A 429 within this long of the previous one does not halve the rate again (one storm, one halving). */
+export const SLOW_DOWN_WINDOW_MS = 1_000;
+/** Each reservation covers at least this much of the connection's time line, and at most the longer. */
+const BLOCK_MS = 100;
+const LONGEST_BLOCK_MS = 1_000;
+
+/** The rate a bucket hands out at `now`: the limit, or what the last 429 left, recovered linearly. Pure. */
+export function currentRate(limits: Pick<Required<RateLimits>, 'ratePerSecond' | 'minRatePerSecond'>, state: Pick<RateBucketState, 'slowedTo' | 'slowedAt'>, now: number): number {
+  if (state.slowedTo === undefined || state.slowedAt === undefined) return limits.ratePerSecond;
+  const recovered = state.slowedTo + (Math.max(0, now - state.slowedAt) / 1000) * limits.ratePerSecond * RECOVERY_SHARE_PER_SECOND;
+  return Math.max(limits.minRatePerSecond, Math.min(limits.ratePerSecond, recovered));
+}
 
 /**
- * The process's one budget for `key`. The first caller's limits create it; later callers share it
- * whatever limits they pass, so two code paths cannot accidentally double an account's rate.
+ * How many requests one reservation covers at `rate`: about 100 ms' worth, or twice what a
+ * reservation takes to make when the table answers slowly (so the next one is made before this
+ * one runs out), at least one. Pure.
  */
-export function rateBudgetFor(key: string, limits: RateLimits, clock: Clock = systemClock): RateBudget {
+export function blockSize(rate: number, reserveMs = 0): number {
+  const span = Math.min(LONGEST_BLOCK_MS, Math.max(BLOCK_MS, 2 * reserveMs));
+  return Math.max(1, Math.round((rate * span) / 1000));
+}
+
+/**
+ * When each request of a reservation may go (GCRA): the k-th is due at start + (k + 1) intervals,
+ * and may go `burst` intervals early, so an idle connection sends its first `burst` at once. Pure.
+ */
+export function sendTimes(start: number, count: number, intervalMs: number, burst: number, now: number): number[] {
+  return Array.from({ length: count }, (_, k) => Math.max(now, start + (k + 1 - burst) * intervalMs));
+}
+
+/** Buckets in this process only. */
+export class MemoryRateBuckets implements RateBuckets {
+  private readonly states = new Map<string, RateBucketState>();
+
+  async reserveRate(key: string, spanMs: number, now: number): Promise<{ start: number; state: RateBucketState }> {
+    const state = this.states.get(key) ?? { tat: 0 };
+    const start = Math.max(state.tat, now);
+    const next = { ...state, tat: start + spanMs };
+    this.states.set(key, next);
+    return { start, state: { ...next } };
+  }
+
+  async slowRate(key: string, change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number }): Promise<RateBucketState> {
+    const state = { ...(this.states.get(key) ?? { tat: 0 }) };
+    if (state.slowedAt === undefined || state.slowedAt < change.unlessSlowedSince) {
+      state.slowedTo = change.rate;
+      state.slowedAt = change.now;
+    }
+    if (change.pausedUntil !== undefined) state.tat = Math.max(state.tat, change.pausedUntil);
+    this.states.set(key, state);
+    return { ...state };
+  }
+
+  forget(key?: string): void {
+    if (key === undefined) this.states.clear();
+    else this.states.delete(key);
+  }
+}
+
+/**
+ * A connection's budget over shared buckets: reserves a block of requests at a time (one write to
+ * the table per block), hands them out in order, and tells the bucket about 429s.
+ */
+export class SharedRateBudget implements RateBudget {
+  readonly limits: Readonly<Required<RateLimits>>;
+  private slots: number[] = [];
+  private leasing: Promise<void> | undefined;
+  private state: RateBucketState = { tat: 0 };
+  /** A slow-down being written: the next reservation waits for it, so it is made at the slower rate. */
+  private slowing: Promise<void> = Promise.resolve();
+  private lastWaitMs = 0;
+  /** Requests in the latest reservation, and how long reservations take to make (moving average). */
+  private lastBlock = 0;
+  private reserveMs = 0;
+  /** Bumped by each 429, so a reservation made before it is not handed out. */
+  private generation = 0;
+
+  constructor(
+    readonly key: string,
+    limits: RateLimits,
+    private readonly buckets: RateBuckets,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.limits = checkedLimits(limits);
+  }
+
+  async take(cost = 1): Promise<void> {
+    if (!(cost > 0)) throw new RangeError('cost must be positive');
+    let due = 0;
+    for (let taken = 0; taken < cost; ) {
+      const slot = this.slots.shift();
+      if (slot === undefined) {
+        await this.lease();
+        continue;
+      }
+      due = Math.max(due, slot);
+      taken += 1;
+    }
+    // Half a block left: reserve the next one now, so callers do not wait on the table.
+    if (this.slots.length <= this.lastBlock / 2) void this.lease().catch(() => undefined);
+    const waitMs = due - this.clock.now();
+    this.lastWaitMs = Math.max(0, waitMs);
+    if (waitMs > 0) await this.clock.sleep(Math.ceil(waitMs));
+  }
+
+  penalize(retryAfterMs?: number): void {
+    const now = this.clock.now();
+    // Requests reserved at the pace the platform just refused are given up (a reservation being
+    // made now too: it was asked for at that pace).
+    this.slots = [];
+    this.generation += 1;
+    const rate = Math.max(this.limits.minRatePerSecond, currentRate(this.limits, this.state, now) / 2);
+    const lowered = this.state.slowedAt === undefined || this.state.slowedAt < now - SLOW_DOWN_WINDOW_MS;
+    // Past the pause by a burst's worth: a reservation's first requests may go a burst early.
+    const pausedUntil = retryAfterMs !== undefined && retryAfterMs > 0 ? now + retryAfterMs + (this.limits.burst * 1000) / rate : undefined;
+    if (lowered) this.state = { ...this.state, slowedTo: rate, slowedAt: now };
+    if (pausedUntil !== undefined) this.state = { ...this.state, tat: Math.max(this.state.tat, pausedUntil) };
+    const change = { rate, now, unlessSlowedSince: now - SLOW_DOWN_WINDOW_MS, ...(pausedUntil === undefined ? {} : { pausedUntil }) };
+    this.slowing = this.slowing
+      .then(() => this.buckets.slowRate(this.key, change))
+      .then((state) => {
+        this.state = state;
+      })
+      // The slower pace already holds here; the next reservation's answer brings the shared state.
+      .catch(() => undefined);
+  }
+
+  pace(): BudgetPace {
+    return { ratePerSecond: currentRate(this.limits, this.state, this.clock.now()), waitMs: this.lastWaitMs };
+  }
+
+  /** The rate this budget hands out now (for tests and the benchmarks). */
+  get effectiveRatePerSecond(): number {
+    return currentRate(this.limits, this.state, this.clock.now());
+  }
+
+  private lease(): Promise<void> {
+    this.leasing ??= (async () => {
+      await this.slowing;
+      const generation = this.generation;
+      const now = this.clock.now();
+      const rate = currentRate(this.limits, this.state, now);
+      const intervalMs = 1000 / rate;
+      const count = blockSize(rate, this.reserveMs);
+      const { start, state } = await this.buckets.reserveRate(this.key, count * intervalMs, now);
+      const took = Math.max(0, this.clock.now() - now);
+      this.reserveMs = this.reserveMs === 0 ? took : this.reserveMs * 0.7 + took * 0.3;
+      this.lastBlock = count;
+      this.state = { ...state, ...(this.state.slowedAt !== undefined && (state.slowedAt ?? 0) < this.state.slowedAt ? { slowedTo: this.state.slowedTo, slowedAt: this.state.slowedAt } : {}) };
+      if (generation === this.generation) this.slots.push(...sendTimes(start, count, intervalMs, this.limits.burst, now));
+    })().finally(() => {
+      this.leasing = undefined;
+    });
+    return this.leasing;
+  }
+}
+
+function checkedLimits(limits: RateLimits): Required<RateLimits> {
+  if (!(limits.ratePerSecond > 0) || !(limits.burst >= 1)) {
+    throw new RangeError('a rate budget needs ratePerSecond > 0 and burst >= 1');
+  }
+  return {
+    ratePerSecond: limits.ratePerSecond,
+    burst: limits.burst,
+    minRatePerSecond: Math.min(limits.minRatePerSecond ?? limits.ratePerSecond / 10, limits.ratePerSecond),
+    recoveryPerSuccess: limits.recoveryPerSuccess ?? limits.ratePerSecond / 50,
+  };
+}
+
+// ---------- one budget per connection and process ----------
+
+const processBuckets = new MemoryRateBuckets();
+/** Budgets by where their buckets live, then by connection and limits. */
+const budgets = new Map<RateBuckets, Map<string, RateBudget>>();
+
+export interface RateBudgetOptions {
+  /** Where the connection's bucket lives: the gateway's store, so every Lambda shares it. Default: this process's memory. */
+  buckets?: RateBuckets;
+  clock?: Clock;
+}
+
+/**
+ * The process's one budget for `key`, over `buckets` (the table: shared by every Lambda). The first
+ * caller's limits create it; later callers with the same limits share it, so two code paths in one
+ * process also reserve their requests from one queue.
+ */
+export function rateBudgetFor(key: string, limits: RateLimits, options: RateBudgetOptions = {}): RateBudget {
+  const buckets = options.buckets ?? processBuckets;
   // The limits are part of the key: a connection whose plan changed (or a test key swapped for a
   // live one) gets a budget with its new limits at once, even in a warm process.
   const fullKey = `${key}|${limits.ratePerSecond}|${limits.burst}`;
-  let budget = budgets.get(fullKey);
+  let held = budgets.get(buckets);
+  if (!held) {
+    held = new Map();
+    budgets.set(buckets, held);
+  }
+  let budget = held.get(fullKey);
   if (!budget) {
-    budget = new TokenBucketRateBudget(limits, clock);
-    budgets.set(fullKey, budget);
+    budget = new SharedRateBudget(key, limits, buckets, options.clock ?? systemClock);
+    held.set(fullKey, budget);
   }
   return budget;
 }
 
 /** Tests, and a connection whose plan (and so its limits) changed: drop budgets so they are rebuilt. */
 export function forgetRateBudgets(key?: string): void {
-  for (const fullKey of [...budgets.keys()]) if (key === undefined || fullKey.startsWith(`${key}|`)) budgets.delete(fullKey);
+  for (const held of budgets.values()) {
+    for (const fullKey of [...held.keys()]) if (key === undefined || fullKey.startsWith(`${key}|`)) held.delete(fullKey);
+  }
+  processBuckets.forget(key);
 }

@@ -103,8 +103,7 @@ export const StartConversationInput = z.lazy(() =>
 );
 export type StartConversationInput = z.infer<typeof StartConversationInput>;
 
-const notAllowed = (detail: string, remedy: string) =>
-  new ProblemError({ type: `${PREFIX}not-allowed-by-settings`, title: 'Not allowed by the messaging settings', status: 409, detail, remedy });
+const notAllowed = (detail: string, remedy: string) => problems.notAllowedBySettings('messaging settings', detail, remedy);
 
 /** Pure: the spec's prechatDetails from the profile values and the mapping; unmapped attributes are refused. */
 export function prechatDetails(settings: MessagingSettings, prechat: Record<string, string> = {}): PrechatItem[] {

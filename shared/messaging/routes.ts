@@ -1,7 +1,6 @@
 import * as z from 'zod';
-import { assertAccountAccess, type Caller } from '../api/caller';
+import { assertAccountAccess, playbookAccountOf } from '../api/caller';
 import { json } from '../api/http';
-import { problems } from '../api/problem';
 import { route } from '../api/route';
 import { AccountParams } from '../api/routes/params';
 import type { Gateway } from '../gateway';
@@ -75,10 +74,6 @@ const MessagesView = z.object({ conversationId: z.string(), state: ConversationS
 const ConversationParams = z.object({ conversationId: z.string().min(1).max(64).describe("The gateway's conversation id (cv_...)") });
 const AccountConversationParams = AccountParams.extend(ConversationParams.shape);
 
-function playbookAccount(caller: Caller): string {
-  if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
-  return caller.accountId;
-}
 
 async function messagesOf(gateway: Gateway, conversation: Conversation) {
   return chronological(
@@ -119,7 +114,7 @@ export const messagingRoutes = [
     body: StartConversationInput,
     response: { status: 201, description: 'Started', schema: ConversationView },
     async handle({ body, caller, gateway, log }) {
-      return json(201, conversationView(await startConversation(gateway, playbookAccount(caller), body, log)));
+      return json(201, conversationView(await startConversation(gateway, playbookAccountOf(caller), body, log)));
     },
   }),
   route({
@@ -131,7 +126,7 @@ export const messagingRoutes = [
     params: ConversationParams,
     response: { status: 200, description: 'The conversation', schema: ConversationView },
     async handle({ params, caller, gateway }) {
-      return conversationView(await conversationOf(gateway, playbookAccount(caller), params.conversationId));
+      return conversationView(await conversationOf(gateway, playbookAccountOf(caller), params.conversationId));
     },
   }),
   route({
@@ -144,7 +139,7 @@ export const messagingRoutes = [
     body: SendMessageInput,
     response: { status: 201, description: 'Sent', schema: z.object({ id: z.string(), status: z.enum(['sending', 'sent']), type: z.enum(['text', 'media']), sentAt: z.string() }) },
     async handle({ params, body, caller, gateway, log }) {
-      return json(201, await sendMessage(gateway, playbookAccount(caller), params.conversationId, body, log));
+      return json(201, await sendMessage(gateway, playbookAccountOf(caller), params.conversationId, body, log));
     },
   }),
   route({
@@ -156,7 +151,7 @@ export const messagingRoutes = [
     params: ConversationParams,
     response: { status: 200, description: 'Messages', schema: MessagesView },
     async handle({ params, caller, gateway }) {
-      const conversation = await conversationOf(gateway, playbookAccount(caller), params.conversationId);
+      const conversation = await conversationOf(gateway, playbookAccountOf(caller), params.conversationId);
       return { conversationId: conversation.conversationId, state: conversation.state, messages: await messagesOf(gateway, conversation) };
     },
   }),
@@ -170,7 +165,7 @@ export const messagingRoutes = [
     body: HandOffInput,
     response: { status: 202, description: 'Routed to the queue', schema: ConversationView },
     async handle({ params, body, caller, gateway, log }) {
-      return json(202, conversationView(await handOff(gateway, playbookAccount(caller), params.conversationId, body, log)));
+      return json(202, conversationView(await handOff(gateway, playbookAccountOf(caller), params.conversationId, body, log)));
     },
   }),
   route({
@@ -182,7 +177,7 @@ export const messagingRoutes = [
     params: ConversationParams,
     response: { status: 202, description: 'Ending', schema: ConversationView },
     async handle({ params, caller, gateway, log }) {
-      return json(202, conversationView(await endConversation(gateway, playbookAccount(caller), params.conversationId, log)));
+      return json(202, conversationView(await endConversation(gateway, playbookAccountOf(caller), params.conversationId, log)));
     },
   }),
   route({
@@ -194,7 +189,7 @@ export const messagingRoutes = [
     params: ConversationParams,
     response: { status: 200, description: 'The transcript', schema: TranscriptView },
     async handle({ params, caller, gateway }) {
-      return transcriptOf(gateway, playbookAccount(caller), params.conversationId);
+      return transcriptOf(gateway, playbookAccountOf(caller), params.conversationId);
     },
   }),
   route({

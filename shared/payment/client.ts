@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
-import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
+import { connectionRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
 
 /**
  * The payment platform's HTTP client for one connection: its API address, HTTP Basic with the
@@ -23,14 +23,16 @@ export type PaymentConnectionConfig = z.infer<typeof PaymentConnectionConfig>;
 const REQUESTS_PER_SECOND = { live: 100, test: 25 } as const;
 
 /**
- * How fast this connection may call the platform. Burst is one second's worth, as the platform's
- * own limiter allows. An unknown mode counts as test: the lower limit is the safe guess.
+ * How fast this connection may call the platform. An unknown mode counts as test: the lower limit
+ * is the safe guess. Burst is a tenth of a second's worth (at least 2): sent at the full rate, any
+ * bunching of arrivals on the way eats into the platform's own bucket, so the gateway's burst must
+ * stay well below the platform's (a second's worth).
  */
 export function paymentRateLimits(config: Record<string, unknown>): RateLimits {
   const parsed = PaymentConnectionConfig.safeParse(config);
   const settings = parsed.success ? parsed.data : {};
   const ratePerSecond = settings.requestsPerSecond ?? REQUESTS_PER_SECOND[settings.mode ?? 'test'];
-  return { ratePerSecond, burst: Math.max(1, Math.round(ratePerSecond)) };
+  return { ratePerSecond, burst: Math.max(1, Math.min(Math.round(ratePerSecond), Math.max(2, Math.round(ratePerSecond / 10)))) };
 }
 
 /** `live` or `test` from a key's prefix (`sk_live_...`, `rk_test_...`); undefined for anything else. */
@@ -46,8 +48,10 @@ export interface PaymentClientOptions extends PlatformTransportOptions {
   config: Record<string, unknown>;
   /** From the vault: `secretKey` (and `webhookSigningSecret`, unused here). */
   credentials: Record<string, string>;
-  /** Default: the process's shared budget for this account's payment connection. */
+  /** Default: the connection's shared budget, its bucket in `rateBuckets`. */
   rateBudget?: RateBudget;
+  /** Where the connection's shared bucket lives (the gateway's store: every Lambda shares it); default this process. */
+  rateBuckets?: RateBuckets;
 }
 
 export function paymentClient(options: PaymentClientOptions): PlatformClient {
@@ -64,6 +68,7 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
         connectionRateKey(options.accountId, 'payment'),
         // The key's prefix says the mode too; the stored config wins when it has one.
         paymentRateLimits({ ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) }),
+        options.rateBuckets ? { buckets: options.rateBuckets } : {},
       ),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
     ...transportOptions(options),

@@ -8,7 +8,7 @@ import { paymentSync } from './sync';
 import { testPaymentConnection } from './test-connection';
 import { paymentWebhooks } from './webhook-endpoint';
 
-const client = ({ accountId, env, config, credentials }: ClientOptions) => paymentClient({ accountId, env, config, credentials, timeoutMs: env.PLATFORM_TIMEOUT_MS });
+const client = (options: ClientOptions) => paymentClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS });
 
 /** The payment connector: a payment platform (the spec's API v1), read with a secret or restricted key. */
 export const payment = defineConnector<PaymentSyncSettings>({

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import { FullSyncNeeded, type ConnectorSync, type NormalisedRecord, type PageCursor, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
+import { FullSyncNeeded, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
 import { PLATFORM_OBJECT_TYPE, readPaymentRecord } from './objects';
 import { PAYMENT_OBJECTS, type PaymentObject, type PaymentSyncSettings } from './settings';
 
@@ -270,14 +270,17 @@ export function paymentSource(
   const filteredStatuses = dataObject === 'customers' ? customerFilterStatuses(settings) : undefined;
 
   return {
-    async fetchPage(window: SyncWindow, cursor: PageCursor | undefined): Promise<SyncPage> {
+    async fetchPage(window: SyncWindow, cursor: PageCursor | undefined, range?: SliceRange): Promise<SyncPage> {
       if (window.mode === 'incremental') {
         checkEventWindow(window.since, now());
         return eventsPage(client, dataObject, filteredStatuses, window.since, cursor);
       }
       if (filteredStatuses) return subscribersPage(client, filteredStatuses, cursor);
-      return listedPage(client, dataObject, cursor);
+      return listedPage(client, dataObject, cursor, range);
     },
+    // Lists are newest first by `created`, which never changes: ranges of it split a listing
+    // (`created[gte]`, `created[lt]`). The customers-through-subscriptions listing is not split.
+    ...(filteredStatuses ? {} : { slicing: { order: 'newest_first' as const } }),
   };
 }
 
@@ -348,15 +351,27 @@ function readOrFail(object: PaymentObject, raw: unknown, sourceVersion: number |
   return reading.record;
 }
 
-async function listedPage(client: PlatformClient, object: PaymentObject, cursor: PageCursor | undefined): Promise<SyncPage> {
+/** A range of `created` as the list filters take it. */
+export function createdRange(range: SliceRange | undefined): Record<string, QueryValue> {
+  return { 'created[gte]': range?.from, 'created[lt]': range?.to };
+}
+
+async function listedPage(client: PlatformClient, object: PaymentObject, cursor: PageCursor | undefined, range?: SliceRange): Promise<SyncPage> {
   const path = `/v1/${object}`;
   const position = ListCursor.safeParse(cursor).data;
   // Without status=all the platform leaves canceled subscriptions out.
-  const query = object === 'subscriptions' ? { status: 'all' } : {};
+  const query = { ...(object === 'subscriptions' ? { status: 'all' } : {}), ...createdRange(range) };
   const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem);
   const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: `record ${index} (${raw.id})` }));
   const next = page.has_more ? positionOf(page.data.at(-1)) : undefined;
-  return { records, deletedIds: [], ...(next ? { next: { kind: 'list', ...next } } : {}) };
+  const first = page.data[0];
+  const last = page.data.at(-1);
+  return {
+    records,
+    deletedIds: [],
+    ...(next ? { next: { kind: 'list', ...next } } : {}),
+    ...(first && last ? { span: { first: first.created, last: last.created } } : {}),
+  };
 }
 
 /** Customers with a subscription in one of `statuses`, read through their subscriptions. */

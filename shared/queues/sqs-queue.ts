@@ -49,8 +49,10 @@ export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
   const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
     url ? new SqsJobQueue<T>(client, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
   return {
-    // FIFO, one group per connection: its jobs run one at a time and share one rate budget.
-    syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', (job) => `${job.accountId}#${job.connector}`),
+    // FIFO, one group per connection and data object: an object's jobs (a run, its continuations and
+    // retries) run one at a time, in order; a connection's objects sync side by side, drawing from
+    // the connection's one rate budget in the table.
+    syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', (job) => `${job.accountId}#${job.connector}#${job.object}`),
     webhookEvents: queue(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events'),
     ingestion: queue(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion'),
   };

@@ -26,6 +26,8 @@ import type {
 } from './items';
 import * as heldEvents from './held-events';
 import * as pendingAuthorizations from './pending-authorizations';
+import * as rateBuckets from './rate-buckets';
+import type { RateBucketState, RateBuckets } from '../http/rate-budget';
 import * as syncCheckpoints from './sync-checkpoints';
 import * as syncedRecords from './synced-records';
 import type { Table } from './table-access';
@@ -48,7 +50,7 @@ import type { StoredVersion } from './synced-records';
  * SyncRunLostError); every other DynamoDB error propagates. The work is in one file per concern;
  * this class only binds them to the table.
  */
-export class Store {
+export class Store implements RateBuckets {
   readonly #table: Table;
 
   constructor(options: { client: DynamoDBClient; tableName: string }) {
@@ -105,6 +107,17 @@ export class Store {
     return connections.updateConnectionHealth(this.#table, accountId, connector, health);
   }
 
+  // Connections' shared rate budgets (one bucket per connection, for every Lambda that calls its platform)
+  reserveRate(key: string, spanMs: number, now: number): Promise<{ start: number; state: RateBucketState }> {
+    return rateBuckets.reserveRate(this.#table, key, spanMs, now);
+  }
+  slowRate(key: string, change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number }): Promise<RateBucketState> {
+    return rateBuckets.slowRate(this.#table, key, change);
+  }
+  getRateBucket(key: string): Promise<RateBucketState | undefined> {
+    return rateBuckets.getRateBucket(this.#table, key);
+  }
+
   // Sync checkpoints
   getSyncCheckpoint(accountId: string, connector: ConnectorName, object: string): Promise<SyncCheckpoint | undefined> {
     return syncCheckpoints.getSyncCheckpoint(this.#table, accountId, connector, object);
@@ -131,11 +144,11 @@ export class Store {
   pauseSyncRun(checkpoint: SyncCheckpoint): Promise<SyncCheckpoint> {
     return syncCheckpoints.pauseSyncRun(this.#table, checkpoint);
   }
-  putSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, page: number, ids: readonly string[], expiresAt: number): Promise<void> {
-    return syncCheckpoints.putSeenIds(this.#table, scope, page, ids, expiresAt);
+  putSeenPages(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, pages: ReadonlyArray<{ page: number; ids: readonly string[] }>, expiresAt: number): Promise<void> {
+    return syncCheckpoints.putSeenPages(this.#table, scope, pages, expiresAt);
   }
-  listSeenIds(scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
-    return syncCheckpoints.listSeenIds(this.#table, scope);
+  seenAmong(scope: { accountId: string; connector: ConnectorName; object: string; run: string }, candidates: ReadonlySet<string>): Promise<Set<string>> {
+    return syncCheckpoints.seenAmong(this.#table, scope, candidates);
   }
   deleteSyncCheckpoints(accountId: string, connector: ConnectorName): Promise<number> {
     return syncCheckpoints.deleteSyncCheckpoints(this.#table, accountId, connector);
@@ -155,6 +168,9 @@ export class Store {
     record: RecordWrite,
   ): Promise<syncedRecords.RecordWriteOutcome> {
     return syncedRecords.putRecordIfChanged(this.#table, accountId, connector, object, record);
+  }
+  putRecordsBatch(accountId: string, connector: ConnectorName, object: string, records: readonly RecordWrite[], options?: { concurrency?: number }): Promise<void> {
+    return syncedRecords.putRecordsBatch(this.#table, accountId, connector, object, records, options);
   }
   putRecordsIfChanged(
     accountId: string,

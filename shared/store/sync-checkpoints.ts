@@ -1,8 +1,8 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { indexKey, key } from './table';
-import { checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { batchWriteAll, checkAccountId, checkConnector, fromItem, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /**
  * A sync run's checkpoint was taken over (its lease lapsed and another run claimed it) or written
@@ -132,25 +132,52 @@ export async function deleteSyncCheckpoints(table: Table, accountId: string, con
 }
 
 /**
- * Remembers the ids one page of a full sync saw, so the run's deletion sweep knows every record it
- * listed even when the run spanned several invocations (a kill, a retry, a continuation).
+ * Remembers the ids pages of a full sync saw, so the run's deletion sweep knows every record it
+ * listed even when the run spanned several invocations (a kill, a retry, a continuation). Each page
+ * is one item, named by its number in the run (the engine numbers a slice's pages apart from other
+ * slices'), so a page listed again after a kill overwrites what it saved before. 25 pages per
+ * BatchWriteItem.
  */
-export async function putSeenIds(
+export async function putSeenPages(
   table: Table,
   scope: { accountId: string; connector: ConnectorName; object: string; run: string },
-  page: number,
-  ids: readonly string[],
+  pages: ReadonlyArray<{ page: number; ids: readonly string[] }>,
   expiresAt: number,
 ): Promise<void> {
-  const itemKey = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page);
-  await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...itemKey, ids: [...ids], expiresAt }) }));
+  const items = pages.map(({ page, ids }) => ({
+    PutRequest: { Item: toItem({ ...key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, page), ids: [...ids], expiresAt }) },
+  }));
+  await batchWriteAll(table, items, { concurrency: 4 });
 }
 
-export async function listSeenIds(table: Table, scope: { accountId: string; connector: ConnectorName; object: string; run: string }): Promise<Set<string>> {
+/**
+ * Which of `candidates` a run's pages saw. Reads the run's seen pages one query page at a time and
+ * keeps only matches, so memory holds the candidates and one query page, however many records the
+ * run listed (the deletion sweep asks for a bounded chunk of stored ids at a time).
+ */
+export async function seenAmong(
+  table: Table,
+  scope: { accountId: string; connector: ConnectorName; object: string; run: string },
+  candidates: ReadonlySet<string>,
+): Promise<Set<string>> {
   const { pk } = key.seenPage(checkAccountId(scope.accountId), checkConnector(scope.connector), DataObjectName.parse(scope.object), scope.run, 0);
-  const items = await queryAll(table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: toItem({ ':pk': pk }), ConsistentRead: true });
   const seen = new Set<string>();
-  for (const item of items) for (const id of (item.ids as string[] | undefined) ?? []) seen.add(id);
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page: QueryCommandOutput = await table.client.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: toItem({ ':pk': pk }),
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      for (const id of (fromItem(item).ids as string[] | undefined) ?? []) if (candidates.has(id)) seen.add(id);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
   return seen;
 }
 

@@ -299,15 +299,8 @@ function recordPartition(place: RecordPlace): string {
   return key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), '').pk;
 }
 
-/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
-async function conditionalRecordPut(
-  table: Table,
-  place: RecordPlace,
-  record: RecordWrite,
-  condition: string,
-  values: Record<string, unknown> | undefined,
-  names?: Record<string, string>,
-): Promise<'created' | 'updated' | undefined> {
+/** A record as its item: keys, its one index entry, and the record. */
+function recordItem(place: RecordPlace, record: RecordWrite): Record<string, AttributeValue> {
   const checked = RecordWrite.parse(record);
   const stored: SyncedRecord = { ...place, ...checked, connector: checkConnector(place.connector) };
   // A record has one index entry: customers by email, everything else by its customer.
@@ -317,11 +310,45 @@ async function conditionalRecordPut(
       : checked.customerId
         ? indexKey.recordByCustomer(place.accountId, place.connector, checked.customerId, place.object, checked.id)
         : {};
+  return { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) };
+}
+
+/**
+ * Writes records as they are, 25 per BatchWriteItem (unprocessed items are sent again with
+ * backoff). Unconditional: only for a writer that knows nobody else writes these records meanwhile
+ * and has compared them with what is stored (the sync engine, one run per data object, when no
+ * webhooks apply; see shared/sync/page-slices.ts). Everything else uses the conditional puts.
+ */
+export async function putRecordsBatch(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  records: readonly RecordWrite[],
+  options: { concurrency?: number } = {},
+): Promise<void> {
+  const place = { accountId, connector, object };
+  await batchWriteAll(
+    table,
+    records.map((record) => ({ PutRequest: { Item: recordItem(place, record) } })),
+    { concurrency: options.concurrency ?? 4 },
+  );
+}
+
+/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
+async function conditionalRecordPut(
+  table: Table,
+  place: RecordPlace,
+  record: RecordWrite,
+  condition: string,
+  values: Record<string, unknown> | undefined,
+  names?: Record<string, string>,
+): Promise<'created' | 'updated' | undefined> {
   try {
     const { Attributes } = await table.client.send(
       new PutItemCommand({
         TableName: table.tableName,
-        Item: { ...recordKey(place, checked.id), ...toItem({ ...index, ...stored }) },
+        Item: recordItem(place, record),
         ConditionExpression: condition,
         ExpressionAttributeValues: values ? toItem(values) : undefined,
         ExpressionAttributeNames: names,

@@ -103,14 +103,21 @@ export function checkConnector(connector: string): ConnectorName {
  * Writes (puts or deletes) 25 per BatchWriteItem, resending what DynamoDB leaves unprocessed with a
  * short backoff; throws if some remain after 10 attempts.
  */
-export async function batchWriteAll(table: Table, requests: readonly WriteRequest[]): Promise<void> {
-  for (let start = 0; start < requests.length; start += 25) {
-    let pending: WriteRequest[] | undefined = requests.slice(start, start + 25);
-    for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
-      if (attempt >= 10) throw new Error(`DynamoDB left ${pending.length} write(s) unprocessed after ${attempt} attempts`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }));
-      pending = response.UnprocessedItems?.[table.tableName];
+export async function batchWriteAll(table: Table, requests: readonly WriteRequest[], options: { concurrency?: number } = {}): Promise<void> {
+  const batches: WriteRequest[][] = [];
+  for (let start = 0; start < requests.length; start += 25) batches.push(requests.slice(start, start + 25));
+  let next = 0;
+  // `concurrency` batches in flight at once (default one after another).
+  const worker = async () => {
+    while (next < batches.length) {
+      let pending: WriteRequest[] | undefined = batches[next++];
+      for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
+        if (attempt >= 10) throw new Error(`DynamoDB left ${pending.length} write(s) unprocessed after ${attempt} attempts`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+        const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }));
+        pending = response.UnprocessedItems?.[table.tableName];
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, batches.length)) }, worker));
 }

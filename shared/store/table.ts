@@ -55,6 +55,8 @@ export const key = {
     pk: `ACCOUNT#${accountId}#SEEN#${connector}#${object}#${run}`,
     sk: `PAGE#${String(page).padStart(6, '0')}`,
   }),
+  /** A connection's shared rate budget (shared/http/rate-budget.ts): every Lambda calling its platform draws from it. */
+  rateBucket: (accountId: string, connector: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `RATE#${connector}` }),
   /** A message the gateway sent, by its time-ordered id. */
   sentMessage: (accountId: string, conversationId: string, messageId: string) => ({
     pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,

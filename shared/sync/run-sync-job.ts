@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ConnectionProblem, ConnectorPlatform } from '../connections/connector-platform';
+import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
@@ -7,8 +8,8 @@ import type { SyncCheckpoint, SyncCounts, SyncRetryState } from '../store/items'
 import { PlatformError } from '../http/platform-error';
 import { recordMetric } from '../metrics/gateway-metrics';
 import { SyncRunLostError } from '../store/store';
-import { FullSyncNeeded, type SyncPage } from './sync-source';
-import { cursorAfter, modeForNewRun, nextWatermark, planPage, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
+import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
+import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
 import { retryAfterFailure } from './sync-retry';
 
 export type SyncRunResult =
@@ -24,20 +25,29 @@ export interface SyncRunOptions {
   maxPages?: number;
   /** How long a claim holds between checkpoint writes; a killed run's claim lapses after it. */
   leaseSeconds?: number;
-  /** Called after each saved page (benchmarks use it to stop a run as a kill would). */
+  /** Called after each checkpoint save with the run's pages so far (benchmarks use it to stop a run as a kill would). */
   afterPage?: (pages: number) => void | Promise<void>;
+  /** Stored ids the deletion sweep compares at a time (bounds its memory). Default SWEEP_CHUNK_IDS. */
+  sweepChunk?: number;
+  /** Most slices of the listing in flight at once (default MAX_SLICES); 1 pages it as one listing. */
+  maxSlices?: number;
+  /** At most one checkpoint save per this long while pages flow (default CHECKPOINT_EVERY_MS); 0: after every page. */
+  checkpointEveryMs?: number;
   /** The queue message carrying the job: named on the checkpoint if this failure dead-letters it. */
   messageId?: string;
 }
 
+/** The deletion sweep holds this many stored ids at a time (about 10 MB), however many records the object has. */
+export const SWEEP_CHUNK_IDS = 100_000;
 
 const seconds = (iso: string | undefined, fallback: number) => (iso ? Math.floor(Date.parse(iso) / 1000) : fallback);
 
 /**
- * Runs one sync job: one data object of one connection, page by page from its checkpoint.
- * Every page is written (only what changed) and then checkpointed, so a run stopped anywhere
- * resumes at the last saved page. A failure keeps the cursor, records the reason on the checkpoint
- * and the connection's health, and says whether a retry can help.
+ * Runs one sync job: one data object of one connection, from its checkpoint. The listing is paged
+ * in slices side by side (shared/sync/page-slices.ts); every page is written (only what changed)
+ * before the checkpoint moves past it, so a run stopped anywhere resumes every slice at its last
+ * saved page. A failure keeps the cursor, records the reason on the checkpoint and the connection's
+ * health, and says whether a retry can help.
  */
 export async function runSyncJob(
   gateway: Gateway,
@@ -75,6 +85,8 @@ export async function runSyncJob(
     env: gateway.env,
     config: connection.config,
     credentials: await gateway.vault.open({ accountId, connector }, connection.credentials),
+    // The connection's rate budget lives in the table: every Lambda calling this platform account shares it.
+    rateBuckets: store,
   });
   const source = platform.sync.source(object, client, settings);
   const keeps = source.keeps?.bind(source) ?? (() => true);
@@ -89,65 +101,53 @@ export async function runSyncJob(
   const SEEN_KEPT_SECONDS = 8 * 24 * 60 * 60;
 
   try {
-    // One page ahead: the next page is fetched while this one is written, so a sync paced by the
-    // platform's rate limit spends no extra time on the store. A rejected prefetch is observed
-    // only when awaited (after this page's checkpoint is saved).
-    const fetchAt = (at: RunCursor) => {
-      // The fetch time is the records' syncedAt: the state they show is at least that recent.
-      const fetchedAt = now().toISOString();
-      const fetching = source.fetchPage(at.window, at.page).then((page) => ({ ...page, fetchedAt }));
-      fetching.catch(() => undefined);
-      return fetching;
-    };
-    const budgetLeft = (afterPages: number) => afterPages < (options.maxPages ?? Infinity) && gateway.now() < (options.deadline ?? Infinity);
-    let fetching: Promise<SyncPage & { fetchedAt: string }> | undefined = fetchAt(point);
-    for (;;) {
-      let page: SyncPage & { fetchedAt: string };
-      try {
-        page = await fetching!;
-      } catch (error) {
-        if (!(error instanceof FullSyncNeeded) || point.window.mode !== 'incremental') throw error;
-        log.warn('incremental window out of the platform’s reach; syncing everything instead');
-        point = { window: { mode: 'full' }, pageIndex: 0 };
-        fetching = fetchAt(point);
-        continue;
-      }
-      const after = cursorAfter(point, page.next);
-      fetching = page.next && budgetLeft(pages + 1) ? fetchAt(after) : undefined;
+    let outcome: PagingOutcome;
+    try {
+      outcome = await pageSlices(
+        {
+          store,
+          place: { accountId, connector, object },
+          source,
+          keeps,
+          pace: () => client.pace?.(),
+          // API Direct: webhooks are not applied, so this run (the only one holding the checkpoint) is
+          // the records' only writer, and its compared pages can go in unconditional batches.
+          batchWrites: settings.method === 'api',
+          seenScope,
+          seenExpiresAt: () => Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS,
+          runStartedAt,
+          now: () => gateway.now(),
+          log,
+          save: async (saved, savedCounts) => {
+            checkpoint = await store.putSyncCheckpoint({ ...checkpoint!, mode: saved.window.mode, cursor: saved, counts: savedCounts }, { now: now(), leaseSeconds });
+          },
+          ...(options.afterPage ? { afterSave: options.afterPage } : {}),
+          mayFetch: (fetched) => fetched < (options.maxPages ?? Infinity) && gateway.now() < (options.deadline ?? Infinity),
+          ...(options.maxSlices === undefined ? {} : { maxSlices: options.maxSlices }),
+          ...(options.checkpointEveryMs === undefined ? {} : { checkpointEveryMs: options.checkpointEveryMs }),
+        },
+        point,
+        counts,
+      );
+    } catch (error) {
+      if (!(error instanceof PagingStopped)) throw error;
+      point = error.point;
+      pages = error.pages;
+      throw error.error;
+    }
+    point = outcome.point;
+    pages = outcome.pages;
 
-      const stored = await store.getStoredVersions(accountId, connector, object, [...page.records.map((r) => r.id), ...page.deletedIds]);
-      const plan = planPage(page, stored, keeps, page.fetchedAt);
-      const knownNew = new Set(plan.writes.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      // What a full run saw is saved alongside the page's writes (both before the checkpoint).
-      const seenSaved =
-        point.window.mode === 'full'
-          ? store.putSeenIds(seenScope, point.pageIndex, page.records.filter((record) => keeps(record)).map((record) => record.id), Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS)
-          : Promise.resolve();
-      const [outcomes] = await Promise.all([store.putRecordsIfChanged(accountId, connector, object, plan.writes, { knownNew }), seenSaved]);
-      for (const outcome of outcomes) counts[outcome] += 1;
-      counts.unchanged += plan.unchanged;
-      for (const { id, sourceVersion } of plan.removals) {
-        if (await store.markRecordDeleted(accountId, connector, object, id, { deletedAt: now(), ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
-          counts.deleted += 1;
-        }
-      }
-      point = after;
-      pages += 1;
-      if (!page.next) break;
-
-      checkpoint = await store.putSyncCheckpoint({ ...checkpoint, mode: point.window.mode, cursor: point, counts }, { now: now(), leaseSeconds });
-      await options.afterPage?.(pages);
-      if (!fetching) {
-        await gateway.queues.syncJobs.send([{ ...job, runId, requestedAt: now().toISOString() }]);
-        log.info('sync job continues in a new invocation', { pages, counts });
-        return { outcome: 'continued', pages, runId };
-      }
+    if (!outcome.complete) {
+      await gateway.queues.syncJobs.send([{ ...job, runId, requestedAt: now().toISOString() }]);
+      log.info('sync job continues in a new invocation', { pages, counts });
+      return { outcome: 'continued', pages, runId };
     }
 
     if (point.window.mode === 'full') {
       // The exact start: a record synced earlier in the same second was not written by this run.
       const startedAt = new Date(checkpoint.lastRunStartedAt ?? runStartedAt * 1000);
-      counts.deleted += await sweepDeleted(gateway, job, await store.listSeenIds(seenScope), now(), startedAt);
+      counts.deleted += await sweepDeleted(gateway, job, seenScope, now(), startedAt, options.sweepChunk ?? SWEEP_CHUNK_IDS);
     }
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
@@ -194,20 +194,33 @@ export async function runSyncJob(
 }
 
 /**
- * After a complete full sync (however many invocations it took): records still
- * stored but no longer listed were deleted on the platform (or left the settings' filter).
+ * After a complete full sync (however many invocations it took): records still stored but no
+ * longer listed were deleted on the platform (or left the settings' filter). Stored ids are taken a
+ * chunk at a time and checked against the run's seen pages, so memory stays bounded.
  */
-async function sweepDeleted(gateway: Gateway, job: SyncJob, seen: ReadonlySet<string>, now: Date, runStartedAt: Date): Promise<number> {
+async function sweepDeleted(
+  gateway: Gateway,
+  job: SyncJob,
+  seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
+  now: Date,
+  runStartedAt: Date,
+  chunkIds: number,
+): Promise<number> {
   let deleted = 0;
   let startKey: string | undefined;
   do {
-    const page = await gateway.store.listRecords(job.accountId, job.connector, job.object, { limit: 500, ...(startKey ? { startKey } : {}) });
-    for (const record of page.records) {
+    const chunk: string[] = [];
+    do {
+      const page = await gateway.store.listRecords(job.accountId, job.connector, job.object, { limit: 1000, ...(startKey ? { startKey } : {}) });
+      chunk.push(...page.records.map((record) => record.id));
+      startKey = page.nextStartKey;
+    } while (startKey && chunk.length < chunkIds);
+    const seen = await gateway.store.seenAmong(seenScope, new Set(chunk));
+    for (const id of chunk) {
+      if (seen.has(id)) continue;
       // A record written since the run started (a webhook's) is new, not missing.
-      if (seen.has(record.id)) continue;
-      if (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, record.id, { deletedAt: now, syncedBefore: runStartedAt })) deleted += 1;
+      if (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, id, { deletedAt: now, syncedBefore: runStartedAt })) deleted += 1;
     }
-    startKey = page.nextStartKey;
   } while (startKey);
   return deleted;
 }

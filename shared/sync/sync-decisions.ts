@@ -23,14 +23,49 @@ export const FULL_RECONCILE_AFTER_SECONDS = 7 * 24 * 60 * 60;
 export const Watermark = z.object({ since: z.number().int(), lastFullSyncAt: z.number().int() });
 export type Watermark = z.infer<typeof Watermark>;
 
-/** Where a run stands, saved after every page: the window it pages and the connector's cursor. */
+/** One slice of a listing in progress: its range of the ordering key and where its paging stands. */
+export const SliceCursor = z.object({
+  id: z.number().int().nonnegative(),
+  from: z.number().int().optional(),
+  to: z.number().int().optional(),
+  /** The connector's cursor after the slice's last saved page; absent before its first. */
+  page: z.record(z.string(), z.json()).optional(),
+  /** Pages of this slice saved so far. */
+  pages: z.number().int().nonnegative(),
+});
+export type SliceCursor = z.infer<typeof SliceCursor>;
+
+/** Where a run stands, saved after every page: the window it pages and the connector's cursor(s). */
 export const RunCursor = z.object({
   window: z.union([z.object({ mode: z.literal('full') }), z.object({ mode: z.literal('incremental'), since: z.number().int() })]),
+  /** A run paging one listing (written before slices existed): where it stands. */
   page: z.record(z.string(), z.json()).optional(),
-  /** Pages this run has saved: the next page's number in the run's list of seen ids. */
+  /** Pages this run has saved. */
   pageIndex: z.number().int().nonnegative(),
+  /** The slices still to list, each resumed where it stopped; absent for a run not split yet. */
+  slices: z.array(SliceCursor).optional(),
+  /** The next slice's id (ids number the slices' pages in the run's list of seen ids). */
+  nextSlice: z.number().int().nonnegative().optional(),
+  /** What the pages so far showed: records listed, and how densely (records and seconds of ordering key). */
+  listed: z.number().int().nonnegative().optional(),
+  density: z.object({ records: z.number().nonnegative(), seconds: z.number().nonnegative() }).optional(),
+  /** The farthest ordering key a page reached (shared/sync/slice-plan.ts, ListingView.reached). */
+  reached: z.number().int().optional(),
 });
 export type RunCursor = z.infer<typeof RunCursor>;
+
+/** The slices a run continues with: a run not split yet is one slice, the whole listing. Pure. */
+export function slicesOf(point: RunCursor): { slices: SliceCursor[]; nextSlice: number } {
+  if (point.slices) return { slices: point.slices, nextSlice: point.nextSlice ?? Math.max(0, ...point.slices.map((slice) => slice.id + 1)) };
+  return { slices: [{ id: 0, pages: point.pageIndex, ...(point.page ? { page: point.page } : {}) }], nextSlice: 1 };
+}
+
+/** Slice pages apart in the run's list of seen ids: a slice's n-th page is always saved under one number. */
+export const SEEN_PAGES_PER_SLICE = 1_000_000;
+
+export function seenPageNumber(slice: Pick<SliceCursor, 'id' | 'pages'>): number {
+  return slice.id * SEEN_PAGES_PER_SLICE + slice.pages;
+}
 
 export function watermarkOf(checkpoint: SyncCheckpoint | undefined): Watermark | undefined {
   const parsed = Watermark.safeParse(checkpoint?.watermark);
@@ -58,10 +93,6 @@ export function nextWatermark(previous: Watermark | undefined, window: SyncWindo
     since: runStartedAtSeconds - SYNC_OVERLAP_SECONDS,
     lastFullSyncAt: window.mode === 'full' ? runStartedAtSeconds : (previous?.lastFullSyncAt ?? runStartedAtSeconds),
   };
-}
-
-export function cursorAfter(point: RunCursor, next: PageCursor | undefined): RunCursor {
-  return { window: point.window, pageIndex: point.pageIndex + 1, ...(next ? { page: next } : {}) };
 }
 
 /**

@@ -36,6 +36,19 @@ export type SyncWindow = { mode: 'full' } | { mode: 'incremental'; since: number
 /** Where paging stands inside a run: connector-defined, JSON, saved in the checkpoint after every page. */
 export type PageCursor = JsonObject;
 
+/**
+ * Part of a full listing: the records whose ordering key (the second they were created, in epoch
+ * seconds) lies in [from, to). An absent bound is open. The engine pages several ranges of one
+ * data object side by side (shared/sync/slice-plan.ts).
+ */
+export interface SliceRange {
+  from?: number;
+  to?: number;
+}
+
+/** Which way a full listing pages through its ordering key. */
+export type SliceOrder = 'newest_first' | 'oldest_first';
+
 export interface SyncPage {
   /**
    * Oldest change first where the platform orders by change (an events page, newest-first, is
@@ -51,12 +64,26 @@ export interface SyncPage {
   deletedVersions?: Record<string, number>;
   /** Absent on the last page. */
   next?: PageCursor;
+  /**
+   * The ordering key of the first and the last record the page listed (a sliceable full listing
+   * reports it): how far the page reached, and how densely records sit.
+   */
+  span?: { first: number; last: number };
 }
 
 /** One data object of one connection, as the sync engine pages through it. */
 export interface SyncSource {
-  /** Fetches the page `cursor` points at (the first page when undefined). */
-  fetchPage(window: SyncWindow, cursor: PageCursor | undefined): Promise<SyncPage>;
+  /**
+   * Fetches the page `cursor` points at (the first page when undefined). With `range` (full
+   * windows of a source that has `slicing`), only records whose ordering key lies in it; a cursor
+   * always comes back with the range its listing was started with.
+   */
+  fetchPage(window: SyncWindow, cursor: PageCursor | undefined, range?: SliceRange): Promise<SyncPage>;
+  /**
+   * Present when a full listing can be split into ranges of its ordering key (creation time),
+   * with the order it pages in; its pages then report their `span`. Absent: one listing, in order.
+   */
+  readonly slicing?: { order: SliceOrder };
   /**
    * Whether a record the platform lists still belongs in the store under the connection's
    * settings (e.g. the subscription status filter). Records that leave it are removed.

@@ -43,7 +43,7 @@ function recordFetcher(gateway: Gateway, connector: Connector, connection: Conne
   return async (object, id) => {
     if (!connector.client) throw new Error(`the ${connector.name} connector cannot fetch records`);
     const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
-    const client = connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials });
+    const client = connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
     return webhooks.fetcher(client, () => gateway.now())(object, id);
   };
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BillingSetupError, billingClient, billingRateLimits, billingSiteUrl } from '../../shared/billing/client';
 import { PlatformError } from '../../shared/http/platform-error';
-import { TokenBucketRateBudget, connectionRateKey, forgetRateBudgets, rateBudgetFor } from '../../shared/http/rate-budget';
+import { SharedRateBudget, connectionRateKey, forgetRateBudgets, rateBudgetFor } from '../../shared/http/rate-budget';
 import type { SimulatorRequest } from '../../sandbox/simulator-server';
 import { newKey, startBillingSandbox, type BillingSandbox } from './billing-sandbox';
 
@@ -89,8 +89,8 @@ describe('rate limits', () => {
       await client.request({ method: 'GET', path: '/api/v2/customers', query: { limit: 1 } });
       // The client made the account's budget from its plan limits; every caller with those limits shares it.
       const shared = rateBudgetFor(key, billingRateLimits({ requestsPerMinute: 600 }));
-      expect(shared).toBeInstanceOf(TokenBucketRateBudget);
-      expect((shared as TokenBucketRateBudget).limits).toMatchObject({ ratePerSecond: 10, burst: 20 });
+      expect(shared).toBeInstanceOf(SharedRateBudget);
+      expect((shared as SharedRateBudget).limits).toMatchObject({ ratePerSecond: 10, burst: 20 });
     } finally {
       forgetRateBudgets(key);
     }

@@ -41,7 +41,7 @@ let server: Server;
 let url: string;
 let answers: number[] = [];
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = createServer((_req, res) => {
     const status = answers.shift() ?? 200;
     res.writeHead(status, { 'content-type': 'application/json' }).end(status === 200 ? '{"id":"cus_123"}' : '{"error":{"message":"slow down"}}');
   });

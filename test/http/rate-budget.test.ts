@@ -1,9 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  MemoryRateBuckets,
+  RECOVERY_SHARE_PER_SECOND,
+  SLOW_DOWN_WINDOW_MS,
+  SharedRateBudget,
   TokenBucketRateBudget,
+  blockSize,
   connectionRateKey,
+  currentRate,
   forgetRateBudgets,
   rateBudgetFor,
+  sendTimes,
   type Clock,
 } from '../../shared/http/rate-budget';
 
@@ -130,8 +137,8 @@ describe('rateBudgetFor', () => {
     const key = connectionRateKey('acme', 'payment');
     expect(key).toBe('payment:acme');
     // Every caller derives the limits from the same connection config.
-    const syncJob = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
-    const testConnection = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, clock);
+    const syncJob = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, { clock });
+    const testConnection = rateBudgetFor(key, { ratePerSecond: 10, burst: 1 }, { clock });
     expect(testConnection).toBe(syncJob);
 
     await syncJob.take();
@@ -139,7 +146,7 @@ describe('rateBudgetFor', () => {
     expect(clock.sleeps).toEqual([100]);
 
     // A plan change (new limits) takes effect at once, in the same warm process.
-    const afterUpgrade = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, clock);
+    const afterUpgrade = rateBudgetFor(key, { ratePerSecond: 1_000, burst: 1_000 }, { clock });
     expect(afterUpgrade).not.toBe(syncJob);
   });
 
@@ -148,5 +155,88 @@ describe('rateBudgetFor', () => {
     const b = rateBudgetFor(connectionRateKey('globex', 'payment'), { ratePerSecond: 10, burst: 1 });
     const c = rateBudgetFor(connectionRateKey('acme', 'billing'), { ratePerSecond: 10, burst: 1 });
     expect(new Set([a, b, c]).size).toBe(3);
+  });
+});
+
+describe('SharedRateBudget: one bucket for every caller of a connection, wherever it runs', () => {
+  const limits = { ratePerSecond: 10, burst: 2 };
+
+  it('two processes drawing from one bucket together stay at its rate', async () => {
+    const clock = fakeClock();
+    const buckets = new MemoryRateBuckets();
+    // Two Lambdas (a sync job and the webhook worker, say): two budgets over one shared bucket.
+    const sync = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    const webhooks = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    for (let i = 0; i < 50; i += 1) {
+      await sync.take();
+      await webhooks.take();
+    }
+    // 100 requests at 10/s: about 10 s of simulated time however they are shared (burst 2 at once).
+    expect(clock.now()).toBeGreaterThanOrEqual(9_700);
+  });
+
+  it('a 429 seen by one caller slows every caller of that connection, and no other connection', async () => {
+    const clock = fakeClock();
+    const buckets = new MemoryRateBuckets();
+    const slice1 = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    const slice2 = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    const other = new SharedRateBudget('payment:globex', limits, buckets, clock);
+    await Promise.all([slice1.take(), slice2.take(), other.take()]);
+    slice1.penalize();
+    await slice1.take(); // the slow-down is written to the bucket before the next reservation
+    // The other caller uses up what it had reserved (about 100 ms' worth); its next reservation brings the shared state.
+    for (let i = 0; i < 3; i += 1) await slice2.take();
+    // Halved to 5/s, and climbing back a little as simulated time passes.
+    expect(slice1.effectiveRatePerSecond).toBeLessThan(7);
+    expect(slice2.effectiveRatePerSecond).toBeLessThan(7);
+    await other.take();
+    expect(other.effectiveRatePerSecond).toBe(10);
+  });
+
+  it('many 429s in one storm halve the rate once; later ones halve it again', async () => {
+    const clock = fakeClock();
+    const buckets = new MemoryRateBuckets();
+    const budget = new SharedRateBudget('billing:acme', limits, buckets, clock);
+    await budget.take();
+    for (let i = 0; i < 30; i += 1) budget.penalize();
+    await budget.take();
+    expect(budget.effectiveRatePerSecond).toBe(5);
+    clock.advance(SLOW_DOWN_WINDOW_MS + 1);
+    budget.penalize();
+    await budget.take();
+    expect(budget.effectiveRatePerSecond).toBeLessThan(5);
+  });
+
+  it('recovers linearly with time, a tenth of the limit per second, up to the limit', () => {
+    const slowed = { slowedTo: 5, slowedAt: 0 };
+    const full = { ratePerSecond: 10, minRatePerSecond: 1 };
+    expect(currentRate(full, slowed, 0)).toBe(5);
+    expect(currentRate(full, slowed, 2_000)).toBeCloseTo(5 + 2 * 10 * RECOVERY_SHARE_PER_SECOND);
+    expect(currentRate(full, slowed, 60_000)).toBe(10);
+    expect(currentRate(full, { slowedTo: 0.1, slowedAt: 0 }, 0)).toBe(1);
+  });
+
+  it('a Retry-After holds every caller of the connection until it ends', async () => {
+    const clock = fakeClock();
+    const buckets = new MemoryRateBuckets();
+    const one = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    const two = new SharedRateBudget('payment:acme', limits, buckets, clock);
+    await one.take();
+    one.penalize(5_000);
+    await one.take();
+    expect(clock.now()).toBeGreaterThanOrEqual(5_000);
+    const before = clock.now();
+    await two.take();
+    expect(clock.now()).toBeGreaterThanOrEqual(before);
+    expect(clock.now()).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('sends a reservation\'s requests one interval apart, the first `burst` at once (GCRA)', () => {
+    expect(sendTimes(1_000, 4, 100, 2, 1_000)).toEqual([1_000, 1_000, 1_100, 1_200]);
+    expect(sendTimes(2_000, 2, 100, 2, 1_000)).toEqual([1_900, 2_000]);
+    expect(blockSize(100)).toBe(10);
+    expect(blockSize(2.5)).toBe(1);
+    // A slow table: reserve more at once, so the next reservation is made before this one runs out.
+    expect(blockSize(100, 300)).toBe(60);
   });
 });

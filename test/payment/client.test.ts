@@ -17,13 +17,13 @@ afterEach(async () => {
 });
 
 describe('paymentRateLimits', () => {
-  it('live keys 100 requests/s, test keys 25/s, burst one second; an override wins', () => {
-    expect(paymentRateLimits({ mode: 'live', keyType: 'secret' })).toEqual({ ratePerSecond: 100, burst: 100 });
-    expect(paymentRateLimits({ mode: 'test', keyType: 'restricted' })).toEqual({ ratePerSecond: 25, burst: 25 });
-    expect(paymentRateLimits({ mode: 'live', requestsPerSecond: 40 })).toEqual({ ratePerSecond: 40, burst: 40 });
+  it('live keys 100 requests/s, test keys 25/s, burst a tenth of a second (at least 2); an override wins', () => {
+    expect(paymentRateLimits({ mode: 'live', keyType: 'secret' })).toEqual({ ratePerSecond: 100, burst: 10 });
+    expect(paymentRateLimits({ mode: 'test', keyType: 'restricted' })).toEqual({ ratePerSecond: 25, burst: 3 });
+    expect(paymentRateLimits({ mode: 'live', requestsPerSecond: 40 })).toEqual({ ratePerSecond: 40, burst: 4 });
     // Unknown mode: the lower limit is the safe guess.
-    expect(paymentRateLimits({})).toEqual({ ratePerSecond: 25, burst: 25 });
-    expect(paymentRateLimits({ mode: 'staging', requestsPerSecond: 'fast' })).toEqual({ ratePerSecond: 25, burst: 25 });
+    expect(paymentRateLimits({})).toEqual({ ratePerSecond: 25, burst: 3 });
+    expect(paymentRateLimits({ mode: 'staging', requestsPerSecond: 'fast' })).toEqual({ ratePerSecond: 25, burst: 3 });
   });
 
   it('reads the mode from a key prefix', () => {
@@ -80,7 +80,7 @@ describe('paymentClient', () => {
     const clock: Clock = { now: () => 0, sleep: async (ms) => void slept.push(ms) };
     // Another caller (a Test Connection, say) made the account's budget first, from the same config.
     const config = { mode: 'live', requestsPerSecond: 2 };
-    rateBudgetFor(connectionRateKey('acct-shared', 'payment'), paymentRateLimits(config), clock);
+    rateBudgetFor(connectionRateKey('acct-shared', 'payment'), paymentRateLimits(config), { clock });
 
     const client = paymentClient({
       env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: true },

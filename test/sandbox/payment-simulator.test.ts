@@ -319,6 +319,33 @@ describe('rate limit and faults', () => {
     const stats = (await (await fetch(`${sim.url}/__sandbox/stats`)).json()) as { faultsServed: Record<string, number> };
     expect(stats.faultsServed).toEqual({ status: 2, drop: 1, truncated: 1 });
   });
+
+  it('answers with a latency set at start or through /__sandbox/latency, holding requests in flight meanwhile', async () => {
+    const slow = await startPaymentSimulator({ seed: 7, latency: { ms: 150, jitterMs: 50 } });
+    try {
+      expect(slow.latency()).toEqual({ ms: 150, jitterMs: 50 });
+      slow.addApiKey(key);
+      slow.setRateLimit(undefined);
+      slow.seedCustomers(5);
+      // Five at once: each is held for its latency, so all five are being answered together.
+      const statuses = await Promise.all(Array.from({ length: 5 }, () => fetch(`${slow.url}/v1/customers`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)));
+      expect(statuses).toEqual([200, 200, 200, 200, 200]);
+      expect(slow.maxInFlight()).toBeGreaterThanOrEqual(3);
+    } finally {
+      await slow.stop();
+    }
+
+    const set = (body: unknown) => fetch(`${sim.url}/__sandbox/latency`, { method: 'POST', body: JSON.stringify(body) });
+    expect((await set({ ms: 80, jitterMs: 20 })).status).toBe(204);
+    expect(await (await fetch(`${sim.url}/__sandbox/latency`)).json()).toEqual({ ms: 80, jitterMs: 20 });
+    expect(sim.latency()).toEqual({ ms: 80, jitterMs: 20 });
+    // A bad setting is refused and changes nothing.
+    expect((await set({ ms: -1 })).status).toBe(400);
+    expect((await set({ ms: 'slow' })).status).toBe(400);
+    expect(sim.latency()).toEqual({ ms: 80, jitterMs: 20 });
+    const stats = (await (await fetch(`${sim.url}/__sandbox/stats`)).json()) as { latency: unknown };
+    expect(stats.latency).toEqual({ ms: 80, jitterMs: 20 });
+  });
 });
 
 describe('changes and events', () => {

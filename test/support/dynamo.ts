@@ -1,6 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
 import { Store } from '../../shared/store/store';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 
 export { localDynamoClient } from '../../local/local-dynamo';

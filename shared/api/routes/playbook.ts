@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { Caller } from '../caller';
+import { playbookAccountOf, type Caller } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
 import { decodeCursor } from '../../reads/cursor';
@@ -73,9 +73,7 @@ const FailedPaymentsQuery = z.strictObject({
 });
 
 function scopeOf(caller: Caller, gateway: Gateway, log: Logger): ReadScope {
-  // The router only lets a verified key through here; this guards against a route mis-declared as non-playbook.
-  if (!caller.playbook || !caller.accountId) throw problems.unauthorized('Send a playbook API key: Authorization: Bearer igk_...');
-  return { store: gateway.store, accountId: caller.accountId, log };
+  return { store: gateway.store, accountId: playbookAccountOf(caller), log };
 }
 
 function found<T>(answer: T | undefined): T {

@@ -1,0 +1,112 @@
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { parseConnectionRateKey, type RateBucketState } from '../http/rate-budget';
+import { key } from './table';
+import { checkAccountId, checkConnector, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';
+
+/**
+ * Connections' shared rate buckets in the table (the budget's logic is in shared/http/rate-budget.ts).
+ * Each reservation is one conditional UpdateItem: DynamoDB cannot compute max(tat, now) in an
+ * update, so it is tried as "tat is ahead of now: push it on", and when that condition fails (the
+ * connection was idle), "start from now"; a lost race between the two just tries again.
+ */
+
+/** A bucket unused for a day is forgotten (TTL): its state only matters while requests flow. */
+const KEPT_SECONDS = 86_400;
+const MAX_TRIES = 8;
+
+function bucketKey(rateKey: string) {
+  const { accountId, connector } = parseConnectionRateKey(rateKey);
+  return toItem(key.rateBucket(checkAccountId(accountId), checkConnector(connector)));
+}
+
+function stateOf(attributes: Record<string, unknown> | undefined): RateBucketState {
+  const item = attributes ?? {};
+  const state: RateBucketState = { tat: typeof item.tat === 'number' ? item.tat : 0 };
+  if (typeof item.slowedTo === 'number') state.slowedTo = item.slowedTo;
+  if (typeof item.slowedAt === 'number') state.slowedAt = item.slowedAt;
+  return state;
+}
+
+export async function reserveRate(table: Table, rateKey: string, spanMs: number, now: number): Promise<{ start: number; state: RateBucketState }> {
+  const Key = bucketKey(rateKey);
+  const expiresAt = Math.floor(now / 1000) + KEPT_SECONDS;
+  for (let attempt = 0; attempt < MAX_TRIES; attempt += 1) {
+    try {
+      const { Attributes } = await table.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key,
+          UpdateExpression: 'SET tat = tat + :span, expiresAt = :expires',
+          ConditionExpression: 'tat >= :now',
+          ExpressionAttributeValues: toItem({ ':span': spanMs, ':now': now, ':expires': expiresAt }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const state = stateOf(Attributes && fromItem(Attributes));
+      return { start: state.tat - spanMs, state };
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    try {
+      const { Attributes } = await table.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key,
+          UpdateExpression: 'SET tat = :end, expiresAt = :expires',
+          ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+          ExpressionAttributeValues: toItem({ ':end': now + spanMs, ':now': now, ':expires': expiresAt }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { start: now, state: stateOf(Attributes && fromItem(Attributes)) };
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+  throw new Error(`the rate bucket ${rateKey} stayed contended for ${MAX_TRIES} tries`);
+}
+
+export async function slowRate(
+  table: Table,
+  rateKey: string,
+  change: { rate: number; now: number; unlessSlowedSince: number; pausedUntil?: number },
+): Promise<RateBucketState> {
+  const Key = bucketKey(rateKey);
+  let state: RateBucketState | undefined;
+  const update = async (expression: string, condition: string, values: Record<string, unknown>) => {
+    try {
+      const { Attributes } = await table.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key,
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: toItem(values),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      state = stateOf(Attributes && fromItem(Attributes));
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  };
+  // Many slices see the same storm: only the first 429 of a window halves the rate.
+  await update(
+    'SET slowedTo = :rate, slowedAt = :now, tat = if_not_exists(tat, :zero)',
+    'attribute_not_exists(slowedAt) OR slowedAt < :since',
+    { ':rate': change.rate, ':now': change.now, ':since': change.unlessSlowedSince, ':zero': 0 },
+  );
+  if (change.pausedUntil !== undefined) {
+    await update('SET tat = :until', 'attribute_not_exists(tat) OR tat < :until', { ':until': change.pausedUntil });
+  }
+  if (state) return state;
+  // Another caller had already slowed it down: what it set is the state.
+  const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key, ConsistentRead: true }));
+  return stateOf(Item && fromItem(Item));
+}
+
+/** A connection's bucket as it stands (undefined before its first request): for the dashboard, tests and benchmarks. */
+export async function getRateBucket(table: Table, rateKey: string): Promise<RateBucketState | undefined> {
+  const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: bucketKey(rateKey), ConsistentRead: true }));
+  return Item ? stateOf(fromItem(Item)) : undefined;
+}

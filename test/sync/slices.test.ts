@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
+import { startPaymentSimulator, type PaymentSimulator } from '../../sandbox/payment-simulator';
+import { connectors } from '../../shared/connections/registry';
+import { testConnection } from '../../shared/connections/test-connection';
+import { connectionRateKey } from '../../shared/http/rate-budget';
+import { log } from '../../shared/log/logger';
+import type { SyncJob } from '../../shared/queues/messages';
+import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../shared/sync/run-sync-job';
+import { applyWebhookEvent } from '../../shared/webhooks/apply';
+import { Store } from '../../shared/store/store';
+import { localDynamoClient, watchCommands } from '../support/dynamo';
+import { generatedKey } from '../support/local-runtime';
+import { storeConnection } from '../support/stored-connection';
+
+/**
+ * A data object listed in slices side by side, against the payment simulator answering with a real
+ * platform's delay, under the connection's one rate budget (kept in the table). Counts only: the
+ * machine is shared, so no assertion is about time.
+ */
+describe('slices in flight under one rate budget per connection', () => {
+  let sim: PaymentSimulator;
+  let local: LocalGateway;
+  let clockOffset = 0;
+  let accountNumber = 0;
+
+  beforeAll(async () => {
+    sim = await startPaymentSimulator({ seed: 13 });
+    local = await startLocalGateway({
+      env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '5000' },
+      now: () => Date.now() + clockOffset,
+    });
+    sim.seedCustomers(2_000, { mode: 'test' });
+    sim.seedCustomers(2_000, { mode: 'live' });
+    sim.seedSubscriptions({ mode: 'live' });
+  });
+  afterAll(async () => {
+    await local.stop();
+    await sim.stop();
+  });
+  beforeEach(() => {
+    sim.faults.clear();
+    sim.setRateLimit(undefined);
+    sim.setLatency({ ms: 0 });
+  });
+
+  /** A fresh account whose payment connection has its own key (so its own bucket on the platform). */
+  async function connected(mode: 'test' | 'live', requestsPerSecond: number, method: 'api' | 'both' = 'api', object: 'customers' | 'subscriptions' = 'customers') {
+    const accountId = `acct-slices-${++accountNumber}`;
+    const secretKey = generatedKey(`rk_${mode}_`);
+    sim.addApiKey(secretKey, { access: 'read' });
+    await storeConnection(local.gateway, {
+      accountId,
+      connector: 'payment',
+      config: { authenticationMethod: 'api_key', keyType: 'restricted', mode, requestsPerSecond },
+      credentials: { secretKey },
+      syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method },
+    });
+    const job: SyncJob = { accountId, connector: 'payment', object, trigger: 'manual', requestedAt: new Date().toISOString() };
+    const run = (options: SyncRunOptions = {}, overrides: Partial<SyncJob> = {}) => runSyncJob(local.gateway, connectors.syncing(), { ...job, ...overrides }, log, options);
+    /** Runs again until the sync finishes (as SQS redelivers a job that failed for a reason time can fix). */
+    const runToEnd = async (options: SyncRunOptions = {}) => {
+      let result: SyncRunResult = await run(options);
+      for (let attempt = 0; attempt < 10 && result.outcome === 'failed' && result.retry; attempt += 1) result = await run(options);
+      return result;
+    };
+    const storedIds = async (of: 'customers' | 'subscriptions' = 'customers') => {
+      const ids: string[] = [];
+      let startKey: string | undefined;
+      do {
+        const page = await local.gateway.store.listRecords(accountId, 'payment', of, { limit: 1000, ...(startKey ? { startKey } : {}) });
+        ids.push(...page.records.map((record) => record.id));
+        startKey = page.nextStartKey;
+      } while (startKey);
+      return ids.sort();
+    };
+    const platformIds = (of: 'customers' | 'subscriptions' = 'customers') => [...sim.state[mode][of].values()].map((record) => record.id).sort();
+    /** The connection's bucket as the table holds it. */
+    const bucket = async () => (await local.gateway.store.getRateBucket(connectionRateKey(accountId, 'payment'))) ?? { tat: 0 };
+    return { accountId, secretKey, run, runToEnd, storedIds, platformIds, bucket };
+  }
+
+  it('a run killed with slices in flight resumes every slice where it stopped: nothing lost, nothing written twice', async () => {
+    const c = await connected('test', 200);
+    // A slow platform's answer time: pages wait on it rather than on the store, so the listing is
+    // split into slices.
+    sim.setLatency({ ms: 500, jitterMs: 50 });
+    const writes = watchCommands(local.dynamo.client);
+    let killedAt: number | undefined;
+    void c.run({
+      leaseSeconds: 30,
+      checkpointEveryMs: 0,
+      afterPage: (pages) => {
+        if (killedAt === undefined && pages >= 4) {
+          killedAt = pages;
+          return new Promise<void>(() => {}); // stops dead: no cleanup, the claim still held
+        }
+      },
+    });
+    while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    // A killed process writes nothing more: let what the held run had already sent land first.
+    while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // What the killed run had saved: several slices, each with its own place.
+    const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: Array<{ page?: unknown; pages: number }> };
+    expect(saved.slices.length).toBeGreaterThanOrEqual(2);
+
+    clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
+    const resumed = await c.runToEnd({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full' });
+    // It went on from the saved places: it did not list the 20 pages again.
+    expect((resumed as { pages: number }).pages).toBeLessThan(20 + saved.slices.length);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+    // 2,000 records, 2,000 record writes: pages listed again after the kill were compared and left alone.
+    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+  });
+
+  it('a run that fails with pages still being written returns only once they land: its retry writes nothing twice', async () => {
+    // A fast platform: pages queue for the store's write pace (after its first second's worth),
+    // several of them in writing when the run fails.
+    const c = await connected('test', 200);
+    const writes = watchCommands(local.dynamo.client);
+    // Once the listing is under way, the platform refuses one call (400: no retry of the same call
+    // would help): the run fails while other slices still have pages in writing.
+    let requests = 0;
+    const stop = sim.onRequest(() => {
+      requests += 1;
+      if (requests === 14) sim.faults.inject({ fault: { kind: 'status', status: 400 }, times: 1, pathPrefix: '/v1/customers' });
+    });
+    try {
+      const failed = await c.run();
+      expect(failed).toMatchObject({ outcome: 'failed' });
+      // Retried at once, as the next scheduled run or a manual one would.
+      expect(await c.run()).toMatchObject({ outcome: 'finished' });
+    } finally {
+      stop();
+    }
+    expect(await c.storedIds()).toEqual(c.platformIds());
+    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+  });
+
+  it('many slices in flight hold the platform\'s limit: the simulator answers 429 to under 1% of requests', async () => {
+    const c = await connected('live', 40);
+    expect(await c.run({ maxSlices: 1 })).toMatchObject({ outcome: 'finished', counts: { created: 2_000 } });
+    // A full reconcile (every page read and compared, nothing to write: the platform is the limit)
+    // against a platform at its limit of 40/s answering in 250 ms.
+    sim.setRateLimit({ perSecond: 40 }, { mode: 'live' });
+    sim.setLatency({ ms: 250, jitterMs: 80 });
+    sim.resetMaxInFlight();
+    const before = sim.totalRequests();
+    const result = await c.run({ maxSlices: 24 }, { full: true });
+    expect(result).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, unchanged: expect.any(Number) } });
+    const requests = sim.totalRequests() - before;
+    // Several slices at once (40/s × 0.25 s wants about 12 in flight)...
+    expect(sim.maxInFlight()).toBeGreaterThanOrEqual(4);
+    // ...and the platform's own limiter almost never had to refuse one.
+    expect(sim.rateLimited(c.secretKey) / requests).toBeLessThan(0.01);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+  });
+
+  it('a 429 storm slows every slice of that connection and no other connection', async () => {
+    // Connection A lists customers in slices when a storm of 429s hits them; connection B (another
+    // platform account) lists its subscriptions at the same time.
+    sim.setLatency({ ms: 200, jitterMs: 50 });
+    const a = await connected('test', 60);
+    const b = await connected('live', 30, 'api', 'subscriptions');
+    const slicesOfA = new Set<string>();
+    const stopWatching = sim.onRequest((request) => {
+      const user = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
+      if (user.startsWith(a.secretKey)) slicesOfA.add(`${request.query.get('created[gte]')}..${request.query.get('created[lt]')}`);
+    });
+    let stormed = false;
+    const storm = sim.onRequest(() => {
+      // Once A's listing is split, its next 12 requests get 429 (no Retry-After).
+      if (!stormed && slicesOfA.size >= 3) {
+        stormed = true;
+        sim.faults.inject({ fault: { kind: 'status', status: 429 }, times: 12, pathPrefix: '/v1/customers', method: 'GET' });
+      }
+    });
+    try {
+      const [resultA, resultB] = await Promise.all([a.runToEnd({ maxSlices: 12 }), b.run({ maxSlices: 12 })]);
+      expect(resultA).toMatchObject({ outcome: 'finished' });
+      expect(resultB).toMatchObject({ outcome: 'finished' });
+    } finally {
+      stopWatching();
+      storm();
+    }
+
+    // A: the storm hit while several slices were in flight, and their one bucket was slowed to half
+    // its setting or less: every slice draws from it, so every slice went slower. Nothing was lost.
+    expect(stormed).toBe(true);
+    expect(sim.faults.served.get('status')).toBeGreaterThan(0);
+    expect(slicesOfA.size).toBeGreaterThanOrEqual(3);
+    expect((await a.bucket()).slowedTo).toBeLessThanOrEqual(30);
+    expect(await a.storedIds()).toEqual(a.platformIds());
+
+    // B: never refused, its bucket never slowed, every record stored.
+    expect(sim.rateLimited(b.secretKey)).toBe(0);
+    expect((await b.bucket()).slowedTo).toBeUndefined();
+    expect(await b.storedIds('subscriptions')).toEqual(b.platformIds('subscriptions'));
+  });
+
+  it('Test Connection and webhook record fetches draw from the same bucket as the connection\'s syncs', async () => {
+    const c = await connected('live', 50, 'both');
+    const other = await connected('live', 50);
+    const before = await c.bucket();
+    const otherBefore = await other.bucket();
+    // Test Connection (in the API function): one reservation on the connection's time line.
+    expect(await testConnection(local.gateway, c.accountId, 'payment', log)).toMatchObject({ ok: true });
+    const afterTest = await c.bucket();
+    expect(afterTest.tat).toBeGreaterThan(before.tat);
+    // The webhook worker, another Lambda (its own store client, so its own process-side budget),
+    // fetches a customer the gateway has not stored: another reservation on the same time line.
+    const worker = { ...local.gateway, store: new Store({ client: localDynamoClient(local.dynamo.endpoint), tableName: local.dynamo.tableName }) };
+    const customer = [...sim.state.live.customers.values()][0]!;
+    const [event] = sim.createSubscription(customer.id).events;
+    const applied = await applyWebhookEvent(
+      worker,
+      { accountId: c.accountId, connector: 'payment', eventId: event!.id, eventType: event!.type, receivedAt: new Date().toISOString(), payload: event as unknown as Record<string, unknown> },
+      log,
+    );
+    expect(applied).toMatchObject({ outcome: 'applied', fetched: 1 });
+    expect((await c.bucket()).tat).toBeGreaterThan(afterTest.tat);
+    // No other connection's bucket moved.
+    expect((await other.bucket()).tat).toBe(otherBefore.tat);
+  });
+});
