@@ -125,6 +125,25 @@ describe('the playbook conversation API', () => {
     expect((transcript.body.entries as unknown[]).length).toBeGreaterThan(3);
   });
 
+  it('a send that meets 401 ends the conversation as expired and tells the playbook to restart it', async () => {
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('the first long-poll', () => sandbox.crm.messaging.isPolling(platformId));
+    sandbox.crm.messaging.expireSessionToken(platformId);
+    const platformBefore = sandbox.crm.messaging.transcript(platformId).length;
+
+    const send = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'are you there?' });
+    expect(send.status).toBe(409);
+    expect(send.body.remedy).toMatch(/restart the conversation/);
+    expect(sandbox.crm.messaging.transcript(platformId)).toHaveLength(platformBefore);
+    await sandbox.until('expired', () => sandbox.events('conversation.expired').some((e) => (e.data.conversation as { id: string }).id === id));
+    const ended = sandbox.events('conversation.ended').filter((e) => (e.data.conversation as { id: string }).id === id);
+    expect(ended).toHaveLength(1);
+    expect(ended[0]!.data).toMatchObject({ reason: 'session_expired' });
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+
   it('keeps each conversation’s session token sealed: not in the table in plain, not in any log line', async () => {
     const ids = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations.map((c) => c.conversationId);
     const tokens = await Promise.all(ids.map(async (id) => sandbox.crm.messaging.sessionTokenOf(await platformIdOf(sandbox, id))));
