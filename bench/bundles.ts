@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { lambdaBundling } from '../lib/bundling';
@@ -9,7 +9,7 @@ import type { Figures } from './results-file';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const OUT = join(ROOT, 'bench', '.work', 'bundles');
-const IMPORT_RUNS = 7;
+const IMPORT_RUNS = 9;
 
 /** What Lambda gives a function: its name, region, credentials and the settings the stack sets (checked at load). */
 function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
@@ -41,9 +41,46 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** Bundles a handler as the stack does (lib/bundling.ts); `minify: false` keeps the source readable for the schema count. */
+async function bundle(name: string, outfile: string, minify: boolean = lambdaBundling.minify): Promise<void> {
+  await build({
+    entryPoints: [join(ROOT, 'functions', `${name}.ts`)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: lambdaBundling.target,
+    minify,
+    mainFields: [...lambdaBundling.mainFields],
+    banner: { js: lambdaBundling.banner },
+    alias: { ...lambdaBundling.alias },
+    logLevel: 'silent',
+  });
+}
+
+/** Where zod makes every schema's internals: counting there counts the schemas a module builds. */
+const ZOD_SCHEMA_MADE = '_zodDesc.value = new Internals(def);';
+
 /**
- * Each handler bundled exactly as the stack bundles it (lib/bundling.ts), then its size and the
- * time a fresh Node process takes to import it: a stand-in for the Lambda cold start's init.
+ * How many zod schemas a handler builds while it loads: a count, so unlike import times the
+ * shared machine's load does not blur it. The unminified bundle with a counter at the line where
+ * zod makes a schema, imported once.
+ */
+function schemasAtLoad(name: string): number | undefined {
+  const outfile = join(OUT, `${name}.counted.mjs`);
+  const text = readFileSync(outfile, 'utf8');
+  if (!text.includes(ZOD_SCHEMA_MADE)) return text.includes('node_modules/zod/') ? undefined : 0;
+  writeFileSync(outfile, text.split(ZOD_SCHEMA_MADE).join(`globalThis.__schemasMade = (globalThis.__schemasMade ?? 0) + 1; ${ZOD_SCHEMA_MADE}`));
+  const script = `await import(${JSON.stringify(outfile)});process.stdout.write(String(globalThis.__schemasMade ?? 0))`;
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) }));
+}
+
+/**
+ * Each handler bundled exactly as the stack bundles it (lib/bundling.ts), then its size, the time a
+ * fresh Node process takes to import it (a stand-in for the Lambda cold start's init: wall time,
+ * and the CPU time it used, which other work on the shared cores stretches less) and the zod
+ * schemas it builds while loading. The imports go round the handlers IMPORT_RUNS times, so a
+ * burst of load elsewhere touches every handler a little rather than one a lot; medians are kept.
  */
 export async function benchBundles(): Promise<{ figures: Figures; notes: string[] }> {
   mkdirSync(OUT, { recursive: true });
@@ -51,32 +88,31 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
   const figures: Figures = {};
   for (const name of handlers) {
     const outfile = join(OUT, `${name}.mjs`);
-    await build({
-      entryPoints: [join(ROOT, 'functions', `${name}.ts`)],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: lambdaBundling.target,
-      minify: lambdaBundling.minify,
-      mainFields: [...lambdaBundling.mainFields],
-      banner: { js: lambdaBundling.banner },
-      alias: { ...lambdaBundling.alias },
-      logLevel: 'silent',
-    });
+    await bundle(name, outfile);
     figures[`bundle.${name}.kb`] = Math.round((statSync(outfile).size / 1024) * 10) / 10;
-    const times: number[] = [];
-    for (let run = 0; run < IMPORT_RUNS; run += 1) {
-      const script = `const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t))`;
-      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) });
-      times.push(Number(output));
+    await bundle(name, join(OUT, `${name}.counted.mjs`), false);
+    const schemas = schemasAtLoad(name);
+    if (schemas !== undefined) figures[`bundle.${name}.zod_schemas_at_load`] = schemas;
+  }
+  const wall = new Map<string, number[]>();
+  const cpu = new Map<string, number[]>();
+  for (let run = 0; run < IMPORT_RUNS; run += 1) {
+    for (const name of handlers) {
+      const outfile = join(OUT, `${name}.mjs`);
+      const script = `const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(outfile)});const u=process.cpuUsage(c);process.stdout.write((performance.now()-t)+' '+(u.user+u.system)/1000)`;
+      const [ms, cpuMs] = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) }).split(' ').map(Number);
+      wall.set(name, [...(wall.get(name) ?? []), ms!]);
+      cpu.set(name, [...(cpu.get(name) ?? []), cpuMs!]);
     }
-    figures[`bundle.${name}.import_ms`] = Math.round(median(times) * 10) / 10;
+  }
+  for (const name of handlers) {
+    figures[`bundle.${name}.import_ms`] = Math.round(median(wall.get(name)!) * 10) / 10;
+    figures[`bundle.${name}.import_cpu_ms`] = Math.round(median(cpu.get(name)!) * 10) / 10;
   }
   return {
     figures,
     notes: [
-      `Minified ESM bundles as the stack builds them (AWS SDK bundled in), and the median of ${IMPORT_RUNS} imports, each in a fresh \`${process.version}\` process.`,
+      `Minified ESM bundles as the stack builds them (AWS SDK bundled in), and the median of ${IMPORT_RUNS} imports, each in a fresh \`${process.version}\` process, taken round the handlers in turn: wall time (import_ms) and CPU time (import_cpu_ms). zod_schemas_at_load counts the zod schemas each handler builds while it loads (the rest are built on first use).`,
     ],
   };
 }

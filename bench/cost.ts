@@ -111,6 +111,8 @@ interface StackCounts {
   fleetRunsPerMonth: number;
   /** States a conversation's lifecycle execution passes through when all goes well (each a billed transition). */
   lifecycleTransitions: number;
+  /** States an idle fleet execution passes through (the schedule's check when no conversation is live). */
+  idleFleetTransitions: number;
 }
 
 /** The states an execution enters from StartAt following `Next` to the end: its billed transitions when all goes well. */
@@ -118,6 +120,26 @@ function happyPath(definition: { StartAt: string; States: Record<string, { Next?
   let transitions = 0;
   for (let state: string | undefined = definition.StartAt; state; state = definition.States[state]?.Next) transitions += 1;
   return transitions;
+}
+
+type StateDefinition = { Next?: string; Default?: string; Choices?: Array<{ Next: string }>; Type: string };
+
+/** The fewest states an execution enters from StartAt to `target` (following Next, choices and defaults): its billed transitions. */
+function statesTo(definition: { StartAt: string; States: Record<string, StateDefinition> }, target: string): number {
+  const depth = new Map<string, number>([[definition.StartAt, 1]]);
+  const queue = [definition.StartAt];
+  while (queue.length > 0) {
+    const state = queue.shift()!;
+    if (state === target) return depth.get(state)!;
+    const at = definition.States[state];
+    for (const next of [at?.Next, at?.Default, ...(at?.Choices ?? []).map((choice) => choice.Next)]) {
+      if (next && !depth.has(next)) {
+        depth.set(next, depth.get(state)! + 1);
+        queue.push(next);
+      }
+    }
+  }
+  throw new Error(`cost bench: no path to the state "${target}"`);
 }
 
 /** The logical id a `{Ref}` or `{Fn::GetAtt}` points at. */
@@ -163,8 +185,10 @@ function stackCounts(): StackCounts {
     definition: JSON.parse(((machine.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]).map((part) => (typeof part === 'string' ? part : 'ARN')).join('')),
   }));
   const lifecycle = machines.find((machine) => machine.name.endsWith('-conversation'));
+  const fleet = machines.find((machine) => machine.name.endsWith('-poller-fleet'));
   return {
     lifecycleTransitions: lifecycle ? happyPath(lifecycle.definition) : 5,
+    idleFleetTransitions: fleet ? statesTo(fleet.definition, 'Fleet idle') : 4,
     alarms: alarms.length,
     alarmMetrics,
     dashboards: ofType('AWS::CloudWatch::Dashboard').length,
@@ -369,12 +393,12 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
     add(bill, 'cloudwatch_dashboards', Math.max(0, stack.dashboards - 3) * PRICES.dashboardMonth);
     add(bill, 'sqs', IDLE_SQS_POLLS_PER_QUEUE_PER_MONTH * (stack.standardQueuesPolled * PRICES.sqsRequest + stack.fifoQueuesPolled * PRICES.sqsFifoRequest));
     add(bill, 'eventbridge', stack.scheduleRunsPerMonth * PRICES.schedulerInvocation);
-    // The sync dispatcher on each schedule, the fleet plan every 15 minutes (an idle execution: Begin,
-    // Plan, the choice, Fleet idle: 4 transitions).
+    // The sync dispatcher on each schedule, the fleet plan every 15 minutes (an idle execution: the
+    // states from the start to "Fleet idle", counted in the deployed definition).
     const dispatches = stack.scheduleRunsPerMonth - stack.fleetRunsPerMonth;
     lambda(bill, 'sync-dispatcher', dispatches, LATENCY_MS.dynamo * 2 + LATENCY_MS.cpu);
     lambda(bill, 'poller-fleet-plan', stack.fleetRunsPerMonth, LATENCY_MS.dynamo * 2 + LATENCY_MS.cpu);
-    add(bill, 'step_functions', stack.fleetRunsPerMonth * 4 * PRICES.stepFunctionsTransition);
+    add(bill, 'step_functions', stack.fleetRunsPerMonth * stack.idleFleetTransitions * PRICES.stepFunctionsTransition);
     add(bill, 'xray', (dispatches + stack.fleetRunsPerMonth * 2) * PRICES.xrayTrace);
     add(bill, 'dynamodb', (dispatches + stack.fleetRunsPerMonth) * 2 * PRICES.dynamoReadUnit);
   };
@@ -503,6 +527,8 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
     'cost.fixed.alarm_metrics': stack.alarmMetrics,
     'cost.fixed.alarms': stack.alarms,
     'cost.fixed.dashboards': stack.dashboards,
+    'cost.fixed.secrets': stack.secrets,
+    'cost.fixed.idle_fleet_transitions': stack.idleFleetTransitions,
     'cost.webhook.dynamodb_write_units_per_event': round2(webhook.perEvent.writeUnits),
     'cost.webhook.dynamodb_read_units_per_event': round2(webhook.perEvent.readUnits),
     'cost.webhook.worker_batch_size': round2(webhook.batchSize),

@@ -26,7 +26,6 @@ interface FunctionNeeds {
   readonly table?: 'read' | 'readWrite';
   /** `open`: kms:Decrypt; `openAndSeal`: also kms:GenerateDataKey. Both bound to the {account, connector} context. */
   readonly credentials?: 'open' | 'openAndSeal';
-  readonly gatewaySecret?: boolean;
   readonly sendsTo?: ReadonlyArray<'webhook' | 'sync' | 'ingestion'>;
   readonly publishesEvents?: boolean;
   readonly startsConversations?: boolean;
@@ -45,7 +44,6 @@ const needs: Record<HandlerName, FunctionNeeds> = {
   api: {
     table: 'readWrite',
     credentials: 'openAndSeal',
-    gatewaySecret: true,
     sendsTo: ['sync', 'ingestion'],
     // Conversation events (started, sent, handed off...).
     publishesEvents: true,
@@ -55,7 +53,7 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     knowsBaseUrl: true,
     pollerNotices: 'send',
   },
-  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', gatewaySecret: true, callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
+  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
   'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
   // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
@@ -146,6 +144,7 @@ export class IntegrationGatewayStack extends Stack {
       syncedConnectors: Object.keys(connectors.syncing()),
       webhookConnectors: connectors.withWebhooks().map((connector) => connector.name),
       alarmEmail: settings.alarmEmail,
+      topicKey: storage.dataKey,
     });
 
     const targets: WiringTargets = {
@@ -207,10 +206,6 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     const actions = need.credentials === 'openAndSeal' ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
     fn.addToRolePolicy(credentialsKeyStatement(to.storage.credentialsKey.keyArn, actions));
     fn.setVariable('CREDENTIALS_KEY_ID', to.storage.credentialsKey.keyArn);
-  }
-  if (need.gatewaySecret) {
-    to.storage.gatewaySecret.grantRead(fn);
-    fn.setVariable('GATEWAY_SECRET_ARN', to.storage.gatewaySecret.secretArn);
   }
   for (const queue of need.sendsTo ?? []) {
     to.queues[queue].grantSendMessages(fn);

@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -25,6 +25,11 @@ export interface MonitoringProps {
   readonly webhookConnectors: readonly ConnectorName[];
   /** Subscribed to the alarm topic when given. */
   readonly alarmEmail?: string;
+  /**
+   * Encrypts the alarm topic: the table's key (lib/storage.ts), which CloudWatch may use for this topic only.
+   * A key of its own would add $1 a month for a topic that carries alarm names and states.
+   */
+  readonly topicKey: kms.IKey;
 }
 
 /** Alarm thresholds, in one place (README: "Monitoring"). */
@@ -76,15 +81,31 @@ export class Monitoring extends Construct {
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
 
-    // CloudWatch cannot publish to a topic under the AWS managed SNS key, so the topic has its own key.
-    const topicKey = new kms.Key(this, 'AlarmTopicKey', {
-      description: 'Integration gateway: encrypts the alarm topic',
-      enableKeyRotation: true,
-    });
-    topicKey.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    // CloudWatch cannot publish to a topic under the AWS managed SNS key, so the topic is under a customer-managed
+    // one: the table's. CloudWatch may use it only for this topic, from this account: SNS passes the topic's ARN as
+    // the encryption context, which DynamoDB never does, so no grant here reaches the table's data. The topic is
+    // named, so its ARN is known without a reference (the key's policy naming the topic by reference would be a cycle).
+    const stack = Stack.of(this);
+    const topicName = `${stack.stackName}-alarms`;
+    const topicArn = stack.formatArn({ service: 'sns', resource: topicName });
+    const grant = props.topicKey.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsToTheAlarmTopic',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: { 'kms:EncryptionContext:aws:sns:topicArn': topicArn, 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+        },
+      }),
+      false,
+    );
+    if (!grant.statementAdded) throw new Error('the alarm topic key must accept a key policy statement');
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      topicName,
       displayName: 'Integration gateway alarms',
-      masterKey: topicKey,
+      masterKey: props.topicKey,
       enforceSSL: true,
     });
     if (props.alarmEmail) {

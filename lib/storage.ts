@@ -2,29 +2,30 @@ import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { tableDefinition } from '../shared/store/table';
 import { nagArnOf } from './nag-findings';
 
 /**
- * Where the gateway keeps its state: the one table, the key that wraps each connection's credentials, and the
- * secret holding the gateway's own keys. Everything here outlives the stack (RETAIN): losing a key loses data.
+ * Where the gateway keeps its state: the one table and the key that wraps each connection's credentials.
+ * Everything here outlives the stack (RETAIN): losing a key loses data.
+ *
+ * Two customer-managed keys (DESIGN: one for the table, one for credentials), $1 a month each. The gateway keeps
+ * no secret of its own: API keys are stored as hashes of 256-bit secrets, OAuth states are random and single-use,
+ * webhook addresses name the account, so a Secrets Manager secret ($0.40 a month) would hold nothing any code reads.
  */
 export class Storage extends Construct {
-  /** Encrypts the table and the gateway secret at rest. */
+  /** Encrypts the table, and the alarm topic (lib/monitoring.ts) at rest. */
   readonly dataKey: kms.Key;
   /** The vault's key: wraps each connection's data key, always under the context {account, connector}. */
   readonly credentialsKey: kms.Key;
   readonly table: dynamodb.Table;
-  /** The gateway's own keys (webhook address tokens, API key pepper): JSON `{"rootKey": "<64 characters>"}`. */
-  readonly gatewaySecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
 
     this.dataKey = new kms.Key(this, 'DataKey', {
-      description: 'Integration gateway: encrypts the table and the gateway secret',
+      description: 'Integration gateway: encrypts the table and the alarm topic',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -53,23 +54,6 @@ export class Storage extends Construct {
         projectionType: dynamodb.ProjectionType.ALL,
       });
     }
-
-    this.gatewaySecret = new secretsmanager.Secret(this, 'GatewaySecret', {
-      description: 'Integration gateway: its own keys (webhook address tokens, API key pepper)',
-      encryptionKey: this.dataKey,
-      generateSecretString: {
-        secretStringTemplate: '{}',
-        generateStringKey: 'rootKey',
-        passwordLength: 64,
-        excludePunctuation: true,
-      },
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.gatewaySecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The root key derives webhook address tokens and the API key pepper: rotating it would invalidate every webhook address configured on the platforms and every issued API key. Rotation needs a versioned key ring first.',
-    });
   }
 
   /**

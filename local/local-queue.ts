@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { JobQueue } from '../shared/queues/messages';
+import { messageBody } from '../shared/queues/message-body';
 import { log } from '../shared/log/logger';
 
 export type QueueConsumer = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -53,7 +54,7 @@ export class LocalQueue<T> implements JobQueue<T> {
   async send(messages: T[]): Promise<void> {
     const now = this.now();
     for (const message of messages) {
-      this.entries.push({ messageId: randomUUID(), body: JSON.stringify(message), receiveCount: 0, visibleAt: now, sentAt: now });
+      this.entries.push({ messageId: randomUUID(), body: messageBody(message), receiveCount: 0, visibleAt: now, sentAt: now });
     }
     this.schedule(0);
   }

@@ -116,6 +116,8 @@ export class IdentityService {
   private readonly users = new Map<string, IntegrationUser>();
   private readonly accessTokens = new Map<string, AccessGrant>();
   private readonly refreshTokens = new Map<string, RefreshGrant>();
+  /** PKCE verifiers received at the code exchange, so a test can look for them where they must not be. */
+  readonly codeVerifiers: string[] = [];
   private readonly authorizationCodes = new Map<string, AuthorizationCode>();
 
   constructor(options: IdentityOptions) {
@@ -342,7 +344,9 @@ export class IdentityService {
     if ((form.get('redirect_uri') ?? '') !== code.redirectUri) {
       return oauthError(400, 'redirect_uri_mismatch', 'redirect_uri must match configuration');
     }
-    if (code.codeChallenge !== undefined && pkceChallenge(form.get('code_verifier') ?? '') !== code.codeChallenge) {
+    const verifier = form.get('code_verifier');
+    if (verifier) this.codeVerifiers.push(verifier);
+    if (code.codeChallenge !== undefined && pkceChallenge(verifier ?? '') !== code.codeChallenge) {
       return oauthError(400, 'invalid_grant', 'invalid code verifier');
     }
     return this.tokenResponse(app, code.username, code.scopes, { withRefreshToken: true });

@@ -141,6 +141,8 @@ interface Conversation {
   /** Everything, both sides, in order. */
   timeline: TranscriptEntry[];
   tokenExpiresAt: number;
+  /** The session token the start answered with, so a test can look for it where it must not be. */
+  sessionToken?: string;
   polling: boolean;
   wake: (() => void) | undefined;
   /** The agent queue a handoff routed it to. */
@@ -288,6 +290,11 @@ export class MessagingPlatform {
     this.conversation(conversationId).tokenExpiresAt = this.identity.now();
   }
 
+  /** The session token issued at the start (tests check it is kept sealed). */
+  sessionTokenOf(conversationId: string): string | undefined {
+    return this.conversation(conversationId).sessionToken;
+  }
+
   /** Both sides' messages and the system events, oldest first. */
   transcript(conversationId: string): TranscriptEntry[] {
     return this.conversation(conversationId).timeline.map((entry) => ({ ...entry }));
@@ -399,6 +406,7 @@ export class MessagingPlatform {
       .setIssuedAt(Math.floor(now / 1000))
       .setExpirationTime(Math.floor(conversation.tokenExpiresAt / 1000))
       .sign(this.sessionKey);
+    conversation.sessionToken = token;
     return { status: 201, body: { conversationId: id, token } };
   }
 

@@ -21,8 +21,6 @@ export const GatewayEnvironment = z.object({
   WEBHOOK_QUEUE_URL: z.string().optional(),
   INGESTION_QUEUE_URL: z.string().optional(),
   EVENT_BUS_NAME: z.string().optional(),
-  /** Secrets Manager secret holding the gateway's own keys (webhook path tokens, API key pepper). */
-  GATEWAY_SECRET_ARN: z.string().optional(),
   CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
   POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
   /** SQS queue through which new conversations reach the running pollers. */
@@ -107,7 +105,6 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   WEBHOOK_QUEUE_URL: 'the SQS queue this function sends verified webhook events to',
   INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
   EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
-  GATEWAY_SECRET_ARN: "the Secrets Manager secret holding the gateway's own keys",
   CONVERSATION_STATE_MACHINE_ARN: 'the state machine that runs each conversation\'s lifecycle',
   POLLER_FLEET_STATE_MACHINE_ARN: 'the poller fleet state machine this function starts',
   POLLER_NOTICE_QUEUE_URL: 'the SQS queue through which new conversations reach the pollers',

@@ -34,80 +34,91 @@ const versioned = {
   deleted: maybe(z.boolean()),
 };
 
-export const BillingCustomerRecord = z
-  .object({
-    ...versioned,
-    email: maybe(z.string()),
-    first_name: maybe(z.string()),
-    last_name: maybe(z.string()),
-    company: maybe(z.string()),
-    created_at: maybe(UnixSeconds),
-  })
-  .loose();
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const BillingCustomerRecord = z.lazy(() =>
+  z
+    .object({
+      ...versioned,
+      email: maybe(z.string()),
+      first_name: maybe(z.string()),
+      last_name: maybe(z.string()),
+      company: maybe(z.string()),
+      created_at: maybe(UnixSeconds),
+    })
+    .loose(),
+);
 export type BillingCustomerRecord = z.infer<typeof BillingCustomerRecord>;
 
-const SubscriptionItem = z
-  .object({
-    item_price_id: z.string(),
-    item_type: maybe(z.string()),
-    quantity: maybe(z.number()),
-    unit_price: maybe(Amount),
-    amount: maybe(Amount),
-  })
-  .loose();
+const SubscriptionItem = z.lazy(() =>
+  z
+    .object({
+      item_price_id: z.string(),
+      item_type: maybe(z.string()),
+      quantity: maybe(z.number()),
+      unit_price: maybe(Amount),
+      amount: maybe(Amount),
+    })
+    .loose(),
+);
 
-export const BillingSubscriptionRecord = z
-  .object({
-    ...versioned,
-    customer_id: z.string().min(1),
-    /** A string, not an enum: a status the gateway does not know yet maps to 'other' instead of failing the sync. */
-    status: z.string().min(1),
-    currency_code: maybe(z.string()),
-    current_term_end: maybe(UnixSeconds),
-    next_billing_at: maybe(UnixSeconds),
-    cancelled_at: maybe(UnixSeconds),
-    created_at: maybe(UnixSeconds),
-    /** Product catalog 2.0 sites: the plan and addons as item prices. */
-    subscription_items: maybe(z.array(SubscriptionItem)),
-    /** Product catalog 1.0 sites: the plan on the subscription itself. */
-    plan_id: maybe(z.string()),
-    plan_amount: maybe(Amount),
-  })
-  .loose();
+export const BillingSubscriptionRecord = z.lazy(() =>
+  z
+    .object({
+      ...versioned,
+      customer_id: z.string().min(1),
+      /** A string, not an enum: a status the gateway does not know yet maps to 'other' instead of failing the sync. */
+      status: z.string().min(1),
+      currency_code: maybe(z.string()),
+      current_term_end: maybe(UnixSeconds),
+      next_billing_at: maybe(UnixSeconds),
+      cancelled_at: maybe(UnixSeconds),
+      created_at: maybe(UnixSeconds),
+      /** Product catalog 2.0 sites: the plan and addons as item prices. */
+      subscription_items: maybe(z.array(SubscriptionItem)),
+      /** Product catalog 1.0 sites: the plan on the subscription itself. */
+      plan_id: maybe(z.string()),
+      plan_amount: maybe(Amount),
+    })
+    .loose(),
+);
 export type BillingSubscriptionRecord = z.infer<typeof BillingSubscriptionRecord>;
 
-export const BillingInvoiceRecord = z
-  .object({
-    ...versioned,
-    customer_id: z.string().min(1),
-    subscription_id: maybe(z.string()),
-    status: z.string().min(1),
-    total: maybe(Amount),
-    amount_due: maybe(Amount),
-    amount_paid: maybe(Amount),
-    currency_code: maybe(z.string()),
-    date: maybe(UnixSeconds),
-    due_date: maybe(UnixSeconds),
-    next_retry_at: maybe(UnixSeconds),
-  })
-  .loose();
+export const BillingInvoiceRecord = z.lazy(() =>
+  z
+    .object({
+      ...versioned,
+      customer_id: z.string().min(1),
+      subscription_id: maybe(z.string()),
+      status: z.string().min(1),
+      total: maybe(Amount),
+      amount_due: maybe(Amount),
+      amount_paid: maybe(Amount),
+      currency_code: maybe(z.string()),
+      date: maybe(UnixSeconds),
+      due_date: maybe(UnixSeconds),
+      next_retry_at: maybe(UnixSeconds),
+    })
+    .loose(),
+);
 export type BillingInvoiceRecord = z.infer<typeof BillingInvoiceRecord>;
 
 /** A transaction of type `payment`: the billing platform's payments (it has no payments resource). */
-export const BillingTransactionRecord = z
-  .object({
-    ...versioned,
-    customer_id: z.string().min(1),
-    subscription_id: maybe(z.string()),
-    type: maybe(z.string()),
-    status: z.string().min(1),
-    amount: Amount,
-    currency_code: maybe(z.string()),
-    date: maybe(UnixSeconds),
-    error_text: maybe(z.string()),
-    linked_invoices: maybe(z.array(z.object({ invoice_id: z.string() }).loose())),
-  })
-  .loose();
+export const BillingTransactionRecord = z.lazy(() =>
+  z
+    .object({
+      ...versioned,
+      customer_id: z.string().min(1),
+      subscription_id: maybe(z.string()),
+      type: maybe(z.string()),
+      status: z.string().min(1),
+      amount: Amount,
+      currency_code: maybe(z.string()),
+      date: maybe(UnixSeconds),
+      error_text: maybe(z.string()),
+      linked_invoices: maybe(z.array(z.object({ invoice_id: z.string() }).loose())),
+    })
+    .loose(),
+);
 export type BillingTransactionRecord = z.infer<typeof BillingTransactionRecord>;
 
 /**
@@ -115,19 +126,23 @@ export type BillingTransactionRecord = z.infer<typeof BillingTransactionRecord>;
  * checked only as objects here; each row's resource is checked by its own schema, so a bad row is
  * named with its index and id.
  */
-export const BillingListEnvelope = z
-  .object({
-    list: z.array(z.record(z.string(), z.unknown())),
-    /** Present only when more rows exist; opaque, passed back as `offset` untouched. */
-    next_offset: z.string().min(1).optional(),
-  })
-  .loose();
+export const BillingListEnvelope = z.lazy(() =>
+  z
+    .object({
+      list: z.array(z.record(z.string(), z.unknown())),
+      /** Present only when more rows exist; opaque, passed back as `offset` untouched. */
+      next_offset: z.string().min(1).optional(),
+    })
+    .loose(),
+);
 export type BillingListEnvelope = z.infer<typeof BillingListEnvelope>;
 
 /** Enough of a row's resource to tell a deleted one apart (deleted rows need nothing else). */
-export const BillingRowIdentity = z
-  .object({ id: z.string().min(1), deleted: maybe(z.boolean()), resource_version: maybe(z.number()), updated_at: maybe(z.number()) })
-  .loose();
+export const BillingRowIdentity = z.lazy(() =>
+  z
+    .object({ id: z.string().min(1), deleted: maybe(z.boolean()), resource_version: maybe(z.number()), updated_at: maybe(z.number()) })
+    .loose(),
+);
 
 // ---- status vocabularies ----
 

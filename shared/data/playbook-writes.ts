@@ -19,16 +19,21 @@ const Common = {
   channel: z.string().max(100).optional(),
 };
 
-export const PlaybookWrite = z
-  .discriminatedUnion('kind', [
-    z.strictObject({ kind: z.literal('qualification'), status: Word.describe('e.g. qualified, disqualified, needs_follow_up'), ...Common }),
-    z.strictObject({ kind: z.literal('conversation_outcome'), outcome: Word.describe('e.g. converted, booked_meeting, lost'), ...Common }),
-    z.strictObject({ kind: z.literal('lead_score'), score: z.number().int().min(0).max(100), ...Common }),
-  ])
-  .meta({ id: 'PlaybookWrite' });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const PlaybookWrite = z.lazy(() =>
+  z
+    .discriminatedUnion('kind', [
+      z.strictObject({ kind: z.literal('qualification'), status: Word.describe('e.g. qualified, disqualified, needs_follow_up'), ...Common }),
+      z.strictObject({ kind: z.literal('conversation_outcome'), outcome: Word.describe('e.g. converted, booked_meeting, lost'), ...Common }),
+      z.strictObject({ kind: z.literal('lead_score'), score: z.number().int().min(0).max(100), ...Common }),
+    ])
+    .meta({ id: 'PlaybookWrite' }),
+);
 export type PlaybookWrite = z.infer<typeof PlaybookWrite>;
 
-export const PlaybookWrites = z.strictObject({ writes: z.array(PlaybookWrite).min(1).max(500) }).meta({ id: 'PlaybookWrites' });
+export const PlaybookWrites = z.lazy(() =>
+  z.strictObject({ writes: z.array(PlaybookWrite).min(1).max(500) }).meta({ id: 'PlaybookWrites' }),
+);
 
 export function toEngagementEvent(write: PlaybookWrite): EngagementEvent {
   const type =

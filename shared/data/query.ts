@@ -16,13 +16,16 @@ export const DEFAULT_MAX_ROWS = 10_000;
 
 type CellValue = string | number | boolean | null;
 
-const QueryBatch = z.object({
-  data: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
-  metadata: z.record(z.string(), z.object({ placeInOrder: z.number().int().nonnegative(), type: z.string().optional() }).loose()),
-  done: z.boolean(),
-  nextBatchId: z.string().min(1).optional(),
-  queryId: z.string().optional(),
-});
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+const QueryBatch = z.lazy(() =>
+  z.object({
+    data: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
+    metadata: z.record(z.string(), z.object({ placeInOrder: z.number().int().nonnegative(), type: z.string().optional() }).loose()),
+    done: z.boolean(),
+    nextBatchId: z.string().min(1).optional(),
+    queryId: z.string().optional(),
+  }),
+);
 type QueryBatch = z.infer<typeof QueryBatch>;
 
 export interface QueryResult {

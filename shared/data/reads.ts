@@ -42,64 +42,75 @@ export const SafeText = z
   });
 const FilterValue = z.union([SafeText, z.number().finite()]);
 
-export const DataFilter = z
-  .strictObject({
-    column: DataIdentifier,
-    op: z.enum(OPERATORS as [string, ...string[]]).describe('eq (=), ne (<>), lt (<), lte (<=), gt (>), gte (>=), in (IN, with a list)'),
-    value: z.union([FilterValue, z.array(FilterValue).min(1).max(MAX_IN_VALUES)]),
-  })
-  .superRefine((filter, context) => {
-    if ((filter.op === 'in') !== Array.isArray(filter.value)) {
-      context.addIssue({ code: 'custom', path: ['value'], message: filter.op === 'in' ? 'in takes a list of values' : `${filter.op} takes one value` });
-    }
-  })
-  .meta({ id: 'DataFilter' });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const DataFilter = z.lazy(() =>
+  z
+    .strictObject({
+      column: DataIdentifier,
+      op: z.enum(OPERATORS as [string, ...string[]]).describe('eq (=), ne (<>), lt (<), lte (<=), gt (>), gte (>=), in (IN, with a list)'),
+      value: z.union([FilterValue, z.array(FilterValue).min(1).max(MAX_IN_VALUES)]),
+    })
+    .superRefine((filter, context) => {
+      if ((filter.op === 'in') !== Array.isArray(filter.value)) {
+        context.addIssue({ code: 'custom', path: ['value'], message: filter.op === 'in' ? 'in takes a list of values' : `${filter.op} takes one value` });
+      }
+    })
+    .meta({ id: 'DataFilter' }),
+);
 export type DataFilter = z.infer<typeof DataFilter>;
 
-export const DataRecordsQuery = z
-  .strictObject({
-    object: DataIdentifier.default(UNIFIED_INDIVIDUAL.name).describe('A readable data model object (default: unified individuals)'),
-    columns: z.array(DataIdentifier).min(1).max(100).optional().describe("Columns to return (default: every declared column)"),
-    filters: z.array(DataFilter).max(MAX_FILTERS).default([]).describe('Conditions, all of which must hold'),
-    limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(100).describe(`Records per page, 1-${MAX_PAGE_SIZE}`),
-    cursor: z.string().max(3_000).optional().describe('The nextCursor of the previous page (same object, columns and filters)'),
-  })
-  .meta({ id: 'DataRecordsQuery' });
+export const DataRecordsQuery = z.lazy(() =>
+  z
+    .strictObject({
+      object: DataIdentifier.default(UNIFIED_INDIVIDUAL.name).describe('A readable data model object (default: unified individuals)'),
+      columns: z.array(DataIdentifier).min(1).max(100).optional().describe("Columns to return (default: every declared column)"),
+      filters: z.array(DataFilter).max(MAX_FILTERS).default([]).describe('Conditions, all of which must hold'),
+      limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(100).describe(`Records per page, 1-${MAX_PAGE_SIZE}`),
+      cursor: z.string().max(3_000).optional().describe('The nextCursor of the previous page (same object, columns and filters)'),
+    })
+    .meta({ id: 'DataRecordsQuery' }),
+);
 export type DataRecordsQuery = z.infer<typeof DataRecordsQuery>;
 
 const Cell = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-export const DataRecordsPage = z
-  .object({ object: z.string(), records: z.array(z.record(z.string(), Cell)), nextCursor: z.string().optional() })
-  .meta({ id: 'DataRecordsPage' });
+export const DataRecordsPage = z.lazy(() =>
+  z
+    .object({ object: z.string(), records: z.array(z.record(z.string(), Cell)), nextCursor: z.string().optional() })
+    .meta({ id: 'DataRecordsPage' }),
+);
 export type DataRecordsPage = z.infer<typeof DataRecordsPage>;
 
-export const DataAggregateQuery = z
-  .strictObject({
-    object: DataIdentifier.default(ENGAGEMENT.name),
-    function: z.enum(['count', 'sum', 'avg']).describe('COUNT(*), SUM(column) or AVG(column)'),
-    column: DataIdentifier.optional().describe('The numeric column SUM and AVG read'),
-    filters: z.array(DataFilter).max(MAX_FILTERS).default([]),
-    groupBy: z.array(DataIdentifier).max(3).default([]).describe('Columns to group by (GROUP BY)'),
-    limit: z.number().int().min(1).max(MAX_GROUPS).default(100).describe(`Groups at most, 1-${MAX_GROUPS}`),
-  })
-  .superRefine((query, context) => {
-    if ((query.function === 'count') === (query.column !== undefined)) {
-      context.addIssue({ code: 'custom', path: ['column'], message: query.function === 'count' ? 'COUNT(*) takes no column' : `${query.function} needs a numeric column` });
-    }
-  })
-  .meta({ id: 'DataAggregateQuery' });
+export const DataAggregateQuery = z.lazy(() =>
+  z
+    .strictObject({
+      object: DataIdentifier.default(ENGAGEMENT.name),
+      function: z.enum(['count', 'sum', 'avg']).describe('COUNT(*), SUM(column) or AVG(column)'),
+      column: DataIdentifier.optional().describe('The numeric column SUM and AVG read'),
+      filters: z.array(DataFilter).max(MAX_FILTERS).default([]),
+      groupBy: z.array(DataIdentifier).max(3).default([]).describe('Columns to group by (GROUP BY)'),
+      limit: z.number().int().min(1).max(MAX_GROUPS).default(100).describe(`Groups at most, 1-${MAX_GROUPS}`),
+    })
+    .superRefine((query, context) => {
+      if ((query.function === 'count') === (query.column !== undefined)) {
+        context.addIssue({ code: 'custom', path: ['column'], message: query.function === 'count' ? 'COUNT(*) takes no column' : `${query.function} needs a numeric column` });
+      }
+    })
+    .meta({ id: 'DataAggregateQuery' }),
+);
 export type DataAggregateQuery = z.infer<typeof DataAggregateQuery>;
 
-export const DataAggregateAnswer = z
-  .object({
-    object: z.string(),
-    function: z.enum(['count', 'sum', 'avg']),
-    column: z.string().optional(),
-    /** Without groupBy: one group with an empty key. */
-    groups: z.array(z.object({ key: z.record(z.string(), Cell), value: z.number().nullable() })),
-    truncated: z.boolean(),
-  })
-  .meta({ id: 'DataAggregateAnswer' });
+export const DataAggregateAnswer = z.lazy(() =>
+  z
+    .object({
+      object: z.string(),
+      function: z.enum(['count', 'sum', 'avg']),
+      column: z.string().optional(),
+      /** Without groupBy: one group with an empty key. */
+      groups: z.array(z.object({ key: z.record(z.string(), Cell), value: z.number().nullable() })),
+      truncated: z.boolean(),
+    })
+    .meta({ id: 'DataAggregateAnswer' }),
+);
 export type DataAggregateAnswer = z.infer<typeof DataAggregateAnswer>;
 
 export const EngagementHistoryQuery = z.strictObject({
@@ -109,21 +120,23 @@ export const EngagementHistoryQuery = z.strictObject({
 });
 export type EngagementHistoryQuery = z.infer<typeof EngagementHistoryQuery>;
 
-export const EngagementHistory = z
-  .object({
-    email: z.string(),
-    events: z.array(
-      z.object({
-        event_id: z.string(),
-        event_type: z.string().nullable(),
-        event_timestamp: z.string().nullable(),
-        conversation_id: z.string().nullable(),
-        channel: z.string().nullable(),
-      }),
-    ),
-    truncated: z.boolean(),
-  })
-  .meta({ id: 'EngagementHistory' });
+export const EngagementHistory = z.lazy(() =>
+  z
+    .object({
+      email: z.string(),
+      events: z.array(
+        z.object({
+          event_id: z.string(),
+          event_type: z.string().nullable(),
+          event_timestamp: z.string().nullable(),
+          conversation_id: z.string().nullable(),
+          channel: z.string().nullable(),
+        }),
+      ),
+      truncated: z.boolean(),
+    })
+    .meta({ id: 'EngagementHistory' }),
+);
 export type EngagementHistory = z.infer<typeof EngagementHistory>;
 
 export interface DataReadContext {

@@ -46,16 +46,21 @@ import { AccountParams } from '../api/routes/params';
 /** Events per request; the worker sends them on in requests of at most 50. */
 export const MAX_EVENTS_PER_REQUEST = 500;
 
-const EngagementEventsBody = z.strictObject({
-  events: z.array(EngagementEvent).min(1).max(MAX_EVENTS_PER_REQUEST).describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`),
-});
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+const EngagementEventsBody = z.lazy(() =>
+  z.strictObject({
+    events: z.array(EngagementEvent).min(1).max(MAX_EVENTS_PER_REQUEST).describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`),
+  }),
+);
 
-const Accepted = z
-  .object({
-    accepted: z.number().int(),
-    delivery: z.enum(['real_time', 'hourly', 'daily']).describe('When they are sent: at once, or at the next hourly or daily schedule'),
-  })
-  .meta({ id: 'EngagementEventsAccepted' });
+const Accepted = z.lazy(() =>
+  z
+    .object({
+      accepted: z.number().int(),
+      delivery: z.enum(['real_time', 'hourly', 'daily']).describe('When they are sent: at once, or at the next hourly or daily schedule'),
+    })
+    .meta({ id: 'EngagementEventsAccepted' }),
+);
 
 /** An email in a path, refused when it holds characters that are never sent towards a query. */
 const SafeEmail = z
@@ -176,22 +181,26 @@ const ProfileQuery = z.strictObject({
 
 const CRM_LAG_NOTE = 'CRM connector sync is on: CRM changes reach unified profiles 5-10 minutes later, plus identity resolution (typically 10-15 minutes).';
 
-const DeliveryHour = z.object({
-  hour: z.string(),
-  accepted: z.number().int(),
-  held: z.number().int(),
-  sent: z.number().int(),
-  retried: z.number().int(),
-  refused: z.number().int(),
-  deadLettered: z.number().int(),
-});
-const EngagementDeliveries = z
-  .object({
-    frequency: z.enum(['real_time', 'hourly', 'daily']),
-    heldNow: z.number().int().describe('Events waiting for the next hourly or daily send'),
-    hours: z.array(DeliveryHour).describe('Per hour, oldest first: events accepted, held, sent, retried, refused, dead-lettered'),
-  })
-  .meta({ id: 'EngagementDeliveries' });
+const DeliveryHour = z.lazy(() =>
+  z.object({
+    hour: z.string(),
+    accepted: z.number().int(),
+    held: z.number().int(),
+    sent: z.number().int(),
+    retried: z.number().int(),
+    refused: z.number().int(),
+    deadLettered: z.number().int(),
+  }),
+);
+const EngagementDeliveries = z.lazy(() =>
+  z
+    .object({
+      frequency: z.enum(['real_time', 'hourly', 'daily']),
+      heldNow: z.number().int().describe('Events waiting for the next hourly or daily send'),
+      hours: z.array(DeliveryHour).describe('Per hour, oldest first: events accepted, held, sent, retried, refused, dead-lettered'),
+    })
+    .meta({ id: 'EngagementDeliveries' }),
+);
 
 export const dataRoutes = [
   route({

@@ -26,13 +26,15 @@ function apiSecurityHeaders(): Record<string, string> {
  * so no header is ever sent twice.
  */
 export function securityHeaders(): MiddlewareObj<unknown, APIGatewayProxyResultV2> {
-  const headers = Object.entries(apiSecurityHeaders());
+  const headers = Object.entries(apiSecurityHeaders()).map(([name, value]) => ({ name, lower: name.toLowerCase(), value }));
   const apply = (request: Answer) => {
     const response = request.response;
     if (!response || typeof response !== 'object') return;
     const own = (response.headers ??= {});
-    const present = new Set(Object.keys(own).map((name) => name.toLowerCase()));
-    for (const [name, value] of headers) if (!present.has(name.toLowerCase())) own[name] = value;
+    // Runs on every answer: the answer's own names lower-cased once, compared by a scan (a few names).
+    const present = Object.keys(own);
+    for (let i = 0; i < present.length; i += 1) present[i] = present[i]!.toLowerCase();
+    for (const { name, lower, value } of headers) if (!present.includes(lower)) own[name] = value;
   };
   return { after: apply, onError: apply };
 }

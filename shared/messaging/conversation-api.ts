@@ -17,12 +17,15 @@ import type { MessagingPlatformSession } from './client';
 export const API_VERSION = 'v58.0';
 const DATA_API = `/services/data/${API_VERSION}`;
 
-export const PrechatItem = z.object({
-  label: z.string(),
-  value: z.string(),
-  transcriptFields: z.array(z.string()),
-  displayToAgent: z.boolean(),
-});
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const PrechatItem = z.lazy(() =>
+  z.object({
+    label: z.string(),
+    value: z.string(),
+    transcriptFields: z.array(z.string()),
+    displayToAgent: z.boolean(),
+  }),
+);
 export type PrechatItem = z.infer<typeof PrechatItem>;
 
 export interface StartRequest {
@@ -31,17 +34,29 @@ export interface StartRequest {
   prechatDetails: PrechatItem[];
 }
 
-const StartAnswer = z.object({ conversationId: z.string().min(1), token: z.string().min(1) });
+const StartAnswer = z.lazy(() =>
+  z.object({ conversationId: z.string().min(1), token: z.string().min(1) }),
+);
 
 /** One event of a poll answer, as the platform's older chat API shapes them. */
-export const PolledEvent = z.object({ type: z.string(), message: z.record(z.string(), z.unknown()).default({}) });
+export const PolledEvent = z.lazy(() =>
+  z.object({ type: z.string(), message: z.record(z.string(), z.unknown()).default({}) }),
+);
 export type PolledEvent = z.infer<typeof PolledEvent>;
-const PollAnswer = z.object({ messages: z.array(PolledEvent), sequence: z.number().int() });
+const PollAnswer = z.lazy(() =>
+  z.object({ messages: z.array(PolledEvent), sequence: z.number().int() }),
+);
 export type PollAnswer = z.infer<typeof PollAnswer>;
 
-const QueryAnswer = z.object({ records: z.array(z.object({ Id: z.string() })) });
-const Describe = z.object({ fields: z.array(z.object({ name: z.string(), type: z.string().optional() })) });
-const SendAnswer = z.looseObject({ messageId: z.string().optional() });
+const QueryAnswer = z.lazy(() =>
+  z.object({ records: z.array(z.object({ Id: z.string() })) }),
+);
+const Describe = z.lazy(() =>
+  z.object({ fields: z.array(z.object({ name: z.string(), type: z.string().optional() })) }),
+);
+const SendAnswer = z.lazy(() =>
+  z.looseObject({ messageId: z.string().optional() }),
+);
 
 export async function startPlatformConversation(session: MessagingPlatformSession, request: StartRequest): Promise<{ platformConversationId: string; sessionToken: string }> {
   const answer = await session.request({

@@ -24,41 +24,50 @@ export type ConversationEventType = (typeof CONVERSATION_EVENT_TYPES)[number];
 
 const Time = z.iso.datetime();
 
-export const EventConversation = z
-  .object({
-    id: z.string(),
-    platformConversationId: z.string().optional(),
-    direction: z.enum(['inbound', 'outbound']).optional(),
-    contactId: z.string().optional(),
-  })
-  .meta({ id: 'EventConversation' });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const EventConversation = z.lazy(() =>
+  z
+    .object({
+      id: z.string(),
+      platformConversationId: z.string().optional(),
+      direction: z.enum(['inbound', 'outbound']).optional(),
+      contactId: z.string().optional(),
+    })
+    .meta({ id: 'EventConversation' }),
+);
 
-const Media = z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() });
+const Media = z.lazy(() =>
+  z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }),
+);
 
-export const EventReceivedMessage = z
-  .object({
-    sequence: z.number().int(),
-    type: z.enum(['text', 'media', 'system']),
-    text: z.string().optional(),
-    media: Media.optional(),
-    /** `queue_update`, `agent_joined`, `transfer`, `ended`, or the platform's word for system events. */
-    systemEvent: z.string().optional(),
-    sender: z.string(),
-    senderName: z.string().optional(),
-    sentAt: Time,
-  })
-  .meta({ id: 'EventReceivedMessage' });
+export const EventReceivedMessage = z.lazy(() =>
+  z
+    .object({
+      sequence: z.number().int(),
+      type: z.enum(['text', 'media', 'system']),
+      text: z.string().optional(),
+      media: Media.optional(),
+      /** `queue_update`, `agent_joined`, `transfer`, `ended`, or the platform's word for system events. */
+      systemEvent: z.string().optional(),
+      sender: z.string(),
+      senderName: z.string().optional(),
+      sentAt: Time,
+    })
+    .meta({ id: 'EventReceivedMessage' }),
+);
 
-export const EventSentMessage = z
-  .object({
-    id: z.string(),
-    type: z.enum(['text', 'media']),
-    text: z.string().optional(),
-    media: Media.optional(),
-    author: z.enum(['automated', 'end_user']),
-    sentAt: Time,
-  })
-  .meta({ id: 'EventSentMessage' });
+export const EventSentMessage = z.lazy(() =>
+  z
+    .object({
+      id: z.string(),
+      type: z.enum(['text', 'media']),
+      text: z.string().optional(),
+      media: Media.optional(),
+      author: z.enum(['automated', 'end_user']),
+      sentAt: Time,
+    })
+    .meta({ id: 'EventSentMessage' }),
+);
 
 const base = { conversation: EventConversation };
 export const CONVERSATION_EVENT_DATA = {

@@ -88,16 +88,19 @@ export async function conversationSession(gateway: Gateway, conversation: Conver
 
 export const ProfileValue = z.string().min(1).max(255);
 
-export const StartConversationInput = z
-  .strictObject({
-    direction: z.enum(['inbound', 'outbound']).describe('inbound: the end user opened the chat; outbound: a proactive invitation (Activation)'),
-    contactId: z.string().regex(/^[A-Za-z0-9]{15,18}$/, 'a CRM record id (15 or 18 letters and digits)').optional().describe("The contact's record id on the CRM"),
-    /** Profile attributes by name; the pre-chat mapping turns them into prechatDetails. */
-    prechat: z.record(z.string().min(1).max(80), ProfileValue).optional().describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails'),
-    messagingPlatformKey: z.string().min(8).max(255).optional().describe("Overrides the connection's Messaging Platform Key"),
-    endUserEmail: z.email().max(254).optional().describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended"),
-  })
-  .meta({ id: 'StartConversation' });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const StartConversationInput = z.lazy(() =>
+  z
+    .strictObject({
+      direction: z.enum(['inbound', 'outbound']).describe('inbound: the end user opened the chat; outbound: a proactive invitation (Activation)'),
+      contactId: z.string().regex(/^[A-Za-z0-9]{15,18}$/, 'a CRM record id (15 or 18 letters and digits)').optional().describe("The contact's record id on the CRM"),
+      /** Profile attributes by name; the pre-chat mapping turns them into prechatDetails. */
+      prechat: z.record(z.string().min(1).max(80), ProfileValue).optional().describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails'),
+      messagingPlatformKey: z.string().min(8).max(255).optional().describe("Overrides the connection's Messaging Platform Key"),
+      endUserEmail: z.email().max(254).optional().describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended"),
+    })
+    .meta({ id: 'StartConversation' }),
+);
 export type StartConversationInput = z.infer<typeof StartConversationInput>;
 
 const notAllowed = (detail: string, remedy: string) => problems.notAllowedBySettings('messaging settings', detail, remedy);
@@ -239,24 +242,28 @@ function ended(conversation: Conversation): ProblemError {
 
 // ---- send ----
 
-const Media = z.strictObject({
-  url: z.url({ protocol: /^https$/ }).max(2048).describe('An https address of the file'),
-  mimeType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as image/png'),
-  name: z.string().min(1).max(255).optional(),
-});
+const Media = z.lazy(() =>
+  z.strictObject({
+    url: z.url({ protocol: /^https$/ }).max(2048).describe('An https address of the file'),
+    mimeType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as image/png'),
+    name: z.string().min(1).max(255).optional(),
+  }),
+);
 
 /** The longest text a message may carry (the platform's messaging limit). */
 export const MAX_TEXT_LENGTH = 4_000;
 
-export const SendMessageInput = z
-  .strictObject({
-    text: z.string().min(1).max(MAX_TEXT_LENGTH).optional().describe(`Up to ${MAX_TEXT_LENGTH} characters`),
-    media: Media.optional(),
-    author: z.enum(['automated', 'end_user']).default('automated').describe("automated: the playbook's reply (refused once handed off); end_user: the end user's words relayed"),
-    clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Makes a retried send a no-op: the same id is sent once'),
-  })
-  .refine((input) => (input.text === undefined) !== (input.media === undefined), { message: 'Send either text or media.' })
-  .meta({ id: 'SendMessage' });
+export const SendMessageInput = z.lazy(() =>
+  z
+    .strictObject({
+      text: z.string().min(1).max(MAX_TEXT_LENGTH).optional().describe(`Up to ${MAX_TEXT_LENGTH} characters`),
+      media: Media.optional(),
+      author: z.enum(['automated', 'end_user']).default('automated').describe("automated: the playbook's reply (refused once handed off); end_user: the end user's words relayed"),
+      clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Makes a retried send a no-op: the same id is sent once'),
+    })
+    .refine((input) => (input.text === undefined) !== (input.media === undefined), { message: 'Send either text or media.' })
+    .meta({ id: 'SendMessage' }),
+);
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
 
 export interface SentView {
@@ -351,7 +358,9 @@ async function conversationCallProblem(gateway: Gateway, conversation: Conversat
 
 // ---- handoff and end ----
 
-export const HandOffInput = z.strictObject({ queue: z.string().min(1).max(80).optional().describe('The agent queue (default: the settings\' handoff queue)') }).meta({ id: 'HandOff' });
+export const HandOffInput = z.lazy(() =>
+  z.strictObject({ queue: z.string().min(1).max(80).optional().describe('The agent queue (default: the settings\' handoff queue)') }).meta({ id: 'HandOff' }),
+);
 
 export async function handOff(gateway: Gateway, accountId: string, conversationId: string, input: z.infer<typeof HandOffInput>, log: Logger): Promise<Conversation> {
   const conversation = await conversationOf(gateway, accountId, conversationId);

@@ -1,29 +1,34 @@
 import * as z from 'zod';
 import type { Message, SentMessage } from '../store/items';
 
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 /**
  * One conversation as a reader sees it: both sides and the system events, oldest first. The
  * same list answers "read its messages" and becomes the transcript.
  */
-export const ConversationEntry = z
-  .object({
-    /** `r<sequence>` for what the platform delivered, `s<id>` for what the gateway sent. */
-    id: z.string(),
-    direction: z.enum(['inbound', 'outbound']),
-    type: z.enum(['text', 'media', 'system']),
-    /** agent, system (platform side); automated, end_user (sent through the gateway). */
-    sender: z.string(),
-    senderName: z.string().optional(),
-    text: z.string().optional(),
-    media: z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }).optional(),
-    systemEvent: z.string().optional(),
-    sequence: z.number().int().optional(),
-    at: z.string(),
-  })
-  .meta({ id: 'ConversationEntry' });
+export const ConversationEntry = z.lazy(() =>
+  z
+    .object({
+      /** `r<sequence>` for what the platform delivered, `s<id>` for what the gateway sent. */
+      id: z.string(),
+      direction: z.enum(['inbound', 'outbound']),
+      type: z.enum(['text', 'media', 'system']),
+      /** agent, system (platform side); automated, end_user (sent through the gateway). */
+      sender: z.string(),
+      senderName: z.string().optional(),
+      text: z.string().optional(),
+      media: z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }).optional(),
+      systemEvent: z.string().optional(),
+      sequence: z.number().int().optional(),
+      at: z.string(),
+    })
+    .meta({ id: 'ConversationEntry' }),
+);
 export type ConversationEntry = z.infer<typeof ConversationEntry>;
 
-const MediaDetails = z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() });
+const MediaDetails = z.lazy(() =>
+  z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }),
+);
 
 export function receivedEntry(message: Message): ConversationEntry {
   const media = MediaDetails.safeParse(message.details?.media);

@@ -32,96 +32,111 @@ const Id = z.string().min(1);
 /** A reference that may be expanded into the object it names. */
 const Ref = z.union([Id, z.looseObject({ id: Id })]);
 
-export const PaymentCustomerRecord = z.looseObject({
-  id: Id,
-  object: z.literal('customer').optional(),
-  email: z.string().nullish(),
-  name: z.string().nullish(),
-  created: UnixSeconds,
-  /** `{id, object: 'customer', deleted: true}` is what the platform answers for a deleted customer. */
-  deleted: z.boolean().optional(),
-});
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const PaymentCustomerRecord = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    object: z.literal('customer').optional(),
+    email: z.string().nullish(),
+    name: z.string().nullish(),
+    created: UnixSeconds,
+    /** `{id, object: 'customer', deleted: true}` is what the platform answers for a deleted customer. */
+    deleted: z.boolean().optional(),
+  }),
+);
 export type PaymentCustomerRecord = z.infer<typeof PaymentCustomerRecord>;
 
-const Price = z.looseObject({
-  id: Id,
-  nickname: z.string().nullish(),
-  /** Null for tiered or custom prices. */
-  unit_amount: z.number().int().nullish(),
-  currency: z.string().nullish(),
-  product: z.union([Id, z.looseObject({ id: Id, name: z.string().nullish() })]).nullish(),
-});
+const Price = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    nickname: z.string().nullish(),
+    /** Null for tiered or custom prices. */
+    unit_amount: z.number().int().nullish(),
+    currency: z.string().nullish(),
+    product: z.union([Id, z.looseObject({ id: Id, name: z.string().nullish() })]).nullish(),
+  }),
+);
 
-const SubscriptionItem = z.looseObject({
-  price: Price.nullish(),
-  quantity: z.number().int().nullish(),
-  current_period_end: UnixSeconds,
-});
+const SubscriptionItem = z.lazy(() =>
+  z.looseObject({
+    price: Price.nullish(),
+    quantity: z.number().int().nullish(),
+    current_period_end: UnixSeconds,
+  }),
+);
 
-export const PaymentSubscriptionRecord = z.looseObject({
-  id: Id,
-  object: z.literal('subscription').optional(),
-  customer: Ref,
-  status: z.string(),
-  created: UnixSeconds,
-  current_period_end: UnixSeconds,
-  cancel_at_period_end: z.boolean().nullish(),
-  cancel_at: UnixSeconds,
-  canceled_at: UnixSeconds,
-  ended_at: UnixSeconds,
-  currency: z.string().nullish(),
-  items: z.looseObject({ data: z.array(SubscriptionItem) }).nullish(),
-  /** Legacy single-plan subscriptions. */
-  plan: z.looseObject({ id: Id, nickname: z.string().nullish(), amount: z.number().int().nullish() }).nullish(),
-});
+export const PaymentSubscriptionRecord = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    object: z.literal('subscription').optional(),
+    customer: Ref,
+    status: z.string(),
+    created: UnixSeconds,
+    current_period_end: UnixSeconds,
+    cancel_at_period_end: z.boolean().nullish(),
+    cancel_at: UnixSeconds,
+    canceled_at: UnixSeconds,
+    ended_at: UnixSeconds,
+    currency: z.string().nullish(),
+    items: z.looseObject({ data: z.array(SubscriptionItem) }).nullish(),
+    /** Legacy single-plan subscriptions. */
+    plan: z.looseObject({ id: Id, nickname: z.string().nullish(), amount: z.number().int().nullish() }).nullish(),
+  }),
+);
 export type PaymentSubscriptionRecord = z.infer<typeof PaymentSubscriptionRecord>;
 
-export const PaymentInvoiceRecord = z.looseObject({
-  id: Id,
-  object: z.literal('invoice').optional(),
-  customer: Ref.nullish(),
-  subscription: Ref.nullish(),
-  parent: z.looseObject({ subscription_details: z.looseObject({ subscription: Ref.nullish() }).nullish() }).nullish(),
-  status: z.string().nullish(),
-  total: z.number().int().nullish(),
-  amount_due: z.number().int().nullish(),
-  amount_paid: z.number().int().nullish(),
-  currency: z.string().nullish(),
-  created: UnixSeconds,
-  status_transitions: z.looseObject({ finalized_at: UnixSeconds }).nullish(),
-  due_date: UnixSeconds,
-  next_payment_attempt: UnixSeconds,
-});
+export const PaymentInvoiceRecord = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    object: z.literal('invoice').optional(),
+    customer: Ref.nullish(),
+    subscription: Ref.nullish(),
+    parent: z.looseObject({ subscription_details: z.looseObject({ subscription: Ref.nullish() }).nullish() }).nullish(),
+    status: z.string().nullish(),
+    total: z.number().int().nullish(),
+    amount_due: z.number().int().nullish(),
+    amount_paid: z.number().int().nullish(),
+    currency: z.string().nullish(),
+    created: UnixSeconds,
+    status_transitions: z.looseObject({ finalized_at: UnixSeconds }).nullish(),
+    due_date: UnixSeconds,
+    next_payment_attempt: UnixSeconds,
+  }),
+);
 export type PaymentInvoiceRecord = z.infer<typeof PaymentInvoiceRecord>;
 
-export const PaymentIntentRecord = z.looseObject({
-  id: Id,
-  object: z.literal('payment_intent').optional(),
-  /** Null for guest payments. */
-  customer: Ref.nullish(),
-  amount: z.number().int(),
-  currency: z.string().nullish(),
-  status: z.string(),
-  created: UnixSeconds,
-  /** Older API versions only. */
-  invoice: Ref.nullish(),
-  latest_charge: Ref.nullish(),
-  last_payment_error: z.looseObject({ message: z.string().nullish() }).nullish(),
-});
+export const PaymentIntentRecord = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    object: z.literal('payment_intent').optional(),
+    /** Null for guest payments. */
+    customer: Ref.nullish(),
+    amount: z.number().int(),
+    currency: z.string().nullish(),
+    status: z.string(),
+    created: UnixSeconds,
+    /** Older API versions only. */
+    invoice: Ref.nullish(),
+    latest_charge: Ref.nullish(),
+    last_payment_error: z.looseObject({ message: z.string().nullish() }).nullish(),
+  }),
+);
 export type PaymentIntentRecord = z.infer<typeof PaymentIntentRecord>;
 
-export const PaymentChargeRecord = z.looseObject({
-  id: Id,
-  object: z.literal('charge').optional(),
-  customer: Ref.nullish(),
-  amount: z.number().int(),
-  currency: z.string().nullish(),
-  status: z.string(),
-  refunded: z.boolean().nullish(),
-  created: UnixSeconds,
-  invoice: Ref.nullish(),
-  failure_message: z.string().nullish(),
-});
+export const PaymentChargeRecord = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    object: z.literal('charge').optional(),
+    customer: Ref.nullish(),
+    amount: z.number().int(),
+    currency: z.string().nullish(),
+    status: z.string(),
+    refunded: z.boolean().nullish(),
+    created: UnixSeconds,
+    invoice: Ref.nullish(),
+    failure_message: z.string().nullish(),
+  }),
+);
 export type PaymentChargeRecord = z.infer<typeof PaymentChargeRecord>;
 
 /** The platform's `object` word for each data object (what `event.data.object.object` says). */

@@ -122,22 +122,31 @@ function listOf<T extends z.ZodType>(item: T) {
   return z.looseObject({ object: z.literal('list').optional(), data: z.array(item), has_more: z.boolean() });
 }
 
-const ListedItem = z.looseObject({ id: Id, created: Created });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+const ListedItem = z.lazy(() =>
+  z.looseObject({ id: Id, created: Created }),
+);
 /** A subscription with its customer expanded (`{id, object, deleted: true}` once the customer is deleted). */
-const SubscriptionWithCustomer = z.looseObject({ id: Id, created: Created, customer: z.looseObject({ id: Id, deleted: z.boolean().optional() }) });
+const SubscriptionWithCustomer = z.lazy(() =>
+  z.looseObject({ id: Id, created: Created, customer: z.looseObject({ id: Id, deleted: z.boolean().optional() }) }),
+);
 
-export const PlatformEvent = z.looseObject({
-  id: Id,
-  type: z.string(),
-  created: Created,
-  data: z.looseObject({
-    // `invoice.upcoming` carries an invoice without an id: such events are skipped.
-    object: z.looseObject({ object: z.string().optional(), id: z.string().optional(), customer: z.unknown().optional(), status: z.unknown().optional() }),
+export const PlatformEvent = z.lazy(() =>
+  z.looseObject({
+    id: Id,
+    type: z.string(),
+    created: Created,
+    data: z.looseObject({
+      // `invoice.upcoming` carries an invoice without an id: such events are skipped.
+      object: z.looseObject({ object: z.string().optional(), id: z.string().optional(), customer: z.unknown().optional(), status: z.unknown().optional() }),
+    }),
   }),
-});
+);
 export type PlatformEvent = z.infer<typeof PlatformEvent>;
 
-const Retrieved = z.looseObject({ id: Id, deleted: z.boolean().optional() });
+const Retrieved = z.lazy(() =>
+  z.looseObject({ id: Id, deleted: z.boolean().optional() }),
+);
 
 // ---------- cursors ----------
 

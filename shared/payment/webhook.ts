@@ -62,33 +62,40 @@ const idOf = (ref: unknown): string | undefined => {
   return parsed.success ? (typeof parsed.data === 'string' ? parsed.data : parsed.data.id) : undefined;
 };
 
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 /** The few invoice fields a payment event needs beyond the normalised invoice. */
-const InvoicePayment = z.looseObject({
-  customer_email: z.string().nullish(),
-  customer_name: z.string().nullish(),
-  attempt_count: z.number().int().nullish(),
-  next_payment_attempt: z.number().int().nullish(),
-  payment_intent: Ref.nullish(),
-  status_transitions: z.looseObject({ paid_at: z.number().int().nullish() }).nullish(),
-});
+const InvoicePayment = z.lazy(() =>
+  z.looseObject({
+    customer_email: z.string().nullish(),
+    customer_name: z.string().nullish(),
+    attempt_count: z.number().int().nullish(),
+    next_payment_attempt: z.number().int().nullish(),
+    payment_intent: Ref.nullish(),
+    status_transitions: z.looseObject({ paid_at: z.number().int().nullish() }).nullish(),
+  }),
+);
 
-const Dispute = z.looseObject({
-  id: z.string().min(1),
-  object: z.literal('dispute'),
-  amount: z.number().int(),
-  currency: z.string().nullish(),
-  charge: Ref.nullish(),
-  payment_intent: Ref.nullish(),
-  reason: z.string().nullish(),
-  status: z.string().nullish(),
-  evidence_details: z.looseObject({ due_by: z.number().int().nullish() }).nullish(),
-});
+const Dispute = z.lazy(() =>
+  z.looseObject({
+    id: z.string().min(1),
+    object: z.literal('dispute'),
+    amount: z.number().int(),
+    currency: z.string().nullish(),
+    charge: Ref.nullish(),
+    payment_intent: Ref.nullish(),
+    reason: z.string().nullish(),
+    status: z.string().nullish(),
+    evidence_details: z.looseObject({ due_by: z.number().int().nullish() }).nullish(),
+  }),
+);
 
 /** Period-end changes mean the subscription moved into its next period: a renewal. */
-const PeriodChange = z.looseObject({
-  current_period_end: z.number().nullish(),
-  items: z.looseObject({ data: z.array(z.looseObject({ current_period_end: z.number().nullish() })) }).nullish(),
-});
+const PeriodChange = z.lazy(() =>
+  z.looseObject({
+    current_period_end: z.number().nullish(),
+    items: z.looseObject({ data: z.array(z.looseObject({ current_period_end: z.number().nullish() })) }).nullish(),
+  }),
+);
 
 export function paymentEventEffects(payload: unknown): WebhookEffects {
   const parsed = PaymentEventEnvelope.safeParse(payload);

@@ -1,39 +1,44 @@
 import * as z from 'zod';
 import { AccountId, ConnectorName } from '../connectors';
 
+// Built on first use (z.lazy): the consumers parse their own queue's messages; other functions load this module for its types.
 /** One sync job: page one data object of one connection from its checkpoint. */
-export const SyncJob = z
-  .object({
-    accountId: AccountId,
-    connector: ConnectorName,
-    object: z.string().min(1).max(64),
-    /**
-     * Which schedule asked for it, `manual` for a sync started from the dashboard, `retry` for the
-     * next try of a sync that failed on something time fixes (shared/sync/sync-retry.ts), or
-     * `purge`: the connection was disconnected, delete what was synced for it.
-     */
-    trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'retry', 'purge']),
-    requestedAt: z.iso.datetime(),
-    /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
-    runId: z.string().min(1).max(64).optional(),
-    /** A manual "sync everything again" from the dashboard. */
-    full: z.boolean().optional(),
-  })
-  .meta({ id: 'SyncJob' });
+export const SyncJob = z.lazy(() =>
+  z
+    .object({
+      accountId: AccountId,
+      connector: ConnectorName,
+      object: z.string().min(1).max(64),
+      /**
+       * Which schedule asked for it, `manual` for a sync started from the dashboard, `retry` for the
+       * next try of a sync that failed on something time fixes (shared/sync/sync-retry.ts), or
+       * `purge`: the connection was disconnected, delete what was synced for it.
+       */
+      trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'retry', 'purge']),
+      requestedAt: z.iso.datetime(),
+      /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
+      runId: z.string().min(1).max(64).optional(),
+      /** A manual "sync everything again" from the dashboard. */
+      full: z.boolean().optional(),
+    })
+    .meta({ id: 'SyncJob' }),
+);
 export type SyncJob = z.infer<typeof SyncJob>;
 
 /** A verified platform webhook waiting to be applied (the worker dedupes by event id). */
-export const WebhookEventMessage = z
-  .object({
-    accountId: AccountId,
-    connector: ConnectorName,
-    eventId: z.string().min(1).max(255),
-    eventType: z.string().min(1).max(255),
-    receivedAt: z.iso.datetime(),
-    /** The platform's event body, parsed; applied by the event worker. */
-    payload: z.record(z.string(), z.unknown()),
-  })
-  .meta({ id: 'WebhookEventMessage' });
+export const WebhookEventMessage = z.lazy(() =>
+  z
+    .object({
+      accountId: AccountId,
+      connector: ConnectorName,
+      eventId: z.string().min(1).max(255),
+      eventType: z.string().min(1).max(255),
+      receivedAt: z.iso.datetime(),
+      /** The platform's event body, parsed; applied by the event worker. */
+      payload: z.record(z.string(), z.unknown()),
+    })
+    .meta({ id: 'WebhookEventMessage' }),
+);
 export type WebhookEventMessage = z.infer<typeof WebhookEventMessage>;
 
 /** The spec's engagement-event schema (Data-platform records), plus the account it belongs to. */
@@ -49,9 +54,11 @@ export const EngagementEvent = z
   .meta({ id: 'EngagementEvent' });
 export type EngagementEvent = z.infer<typeof EngagementEvent>;
 
-export const IngestionMessage = z
-  .object({ accountId: AccountId, event: EngagementEvent })
-  .meta({ id: 'IngestionMessage' });
+export const IngestionMessage = z.lazy(() =>
+  z
+    .object({ accountId: AccountId, event: EngagementEvent })
+    .meta({ id: 'IngestionMessage' }),
+);
 export type IngestionMessage = z.infer<typeof IngestionMessage>;
 
 /** Messages on each queue, by queue name; both the SQS and the in-process queue use it. */

@@ -3,6 +3,7 @@ import type { GatewayEnvironment } from '../config';
 import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
 import type { JobQueue, SyncJob } from './messages';
+import { messageBody } from './message-body';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
 const SQS_BATCH = 10;
@@ -23,7 +24,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
     for (let start = 0; start < messages.length; start += SQS_BATCH) {
       let pending = messages.slice(start, start + SQS_BATCH).map((message, index) => ({
         Id: String(index),
-        MessageBody: JSON.stringify(message),
+        MessageBody: messageBody(message),
         ...(this.groupOf ? { MessageGroupId: this.groupOf(message) } : {}),
       }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {

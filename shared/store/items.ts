@@ -16,49 +16,58 @@ const JsonObject = z.record(z.string(), z.unknown());
 /** Names of synced data objects (`customers`, `payment_intents`...): safe inside keys. */
 export const DataObjectName = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a data object name is lower-case letters, digits or underscores');
 
-export const Account = z.object({
-  accountId: AccountId,
-  name: z.string(),
-  /** Switched on by the operator; until then the dashboard has no Integrations section. */
-  integrationsEnabled: z.boolean(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
+// Built on first use (z.lazy): every function that touches the table loads this module and parses only a few kinds of item.
+export const Account = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    name: z.string(),
+    /** Switched on by the operator; until then the dashboard has no Integrations section. */
+    integrationsEnabled: z.boolean(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  }),
+);
 export type Account = z.infer<typeof Account>;
 
-export const ConnectionHealth = z.object({
-  state: z.enum(['unknown', 'healthy', 'degraded', 'needs_reconnect']),
-  checkedAt: Timestamp.optional(),
-  /** What went wrong, with the platform's own message; never a secret. */
-  reason: z.string().optional(),
-  /** What the user can do about it (the spec's Errors table). */
-  remedy: z.string().optional(),
-});
+export const ConnectionHealth = z.lazy(() =>
+  z.object({
+    state: z.enum(['unknown', 'healthy', 'degraded', 'needs_reconnect']),
+    checkedAt: Timestamp.optional(),
+    /** What went wrong, with the platform's own message; never a secret. */
+    reason: z.string().optional(),
+    /** What the user can do about it (the spec's Errors table). */
+    remedy: z.string().optional(),
+  }),
+);
 export type ConnectionHealth = z.infer<typeof ConnectionHealth>;
 
-export const Connection = z.object({
-  accountId: AccountId,
-  connector: ConnectorName,
-  /** Non-secret fields of the connection form (site name, login URL, username...). */
-  config: JsonObject,
-  credentials: SealedCredentials,
-  /** Each secret's masked form for display, e.g. `{ apiKey: '••••abcd' }`. */
-  maskedSecrets: z.record(z.string(), z.string()),
-  syncSettings: JsonObject,
-  health: ConnectionHealth,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  /** Optimistic concurrency: 0 for a connection not stored yet, then 1, 2, ... per write. */
-  version: z.number().int().nonnegative(),
-});
+export const Connection = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    connector: ConnectorName,
+    /** Non-secret fields of the connection form (site name, login URL, username...). */
+    config: JsonObject,
+    credentials: SealedCredentials,
+    /** Each secret's masked form for display, e.g. `{ apiKey: '••••abcd' }`. */
+    maskedSecrets: z.record(z.string(), z.string()),
+    syncSettings: JsonObject,
+    health: ConnectionHealth,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    /** Optimistic concurrency: 0 for a connection not stored yet, then 1, 2, ... per write. */
+    version: z.number().int().nonnegative(),
+  }),
+);
 export type Connection = z.infer<typeof Connection>;
 
-export const SyncCounts = z.object({
-  created: z.number().int().nonnegative(),
-  updated: z.number().int().nonnegative(),
-  unchanged: z.number().int().nonnegative(),
-  deleted: z.number().int().nonnegative(),
-});
+export const SyncCounts = z.lazy(() =>
+  z.object({
+    created: z.number().int().nonnegative(),
+    updated: z.number().int().nonnegative(),
+    unchanged: z.number().int().nonnegative(),
+    deleted: z.number().int().nonnegative(),
+  }),
+);
 export type SyncCounts = z.infer<typeof SyncCounts>;
 
 /**
@@ -66,14 +75,16 @@ export type SyncCounts = z.infer<typeof SyncCounts>;
  * when, and when the next try is (the retry schedule finds it through gsi1). Once the retry horizon
  * has passed, `deadLetteredAt` is set instead of a next try and the job goes to the dead-letter queue.
  */
-export const SyncRetryState = z.object({
-  failures: z.number().int().positive(),
-  firstFailedAt: Timestamp,
-  nextAttemptAt: Timestamp.optional(),
-  deadLetteredAt: Timestamp.optional(),
-  /** The queue message that was dead-lettered: its redeliveries fail at once, so it reaches the dead-letter queue without calling the platform. */
-  deadLetterMessageId: z.string().optional(),
-});
+export const SyncRetryState = z.lazy(() =>
+  z.object({
+    failures: z.number().int().positive(),
+    firstFailedAt: Timestamp,
+    nextAttemptAt: Timestamp.optional(),
+    deadLetteredAt: Timestamp.optional(),
+    /** The queue message that was dead-lettered: its redeliveries fail at once, so it reaches the dead-letter queue without calling the platform. */
+    deadLetterMessageId: z.string().optional(),
+  }),
+);
 export type SyncRetryState = z.infer<typeof SyncRetryState>;
 
 /**
@@ -81,29 +92,31 @@ export type SyncRetryState = z.infer<typeof SyncRetryState>;
  * (`runId` plus a lease) before paging; only the claiming run can write it until it finishes or
  * its lease lapses (a crashed run), so two runs never interleave their cursors.
  */
-export const SyncCheckpoint = z.object({
-  accountId: AccountId,
-  connector: ConnectorName,
-  object: DataObjectName,
-  /** The run that owns the checkpoint now; absent when no run is in progress. */
-  runId: z.string().min(1).optional(),
-  /** Until when the owning run's claim holds without a checkpoint write (epoch seconds). */
-  leaseExpiresAt: EpochSeconds.optional(),
-  mode: z.enum(['full', 'incremental']),
-  /** Where the current run resumes after a crash (connector-defined); absent between runs. */
-  cursor: JsonObject.optional(),
-  /** Where the next incremental run starts from (connector-defined); absent until a full sync finished. */
-  watermark: JsonObject.optional(),
-  /** Counts of the current run, or of the last one between runs. */
-  counts: SyncCounts,
-  lastRunStartedAt: Timestamp.optional(),
-  lastRunFinishedAt: Timestamp.optional(),
-  lastSucceededAt: Timestamp.optional(),
-  lastError: z.object({ message: z.string(), at: Timestamp }).optional(),
-  /** Set while transient failures are being retried; cleared by a run that finishes. */
-  retry: SyncRetryState.optional(),
-  version: z.number().int().nonnegative(),
-});
+export const SyncCheckpoint = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    connector: ConnectorName,
+    object: DataObjectName,
+    /** The run that owns the checkpoint now; absent when no run is in progress. */
+    runId: z.string().min(1).optional(),
+    /** Until when the owning run's claim holds without a checkpoint write (epoch seconds). */
+    leaseExpiresAt: EpochSeconds.optional(),
+    mode: z.enum(['full', 'incremental']),
+    /** Where the current run resumes after a crash (connector-defined); absent between runs. */
+    cursor: JsonObject.optional(),
+    /** Where the next incremental run starts from (connector-defined); absent until a full sync finished. */
+    watermark: JsonObject.optional(),
+    /** Counts of the current run, or of the last one between runs. */
+    counts: SyncCounts,
+    lastRunStartedAt: Timestamp.optional(),
+    lastRunFinishedAt: Timestamp.optional(),
+    lastSucceededAt: Timestamp.optional(),
+    lastError: z.object({ message: z.string(), at: Timestamp }).optional(),
+    /** Set while transient failures are being retried; cleared by a run that finishes. */
+    retry: SyncRetryState.optional(),
+    version: z.number().int().nonnegative(),
+  }),
+);
 export type SyncCheckpoint = z.infer<typeof SyncCheckpoint>;
 
 /** A record read from a platform, normalised; `hash` covers the fields the gateway keeps. */
@@ -139,23 +152,25 @@ export type RecordWrite = z.infer<typeof RecordWrite>;
 export const WebhookEventState = z.enum(['pending', 'applied', 'ignored']);
 export type WebhookEventState = z.infer<typeof WebhookEventState>;
 
-export const WebhookEventMark = z.object({
-  accountId: AccountId,
-  connector: ConnectorName,
-  eventId: z.string().min(1),
-  /** TTL: kept past the platform's retry horizon (3 days), then DynamoDB deletes it. */
-  expiresAt: EpochSeconds,
-  /** pending while a worker applies it; applied or ignored once done. */
-  state: WebhookEventState.optional(),
-  eventType: z.string().optional(),
-  /** While `pending`: until when (epoch seconds) the worker that claimed it may still be applying it; 0 once released. */
-  claimedUntil: EpochSeconds.optional(),
-  /** How many times a worker claimed it. */
-  attempts: z.number().int().nonnegative().optional(),
-  /** Why it was ignored, or what the last failed attempt said (no secrets: redacted). */
-  note: z.string().optional(),
-  finishedAt: Timestamp.optional(),
-});
+export const WebhookEventMark = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    connector: ConnectorName,
+    eventId: z.string().min(1),
+    /** TTL: kept past the platform's retry horizon (3 days), then DynamoDB deletes it. */
+    expiresAt: EpochSeconds,
+    /** pending while a worker applies it; applied or ignored once done. */
+    state: WebhookEventState.optional(),
+    eventType: z.string().optional(),
+    /** While `pending`: until when (epoch seconds) the worker that claimed it may still be applying it; 0 once released. */
+    claimedUntil: EpochSeconds.optional(),
+    /** How many times a worker claimed it. */
+    attempts: z.number().int().nonnegative().optional(),
+    /** Why it was ignored, or what the last failed attempt said (no secrets: redacted). */
+    note: z.string().optional(),
+    finishedAt: Timestamp.optional(),
+  }),
+);
 export type WebhookEventMark = z.infer<typeof WebhookEventMark>;
 
 export const ConversationState = z.enum(['starting', 'queued', 'active', 'ended', 'transcribed', 'failed']);
@@ -166,48 +181,52 @@ export const ConversationEndReason = z.enum(['agent', 'end_user', 'system', 'pla
 export type ConversationEndReason = z.infer<typeof ConversationEndReason>;
 
 /** What became of the transcript once the conversation ended. */
-export const TranscriptOutcome = z.object({
-  /** stored: kept by the gateway and written to the session field; field_missing / not_written: kept by the gateway only. */
-  state: z.enum(['stored', 'field_missing', 'not_written', 'disabled']),
-  at: Timestamp,
-  /** The MessagingSession field it was (or should have been) written to. */
-  field: z.string().optional(),
-  reason: z.string().optional(),
-  remedy: z.string().optional(),
-});
+export const TranscriptOutcome = z.lazy(() =>
+  z.object({
+    /** stored: kept by the gateway and written to the session field; field_missing / not_written: kept by the gateway only. */
+    state: z.enum(['stored', 'field_missing', 'not_written', 'disabled']),
+    at: Timestamp,
+    /** The MessagingSession field it was (or should have been) written to. */
+    field: z.string().optional(),
+    reason: z.string().optional(),
+    remedy: z.string().optional(),
+  }),
+);
 export type TranscriptOutcome = z.infer<typeof TranscriptOutcome>;
 
-export const Conversation = z.object({
-  accountId: AccountId,
-  /** The gateway's id (time-ordered, so an account's conversations list newest first). */
-  conversationId: z.string().min(1),
-  /** The platform's conversationId from the start response. */
-  platformConversationId: z.string().min(1).optional(),
-  state: ConversationState,
-  /** inbound: the end user started it; outbound: a proactive invitation (Activation). */
-  direction: z.enum(['inbound', 'outbound']).optional(),
-  /** The platform's session token, sealed by the vault for this conversation only. */
-  sessionToken: SealedCredentials.optional(),
-  /** Legacy: poller shards are leases on live items now (shared/store/conversation-leases.ts). */
-  pollerShard: z.number().int().nonnegative().optional(),
-  /** The last message sequence delivered, passed back as `ack` so nothing is delivered twice. */
-  ack: z.number().int().optional(),
-  contactId: z.string().optional(),
-  /** The end user's email when the playbook gave it (the data connector's engagement events need it). */
-  endUserEmail: z.string().optional(),
-  /** The lifecycle execution's task token, returned when the conversation ends. */
-  taskToken: z.string().optional(),
-  /** Set once the playbook handed the conversation to a human agent: automated replies are refused from then on. */
-  handedOff: z.object({ at: Timestamp, queue: z.string() }).optional(),
-  agentName: z.string().optional(),
-  startedAt: Timestamp,
-  updatedAt: Timestamp,
-  endedAt: Timestamp.optional(),
-  endReason: z.string().optional(),
-  transcript: TranscriptOutcome.optional(),
-  /** Optimistic concurrency, as for connections. */
-  version: z.number().int().nonnegative(),
-});
+export const Conversation = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    /** The gateway's id (time-ordered, so an account's conversations list newest first). */
+    conversationId: z.string().min(1),
+    /** The platform's conversationId from the start response. */
+    platformConversationId: z.string().min(1).optional(),
+    state: ConversationState,
+    /** inbound: the end user started it; outbound: a proactive invitation (Activation). */
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    /** The platform's session token, sealed by the vault for this conversation only. */
+    sessionToken: SealedCredentials.optional(),
+    /** Legacy: poller shards are leases on live items now (shared/store/conversation-leases.ts). */
+    pollerShard: z.number().int().nonnegative().optional(),
+    /** The last message sequence delivered, passed back as `ack` so nothing is delivered twice. */
+    ack: z.number().int().optional(),
+    contactId: z.string().optional(),
+    /** The end user's email when the playbook gave it (the data connector's engagement events need it). */
+    endUserEmail: z.string().optional(),
+    /** The lifecycle execution's task token, returned when the conversation ends. */
+    taskToken: z.string().optional(),
+    /** Set once the playbook handed the conversation to a human agent: automated replies are refused from then on. */
+    handedOff: z.object({ at: Timestamp, queue: z.string() }).optional(),
+    agentName: z.string().optional(),
+    startedAt: Timestamp,
+    updatedAt: Timestamp,
+    endedAt: Timestamp.optional(),
+    endReason: z.string().optional(),
+    transcript: TranscriptOutcome.optional(),
+    /** Optimistic concurrency, as for connections. */
+    version: z.number().int().nonnegative(),
+  }),
+);
 export type Conversation = z.infer<typeof Conversation>;
 
 export const MessageType = z.enum(['text', 'media', 'system']);
@@ -239,67 +258,77 @@ export type MessageWrite = z.infer<typeof MessageWrite>;
  * relays). Keyed by the gateway's own time-ordered id; a playbook's `clientMessageId` makes a
  * retried send a no-op.
  */
-export const SentMessage = z.object({
-  accountId: AccountId,
-  conversationId: z.string().min(1),
-  messageId: z.string().min(1),
-  /** Claimed before the platform call, `sent` after it; a send that failed is removed. */
-  status: z.enum(['sending', 'sent']),
-  author: z.enum(['automated', 'end_user']),
-  type: z.enum(['text', 'media']),
-  text: z.string().optional(),
-  details: JsonObject.optional(),
-  platformMessageId: z.string().optional(),
-  sentAt: Timestamp,
-});
+export const SentMessage = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    conversationId: z.string().min(1),
+    messageId: z.string().min(1),
+    /** Claimed before the platform call, `sent` after it; a send that failed is removed. */
+    status: z.enum(['sending', 'sent']),
+    author: z.enum(['automated', 'end_user']),
+    type: z.enum(['text', 'media']),
+    text: z.string().optional(),
+    details: JsonObject.optional(),
+    platformMessageId: z.string().optional(),
+    sentAt: Timestamp,
+  }),
+);
 export type SentMessage = z.infer<typeof SentMessage>;
 
 /** The assembled transcript, kept by the gateway whether or not the session field took it. */
-export const StoredTranscript = z.object({
-  accountId: AccountId,
-  conversationId: z.string().min(1),
-  text: z.string(),
-  entries: z.number().int().nonnegative(),
-  assembledAt: Timestamp,
-});
+export const StoredTranscript = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    conversationId: z.string().min(1),
+    text: z.string(),
+    entries: z.number().int().nonnegative(),
+    assembledAt: Timestamp,
+  }),
+);
 export type StoredTranscript = z.infer<typeof StoredTranscript>;
 
 /**
  * A live conversation as the poller fleet sees it (a small item, across accounts): whose
  * long-poll lease it is, until when, and the last sequence delivered (`ack`).
  */
-export const LiveConversation = z.object({
-  accountId: AccountId,
-  conversationId: z.string().min(1),
-  /** The last sequence persisted and published; -1 before the first. */
-  ack: z.number().int().min(-1),
-  /** The poller run holding the conversation's one long-poll. */
-  leaseOwner: z.string().optional(),
-  /** Hard bound of the lease (epoch ms): past it, anyone may claim, whatever the owner's heartbeat says. */
-  leaseExpiresAt: z.number().int().optional(),
-  /** When the lease was last released (epoch ms): the next claim measures the handover gap from it. */
-  releasedAt: z.number().int().optional(),
-  startedAt: z.number().int(),
-});
+export const LiveConversation = z.lazy(() =>
+  z.object({
+    accountId: AccountId,
+    conversationId: z.string().min(1),
+    /** The last sequence persisted and published; -1 before the first. */
+    ack: z.number().int().min(-1),
+    /** The poller run holding the conversation's one long-poll. */
+    leaseOwner: z.string().optional(),
+    /** Hard bound of the lease (epoch ms): past it, anyone may claim, whatever the owner's heartbeat says. */
+    leaseExpiresAt: z.number().int().optional(),
+    /** When the lease was last released (epoch ms): the next claim measures the handover gap from it. */
+    releasedAt: z.number().int().optional(),
+    startedAt: z.number().int(),
+  }),
+);
 export type LiveConversation = z.infer<typeof LiveConversation>;
 
 /** A poller run's heartbeat: its leases hold while `until` is ahead. */
-export const PollerRun = z.object({
-  runId: z.string().min(1),
-  renewedAt: z.number().int(),
-  until: z.number().int(),
-});
+export const PollerRun = z.lazy(() =>
+  z.object({
+    runId: z.string().min(1),
+    renewedAt: z.number().int(),
+    until: z.number().int(),
+  }),
+);
 export type PollerRun = z.infer<typeof PollerRun>;
 
 /** The poller fleet's own lease: one fleet execution at a time. */
-export const FleetLease = z.object({
-  executionId: z.string().default(''),
-  until: z.number().int().default(0),
-  shards: z.number().int().nonnegative().default(0),
-  /** Debounce fleet starts and surge requests (epoch ms). */
-  startUntil: z.number().int().optional(),
-  surgeUntil: z.number().int().optional(),
-});
+export const FleetLease = z.lazy(() =>
+  z.object({
+    executionId: z.string().default(''),
+    until: z.number().int().default(0),
+    shards: z.number().int().nonnegative().default(0),
+    /** Debounce fleet starts and surge requests (epoch ms). */
+    startUntil: z.number().int().optional(),
+    surgeUntil: z.number().int().optional(),
+  }),
+);
 export type FleetLease = z.infer<typeof FleetLease>;
 
 /**
@@ -307,19 +336,21 @@ export type FleetLease = z.infer<typeof FleetLease>;
  * its `state` (a table reader cannot finish someone's sign-in), and the secrets Connect Account
  * was given (client secret, PKCE verifier) stay sealed until the callback opens them.
  */
-export const PendingAuthorization = z.object({
-  state: z.string().min(16),
-  accountId: AccountId,
-  connector: ConnectorName,
-  /** The connection form's non-secret fields, stored with the connection once the browser returns. */
-  config: JsonObject,
-  /** Sealed for `{account, connector}`: the form's secrets and the PKCE `codeVerifier`. */
-  credentials: SealedCredentials,
-  /** The exact callback address sent to the platform; the code exchange must repeat it. */
-  redirectUri: z.string().min(1),
-  /** Epoch seconds; also the TTL attribute. */
-  expiresAt: EpochSeconds,
-  /** Where to send the browser back to in the dashboard afterwards. */
-  returnTo: z.string().optional(),
-});
+export const PendingAuthorization = z.lazy(() =>
+  z.object({
+    state: z.string().min(16),
+    accountId: AccountId,
+    connector: ConnectorName,
+    /** The connection form's non-secret fields, stored with the connection once the browser returns. */
+    config: JsonObject,
+    /** Sealed for `{account, connector}`: the form's secrets and the PKCE `codeVerifier`. */
+    credentials: SealedCredentials,
+    /** The exact callback address sent to the platform; the code exchange must repeat it. */
+    redirectUri: z.string().min(1),
+    /** Epoch seconds; also the TTL attribute. */
+    expiresAt: EpochSeconds,
+    /** Where to send the browser back to in the dashboard afterwards. */
+    returnTo: z.string().optional(),
+  }),
+);
 export type PendingAuthorization = z.infer<typeof PendingAuthorization>;

@@ -8,15 +8,18 @@ import * as z from 'zod';
  */
 const Time = z.iso.datetime();
 
-export const NormalisedCustomer = z
-  .object({
-    id: z.string(),
-    email: z.string().optional(),
-    name: z.string().optional(),
-    createdAt: Time.optional(),
-    updatedAt: Time.optional(),
-  })
-  .meta({ id: 'Customer' });
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+export const NormalisedCustomer = z.lazy(() =>
+  z
+    .object({
+      id: z.string(),
+      email: z.string().optional(),
+      name: z.string().optional(),
+      createdAt: Time.optional(),
+      updatedAt: Time.optional(),
+    })
+    .meta({ id: 'Customer' }),
+);
 export type NormalisedCustomer = z.infer<typeof NormalisedCustomer>;
 
 /** Subscription states in one vocabulary: both platforms' statuses map onto these. */
@@ -44,22 +47,24 @@ export const NormalisedSubscription = z
   .meta({ id: 'Subscription' });
 export type NormalisedSubscription = z.infer<typeof NormalisedSubscription>;
 
-export const NormalisedInvoice = z
-  .object({
-    id: z.string(),
-    customerId: z.string(),
-    subscriptionId: z.string().optional(),
-    status: z.string(),
-    total: z.number().int().optional(),
-    amountDue: z.number().int().optional(),
-    amountPaid: z.number().int().optional(),
-    currency: z.string().optional(),
-    issuedAt: Time.optional(),
-    dueAt: Time.optional(),
-    nextPaymentAttemptAt: Time.optional(),
-    updatedAt: Time.optional(),
-  })
-  .meta({ id: 'Invoice' });
+export const NormalisedInvoice = z.lazy(() =>
+  z
+    .object({
+      id: z.string(),
+      customerId: z.string(),
+      subscriptionId: z.string().optional(),
+      status: z.string(),
+      total: z.number().int().optional(),
+      amountDue: z.number().int().optional(),
+      amountPaid: z.number().int().optional(),
+      currency: z.string().optional(),
+      issuedAt: Time.optional(),
+      dueAt: Time.optional(),
+      nextPaymentAttemptAt: Time.optional(),
+      updatedAt: Time.optional(),
+    })
+    .meta({ id: 'Invoice' }),
+);
 export type NormalisedInvoice = z.infer<typeof NormalisedInvoice>;
 
 /** Billing transactions, payment-platform charges and payment intents. */

@@ -23,18 +23,24 @@ const cached = new WeakMap<Gateway, Map<string, OpenedConnection>>();
 /** Receivers serve many accounts; bound the memory, oldest first. */
 const MAX_CACHED = 1000;
 
+/** The copy held for this account's connection while it is fresh, without I/O: a warm receiver's usual case, answered without awaiting. */
+export function heldConnection(gateway: Gateway, accountId: string, connector: string, maxAgeMs = CONNECTION_CACHE_MS): OpenedConnection | undefined {
+  const held = cached.get(gateway)?.get(`${accountId}\n${connector}`);
+  return held && gateway.now() - held.loadedAt < maxAgeMs ? held : undefined;
+}
+
 export async function openedConnection(
   gateway: Gateway,
   accountId: string,
   connector: string,
   options: { maxAgeMs?: number } = {},
 ): Promise<OpenedConnection | undefined> {
+  const held = heldConnection(gateway, accountId, connector, options.maxAgeMs);
+  if (held) return held;
   let entries = cached.get(gateway);
   if (!entries) cached.set(gateway, (entries = new Map()));
   const cacheKey = `${accountId}\n${connector}`;
   const now = gateway.now();
-  const held = entries.get(cacheKey);
-  if (held && now - held.loadedAt < (options.maxAgeMs ?? CONNECTION_CACHE_MS)) return held;
 
   entries.delete(cacheKey);
   const connection = await gateway.store.getConnection(accountId, connector);

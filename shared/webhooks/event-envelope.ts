@@ -31,34 +31,85 @@ const EventType = z.string().min(1).max(255);
 const UnixSeconds = z.number().int().min(0).max(253_402_300_799);
 const JsonObject = z.record(z.string(), z.unknown());
 
+// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 /** `{id:"evt_...", object:"event", type, created, livemode, data:{object, previous_attributes?}, api_version}` */
-export const PaymentEventEnvelope = z.looseObject({
-  id: EventId,
-  object: z.literal('event'),
-  type: EventType,
-  created: UnixSeconds,
-  livemode: z.boolean().optional(),
-  api_version: z.string().nullish(),
-  data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
-});
+export const PaymentEventEnvelope = z.lazy(() =>
+  z.looseObject({
+    id: EventId,
+    object: z.literal('event'),
+    type: EventType,
+    created: UnixSeconds,
+    livemode: z.boolean().optional(),
+    api_version: z.string().nullish(),
+    data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
+  }),
+);
 export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
 
 /** `{id:"ev_...", occurred_at, source, object:"event", api_version:"v2", event_type, webhook_status, content:{...}}` */
-export const BillingEventEnvelope = z.looseObject({
-  id: EventId,
-  object: z.literal('event'),
-  event_type: EventType,
-  occurred_at: UnixSeconds,
-  content: JsonObject,
-});
+export const BillingEventEnvelope = z.lazy(() =>
+  z.looseObject({
+    id: EventId,
+    object: z.literal('event'),
+    event_type: EventType,
+    occurred_at: UnixSeconds,
+    content: JsonObject,
+  }),
+);
 export type BillingEventEnvelope = z.infer<typeof BillingEventEnvelope>;
 
 export type EnvelopeReading =
   | { ok: true; eventId: string; eventType: string; payload: Record<string, unknown> }
   | { ok: false; errors: Array<{ path: string; message: string }> };
 
+/**
+ * The receiver's fast path: the envelope's few fields checked by hand, exactly as the schema
+ * checks them, without copying the record inside (zod would walk and copy every field of it, the
+ * larger part of a warm receiver's own work). The schema stays the definition: whatever this
+ * refuses is read again by the schema, which gives the errors; a property test
+ * (test/webhooks/event-envelope.test.ts) holds the two to the same answers on any JSON.
+ */
+type EnvelopeCheck = (event: Record<string, unknown>) => boolean;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isText = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= 255;
+const isUnixSeconds = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= 253_402_300_799;
+/** What JSON.parse makes: an object made by a literal (zod's record wants a plain object). */
+const isJsonObject = (value: unknown): value is Record<string, unknown> => {
+  if (!isObject(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+
+const paymentEnvelopeHolds: EnvelopeCheck = (event) => {
+  const data = event.data;
+  return (
+    isText(event.id) &&
+    event.object === 'event' &&
+    isText(event.type) &&
+    isUnixSeconds(event.created) &&
+    (event.livemode === undefined || typeof event.livemode === 'boolean') &&
+    (event.api_version === undefined || event.api_version === null || typeof event.api_version === 'string') &&
+    isObject(data) &&
+    isJsonObject(data.object) &&
+    (data.previous_attributes === undefined || data.previous_attributes === null || isJsonObject(data.previous_attributes))
+  );
+};
+
+const billingEnvelopeHolds: EnvelopeCheck = (event) =>
+  isText(event.id) && event.object === 'event' && isText(event.event_type) && isUnixSeconds(event.occurred_at) && isJsonObject(event.content);
+
 /** zod's paths and messages only, never a value: the body is the platform's customer data. */
-function readWith(schema: z.ZodType<Record<string, unknown>>, body: unknown, idOf: (event: Record<string, unknown>) => [string, string]): EnvelopeReading {
+function readWith(
+  schema: z.ZodType<Record<string, unknown>>,
+  holds: EnvelopeCheck,
+  body: unknown,
+  idOf: (event: Record<string, unknown>) => [string, string],
+): EnvelopeReading {
+  if (isObject(body) && holds(body)) {
+    const [eventId, eventType] = idOf(body);
+    return { ok: true, eventId, eventType, payload: body };
+  }
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     return {
@@ -70,10 +121,13 @@ function readWith(schema: z.ZodType<Record<string, unknown>>, body: unknown, idO
   return { ok: true, eventId, eventType, payload: parsed.data };
 }
 
+/** Exported for the property test that holds it to the schema. */
+export const envelopeChecks = { payment: paymentEnvelopeHolds, billing: billingEnvelopeHolds } as const;
+
 export function readPaymentEnvelope(body: unknown): EnvelopeReading {
-  return readWith(PaymentEventEnvelope, body, (event) => [String(event.id), String(event.type)]);
+  return readWith(PaymentEventEnvelope, paymentEnvelopeHolds, body, (event) => [String(event.id), String(event.type)]);
 }
 
 export function readBillingEnvelope(body: unknown): EnvelopeReading {
-  return readWith(BillingEventEnvelope, body, (event) => [String(event.id), String(event.event_type)]);
+  return readWith(BillingEventEnvelope, billingEnvelopeHolds, body, (event) => [String(event.id), String(event.event_type)]);
 }

@@ -7,9 +7,10 @@ import { log as rootLog } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
 import type { WebhookConnector } from '../connections/connector';
 import { connectors } from '../connections/registry';
+import { withBody } from '../queues/message-body';
 import type { WebhookEventMessage } from '../queues/messages';
 import { BASIC_CHALLENGE } from './basic-credentials';
-import { openedConnection } from './connection-cache';
+import { heldConnection, openedConnection } from './connection-cache';
 import type { ConnectorWebhooks } from './connector-webhooks';
 import { refusalReason, webhookProblems } from './problems';
 
@@ -58,7 +59,7 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, rec
     const early = verifier.precheck(request);
     if (early) throw early;
 
-    let opened = await openedConnection(gateway, accountId, connector);
+    let opened = heldConnection(gateway, accountId, connector) ?? (await openedConnection(gateway, accountId, connector));
     if (!opened) throw webhookProblems.unknownAccount(receiving);
     const context = { nowSeconds: Math.floor(gateway.now() / 1000), toleranceSeconds: gateway.env.WEBHOOK_TOLERANCE_SECONDS };
     let refusal = verifier.verify(request, opened.credentials, context);
@@ -70,23 +71,20 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, rec
     if (refusal) throw refusal;
 
     // Only a verified body is parsed.
+    const text = request.rawBody.toString('utf8');
     let body: unknown;
     try {
-      body = JSON.parse(request.rawBody.toString('utf8'));
+      body = JSON.parse(text);
     } catch {
       throw problems.malformedJson();
     }
     const envelope = verifier.readEnvelope(body);
     if (!envelope.ok) throw problems.invalidBody(envelope.errors, `The body is not a ${connector} platform event.`);
 
-    const message = fitForQueue({
-      accountId,
-      connector,
-      eventId: envelope.eventId,
-      eventType: envelope.eventType,
-      receivedAt: new Date(gateway.now()).toISOString(),
-      payload: envelope.payload,
-    }, verifier, { bodyBytes: request.rawBody.length });
+    const head = { accountId, connector, eventId: envelope.eventId, eventType: envelope.eventType, receivedAt: new Date(gateway.now()).toISOString() };
+    const message = fitForQueue({ ...head, payload: envelope.payload }, verifier, { bodyBytes: request.rawBody.length });
+    // Nothing taken out: the event goes on the queue as the platform sent it, not serialized again.
+    if (message.payload === envelope.payload) withBody(message, `${JSON.stringify(head).slice(0, -1)},"payload":${text}}`);
     try {
       await gateway.queues.webhookEvents.send([message]);
     } catch (error) {

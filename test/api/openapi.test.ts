@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { openApiDocument } from '../../shared/api/openapi';
 import { apiRoutes } from '../../shared/api/routes/index';
 
@@ -15,6 +16,18 @@ describe('OpenAPI document', () => {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
       expect(operation?.security).toEqual(route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }]);
+    }
+  });
+
+  it('lists every path and query parameter (the document reads them from object schemas: never wrap one in z.lazy)', () => {
+    for (const route of apiRoutes()) {
+      const operation = document.paths[route.path]![route.method.toLowerCase()] as unknown as { parameters: Array<{ name: string; in: string }> };
+      for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+        if (schema === undefined) continue;
+        expect(schema, `${route.operationId} ${where}`).toBeInstanceOf(z.ZodObject);
+        const names = Object.keys((schema as z.ZodObject).shape);
+        expect(operation.parameters.filter((parameter) => parameter.in === where).map((parameter) => parameter.name)).toEqual(names);
+      }
     }
   });
 

@@ -263,6 +263,12 @@ describe('data reads for playbooks, over HTTP against the data platform simulato
         const refused = await post('/api/v1/playbook/data/records', {});
         expect(refused.status).toBe(409);
         expect(refused.body.remedy).toMatch(/Sync direction/);
+        await d.connect({ operation: 'ingest' });
+        for (const read of [post('/api/v1/playbook/data/records', {}), get(`/api/v1/playbook/profiles/${encodeURIComponent(people[0]!.Email)}`)]) {
+          const ingestOnly = await read;
+          expect(ingestOnly.status).toBe(409);
+          expect(ingestOnly.body.remedy).toMatch(/Data operation to Query or Both/);
+        }
         await d.connect({ dataModelObjects: ['unified_individual'] });
         const noEngagement = await get(`/api/v1/playbook/data/engagement/${encodeURIComponent(people[0]!.Email)}`);
         expect(noEngagement.status).toBe(409);

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, SQSEvent } from 'aws-lambda';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { json } from '../../shared/api/http';
 import { ProblemError, problems } from '../../shared/api/problem';
@@ -203,6 +204,33 @@ describe('metrics flushed after each invocation', () => {
     await expect(failing({})).rejects.toThrow('step failed');
     const names = documents.flatMap((document) => document._aws.CloudWatchMetrics[0]!.Metrics.map((metric) => metric.Name));
     expect(names).toEqual(expect.arrayContaining(['SyncRuns', 'SyncFailures']));
+  });
+
+  it('an invocation that counts what an earlier one did sends the same document, serialized once, with its own timestamp', async () => {
+    const serialized = vi.spyOn(Metrics.prototype, 'serializeMetrics');
+    const verified = (times: number) =>
+      taskFunction(async () => {
+        for (let n = 0; n < times; n += 1) recordMetric.webhookVerified('billing');
+      })({});
+    try {
+      await verified(1);
+      const first = documents[0]!;
+      const before = serialized.mock.calls.length;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await verified(1);
+      expect(serialized.mock.calls.length).toBe(before);
+      const second = documents[1]!;
+      expect(second._aws.Timestamp).toBeGreaterThan(first._aws.Timestamp);
+      expect({ ...second, _aws: { ...second._aws, Timestamp: 0 } }).toEqual({ ...first, _aws: { ...first._aws, Timestamp: 0 } });
+      expect(second).toMatchObject({ connector: 'billing', WebhooksVerified: 1 });
+      // Other content is serialized anew.
+      await verified(2);
+      expect(serialized.mock.calls.length).toBe(before + 1);
+      expect(documents[2]).toMatchObject({ connector: 'billing', WebhooksVerified: [1, 1] });
+      expect(documents).toHaveLength(3);
+    } finally {
+      serialized.mockRestore();
+    }
   });
 
   it('a dimension the catalogue does not name (an account id) is refused, not published', () => {

@@ -31,7 +31,10 @@ describe('authorization code flow', () => {
     const text = await response.text();
     seen.push(text);
     expect(response.status).toBe(202);
-    return JSON.parse(text) as { authorizationUrl: string; callbackUrl: string };
+    const started = JSON.parse(text) as { authorizationUrl: string; callbackUrl: string };
+    // The state is single use and belongs in the browser's address, nowhere else.
+    seen.push(new URL(started.authorizationUrl).searchParams.get('state') ?? '');
+    return started;
   }
 
   /** The browser at the platform's sign-in page: it approves (sandbox auto-approval) and is sent to the callback. */
@@ -128,6 +131,10 @@ describe('authorization code flow', () => {
     expect(Object.fromEntries(outcome)).toMatchObject({ connector: 'messaging', outcome: 'connected' });
     const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/messaging/test', { token })).json()) as { ok: boolean };
     expect(tested.ok).toBe(true);
+    const stored = await gateway.runtime.local.gateway.store.getConnection('acme', 'messaging');
+    const credentials = await gateway.runtime.local.gateway.vault.open({ accountId: 'acme', connector: 'messaging' }, stored!.credentials);
+    expect(credentials.refreshToken).toBeTruthy();
+    seen.push(credentials.refreshToken!);
   });
 
   it('refuses a callback with no state, a forged state and a replayed one, with a page that says what to do', async () => {
@@ -195,6 +202,28 @@ describe('authorization code flow', () => {
     expect(await gateway.runtime.local.gateway.store.getConnection('hooli', 'data')).toEqual(stored);
   });
 
+  it('Disconnect revokes the refresh token on the platform, so it opens nothing afterwards', async () => {
+    const stored = await gateway.runtime.local.gateway.store.getConnection('hooli', 'data');
+    const { refreshToken } = await gateway.runtime.local.gateway.vault.open({ accountId: 'hooli', connector: 'data' }, stored!.credentials);
+    seen.push(refreshToken!);
+    const refresh = () =>
+      fetch(`${crm.loginUrl}/services/oauth2/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken!, client_id: apps.data.clientId, client_secret: apps.data.clientSecret }),
+      });
+    expect((await refresh()).status).toBe(200);
+    const revocations = () => crm.requests.get('POST /services/oauth2/revoke') ?? 0;
+    const before = revocations();
+
+    const disconnected = await gateway.call('DELETE', '/api/v1/accounts/hooli/connections/data', { token: await gateway.userToken('hooli') });
+    expect(disconnected.status).toBeLessThan(300);
+    expect(revocations()).toBe(before + 1);
+    expect(await gateway.runtime.local.gateway.store.getConnection('hooli', 'data')).toBeUndefined();
+    const afterwards = await refresh();
+    expect(afterwards.status).toBe(400);
+    expect(await afterwards.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('the platform itself refuses a callback address the OAuth client does not have', async () => {
     const stranger = { clientId: `3MVG9${randomBytes(16).toString('hex')}`, clientSecret: randomBytes(20).toString('hex') };
     crm.identity.registerConnectedApp({ ...stranger, callbackUrl: 'https://elsewhere.example/auth/crmdata/callback', scopes: ['api', 'refresh_token'], approvedUsers: [username] });
@@ -223,8 +252,10 @@ describe('authorization code flow', () => {
   it('never logs or answers a secret: client secrets, codes, states, refresh tokens', () => {
     const logs = logLines.join('\n');
     expect(logs).toContain('authorization finished');
-    const secrets = [apps.data.clientSecret, apps.messaging.clientSecret, ...seen.filter((value) => value.length > 20 && !value.startsWith('{'))];
-    expect(secrets.length).toBeGreaterThan(4);
+    const verifiers = crm.identity.codeVerifiers;
+    expect(verifiers.length).toBeGreaterThan(3);
+    const secrets = [apps.data.clientSecret, apps.messaging.clientSecret, ...verifiers, ...seen.filter((value) => value.length > 20 && !value.startsWith('{'))];
+    expect(secrets.length).toBeGreaterThan(12);
     for (const secret of secrets) expect(logs).not.toContain(secret);
     for (const answer of seen.filter((value) => value.startsWith('{'))) {
       expect(answer).not.toContain(apps.data.clientSecret);

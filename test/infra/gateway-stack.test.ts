@@ -386,11 +386,11 @@ describe('storage', () => {
     expect(table.Properties.SSESpecification.KMSMasterKeyId['Fn::GetAtt'][0]).not.toBe(credentialsKey['Fn::GetAtt'][0]);
   });
 
-  it('keeps the gateway secret under a customer-managed key', () => {
-    const secret = resourcesOf<{ KmsKeyId: GetAtt; GenerateSecretString: object }>('AWS::SecretsManager::Secret');
-    expect(secret).toHaveLength(1);
-    expect(resource(secret[0]![1].Properties.KmsKeyId['Fn::GetAtt'][0]).Type).toBe('AWS::KMS::Key');
-    expect(secret[0]![1].Properties.GenerateSecretString).toMatchObject({ GenerateStringKey: 'rootKey', PasswordLength: 64 });
+  it('has two customer-managed keys, the table’s and the credentials’, and no secret of its own', () => {
+    // DESIGN: one key for the table, one for credentials. Nothing reads a gateway secret, so none is kept ($0.40 a month).
+    template.resourceCountIs('AWS::KMS::Key', 2);
+    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    for (const [, fn] of gatewayFunctions()) expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('GATEWAY_SECRET_ARN');
   });
 
   it('has the event bus integration-gateway with a 30-day archive', () => {
@@ -500,8 +500,21 @@ describe('alarms', () => {
       Dimensions: Array<{ Name: string; Value: GetAtt | Ref }>;
       AlarmActions: Ref[];
     }>('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    const [topicId, topic] = resourcesOf<{ KmsMasterKeyId: unknown }>('AWS::SNS::Topic')[0]!;
-    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    const [topicId, topic] = resourcesOf<{ KmsMasterKeyId: GetAtt; TopicName: unknown }>('AWS::SNS::Topic')[0]!;
+    // Under the table's key, which CloudWatch may use for this topic only (the topic's ARN is SNS's encryption context).
+    const table = resourcesOf<{ SSESpecification: { KMSMasterKeyId: GetAtt } }>('AWS::DynamoDB::Table')[0]![1];
+    const keyId = topic.Properties.KmsMasterKeyId['Fn::GetAtt'][0];
+    expect(keyId).toBe(table.Properties.SSESpecification.KMSMasterKeyId['Fn::GetAtt'][0]);
+    const keyStatements = resource<{ KeyPolicy: { Statement: Array<Statement & { Principal: { Service?: string } }> } }>(keyId).Properties.KeyPolicy.Statement;
+    const cloudWatch = keyStatements.filter((s) => s.Principal.Service === 'cloudwatch.amazonaws.com');
+    expect(cloudWatch).toHaveLength(1);
+    expect(actionsOf(cloudWatch[0]!).sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey*']);
+    // The topic's ARN, built from its name: `arn:<partition>:sns:<region>:<account>:<name>`.
+    const topicArn = cloudWatch[0]!.Condition?.StringEquals?.['kms:EncryptionContext:aws:sns:topicArn'] as { 'Fn::Join': [string, unknown[]] };
+    const parts = topicArn['Fn::Join'][1];
+    expect(parts[2]).toBe(':sns:');
+    expect(parts.at(-1)).toBe(`:${topic.Properties.TopicName as string}`);
+    expect(cloudWatch[0]!.Condition?.StringEquals?.['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
     // No alarmEmail in cdk.json: nobody is subscribed.
     template.resourceCountIs('AWS::SNS::Subscription', 0);
 

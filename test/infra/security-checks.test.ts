@@ -71,7 +71,6 @@ describe('cdk-nag AwsSolutions checks', () => {
       // CDK's own BucketDeployment function, whose runtime aws-cdk-lib picks.
       'AwsSolutions-L1',
       'AwsSolutions-S1',
-      'AwsSolutions-SMG4',
       'AwsSolutions-SQS3',
     ]);
   });

@@ -256,7 +256,7 @@ describe('Test Connection', () => {
   it('reports a missing Messaging User license, an unapproved user and a healthy connection with their remedies', async () => {
     for (const [options, remedy] of [
       [{ license: false }, /Messaging User permission set license/],
-      [{ approved: false }, /admin-approved|approve/i],
+      [{ approved: false }, /Admin approved users are pre-authorized/],
       [{}, undefined],
     ] as const) {
       const sandbox = await startMessagingSandbox(options);

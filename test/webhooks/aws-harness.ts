@@ -22,6 +22,8 @@ export interface AwsHarness {
   gateway: Gateway;
   dynamo: LocalDynamo;
   calls(): { dynamodb: number; kms: number; sqs: number };
+  /** The message bodies sent to SQS since the last reset, in order (the last 100). */
+  sentBodies(): string[];
   reset(): void;
   stop(): Promise<void>;
 }
@@ -51,9 +53,13 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
   // receiver's throughput figure about the receiver.
   let sqsCalls = 0;
   let messageIds = 0;
+  let sentBodies: string[] = [];
   const sqsClient = new SQSClient({ region: 'us-east-1' });
   sqsClient.send = (async (command: SendMessageBatchCommand) => {
     sqsCalls += 1;
+    for (const entry of command.input.Entries ?? []) sentBodies.push(entry.MessageBody ?? '');
+    // Bounded: the webhook benchmark sends thousands through it.
+    if (sentBodies.length > 100) sentBodies.splice(0, sentBodies.length - 100);
     return { Successful: (command.input.Entries ?? []).map((entry) => ({ Id: entry.Id, MessageId: `harness-${(messageIds += 1)}`, MD5OfMessageBody: '' })), Failed: [] };
   }) as unknown as SQSClient['send'];
   const queueUrl = 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events';
@@ -81,10 +87,12 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     gateway,
     dynamo,
     calls: counted,
+    sentBodies: () => [...sentBodies],
     reset() {
       watched.reset();
       kms.resetHistory();
       sqsCalls = 0;
+      sentBodies = [];
     },
     async stop() {
       kms.restore();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as billingWebhook } from '../../functions/webhook-billing';
 import { handler as paymentsWebhook } from '../../functions/webhook-payments';
 import { useGateway, type Gateway } from '../../shared/gateway';
+import { WebhookEventMessage } from '../../shared/queues/messages';
 import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME } from '../../shared/webhooks/basic-credentials';
 import { forgetOpenedConnections } from '../../shared/webhooks/connection-cache';
 import { generatedKey } from '../support/local-runtime';
@@ -79,5 +80,38 @@ describe('AWS calls per verified webhook at the receiver', () => {
     (forged.headers as Record<string, string>)['stripe-signature'] = stripe.webhooks.generateTestHeaderString({ payload: forged.body!, secret: generatedKey('whsec_') });
     expect(await paymentsWebhook(forged)).toMatchObject({ statusCode: 400 });
     expect(harness.calls().sqs).toBe(0);
+  });
+});
+
+describe('what the receiver puts on the queue', () => {
+  const signed = (body: string) =>
+    webhookRequest('/webhooks/payments', 'acme', body, { 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: signingSecret }) });
+
+  it('the platform’s event exactly as sent (spacing, escapes, number forms kept), in a message the worker reads', async () => {
+    // Serializing the parsed event again would change every one of these.
+    const body = `{ "id": "evt_raw_1", "object": "event", "type": "customer.updated",\n  "created": ${Math.floor(Date.now() / 1000)}, "livemode": false,\n  "data": { "object": { "id": "cus_1", "object": "customer", "name": "Ren\\u00e9", "balance": 1.0, "limit": 1e3 } } }`;
+    harness.reset();
+    expect(await paymentsWebhook(signed(body))).toMatchObject({ statusCode: 200 });
+    const [sent] = harness.sentBodies();
+    expect(sent).toContain(`,"payload":${body}}`);
+    const message = WebhookEventMessage.parse(JSON.parse(sent!));
+    expect(message).toMatchObject({ accountId: 'acme', connector: 'payment', eventId: 'evt_raw_1', eventType: 'customer.updated' });
+    expect(message.payload).toEqual(JSON.parse(body));
+  });
+
+  it('re-serialized only when something is taken out: a payment intent’s client_secret never waits in the queue', async () => {
+    const clientSecret = `pi_9_secret_${'s'.repeat(24)}`;
+    const body = JSON.stringify({
+      id: 'evt_raw_2',
+      object: 'event',
+      type: 'payment_intent.succeeded',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'pi_9', object: 'payment_intent', amount: 500, client_secret: clientSecret } },
+    });
+    harness.reset();
+    expect(await paymentsWebhook(signed(body))).toMatchObject({ statusCode: 200 });
+    const [sent] = harness.sentBodies();
+    expect(sent).not.toContain(clientSecret);
+    expect(WebhookEventMessage.parse(JSON.parse(sent!)).payload).toEqual({ ...JSON.parse(body), data: { object: { id: 'pi_9', object: 'payment_intent', amount: 500 } } });
   });
 });

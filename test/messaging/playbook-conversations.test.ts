@@ -1,0 +1,163 @@
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setLogSink } from '../../shared/log/logger';
+import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+
+/**
+ * The playbook's own calls on a conversation, over real HTTP against the simulator: reading its
+ * messages, ending it, another account's key, transcript storage switched off, and the session
+ * token kept sealed (never in the table in plain, never in a log line).
+ */
+describe('the playbook conversation API', () => {
+  let sandbox: MessagingSandbox;
+  let otherKey: string;
+  const logLines: string[] = [];
+  let restoreSink: ReturnType<typeof setLogSink>;
+
+  beforeAll(async () => {
+    restoreSink = setLogSink((line) => logLines.push(line));
+    sandbox = await startMessagingSandbox({
+      settings: {
+        transcriptStorage: 'disabled',
+        prechatMapping: { Email: { attribute: 'email', displayToAgent: true } },
+      },
+    });
+    // A second account on the same gateway, with its own playbook key.
+    await sandbox.gateway.enableAccount('acct-stranger');
+    const userToken = await sandbox.gateway.userToken('acct-stranger');
+    const key = await sandbox.gateway.call('POST', '/api/v1/accounts/acct-stranger/api-keys', { token: userToken, body: { name: 'playbook' } });
+    otherKey = ((await key.json()) as { key: string }).key;
+  });
+  afterAll(async () => {
+    setLogSink(restoreSink);
+    await sandbox?.stop();
+  });
+
+  const asStranger = async (method: string, path: string, body?: unknown) => {
+    const response = await sandbox.gateway.call(method, path, { headers: { authorization: `Bearer ${otherKey}` }, ...(body !== undefined ? { body } : {}) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  /** Every raw item of the table, binary attributes as base64 so nothing hides in them. */
+  async function scanTable(): Promise<string> {
+    const { dynamo } = sandbox.gateway.runtime.local;
+    const items: Record<string, AttributeValue>[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ExclusiveStartKey: startKey }));
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return JSON.stringify(items, (_field, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value));
+  }
+
+  it('reads the messages oldest first, both sides; another account sees, sends and ends nothing; the end goes to the platform', async () => {
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound', prechat: { email: 'visitor@example.com' } });
+    expect(started.status).toBe(201);
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('the first long-poll', () => sandbox.crm.messaging.isPolling(platformId));
+
+    sandbox.crm.messaging.agentJoins(platformId, 'Ann Agent');
+    sandbox.crm.messaging.agentSays(platformId, 'Hello from Ann');
+    await sandbox.until('the agent message', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'Hello from Ann'));
+    expect((await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'Thanks Ann' })).status).toBe(201);
+    sandbox.crm.messaging.agentSays(platformId, 'You are welcome');
+    await sandbox.until('the second agent message', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'You are welcome'));
+
+    const read = await sandbox.playbook('GET', `/api/v1/playbook/conversations/${id}/messages`);
+    expect(read.status).toBe(200);
+    const messages = read.body.messages as Array<{ direction: string; type: string; text?: string; systemEvent?: string; at: string }>;
+    const texts = messages.filter((m) => m.type === 'text').map((m) => [m.direction, m.text]);
+    expect(texts).toEqual([
+      ['inbound', 'Hello from Ann'],
+      ['outbound', 'Thanks Ann'],
+      ['inbound', 'You are welcome'],
+    ]);
+    expect(messages.some((m) => m.type === 'system')).toBe(true);
+    const times = messages.map((m) => Date.parse(m.at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    // Another account's key: the conversation does not exist for it, and nothing reaches the platform.
+    const platformBefore = sandbox.crm.messaging.transcript(platformId).length;
+    for (const [method, path, body] of [
+      ['GET', `/api/v1/playbook/conversations/${id}`],
+      ['GET', `/api/v1/playbook/conversations/${id}/messages`],
+      ['POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'not yours' }],
+      ['POST', `/api/v1/playbook/conversations/${id}/handoff`, { queue: 'Billing' }],
+      ['POST', `/api/v1/playbook/conversations/${id}/end`],
+      ['GET', `/api/v1/playbook/conversations/${id}/transcript`],
+    ] as const) {
+      const answer = await asStranger(method, path, body);
+      expect(answer.status, `${method} ${path}`).toBe(404);
+      expect(answer.body.type).toBe('urn:integration-gateway:problem:not-found');
+    }
+    expect(sandbox.crm.messaging.transcript(platformId)).toHaveLength(platformBefore);
+    expect(sandbox.crm.messaging.routedQueue(platformId)).toBeUndefined();
+    expect(sandbox.crm.messaging.messagingSession(platformId).Status).not.toBe('Ended');
+
+    // The playbook ends it: the platform ends the session, the end is published once, with who it was.
+    const ending = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/end`);
+    expect(ending.status).toBe(202);
+    expect(sandbox.crm.messaging.messagingSession(platformId).Status).toBe('Ended');
+    await sandbox.until('the end published', () => sandbox.events('conversation.ended').length === 1);
+    expect(sandbox.events('conversation.ended')[0]!.data).toMatchObject({
+      conversationId: id,
+      endUserEmail: 'visitor@example.com',
+      channel: 'messaging',
+      handedOff: false,
+    });
+    expect((await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'still there?' })).status).toBe(409);
+  });
+
+  it('transcript storage Disabled: nothing assembled, nothing written to the session, the choice stated', async () => {
+    const [conversation] = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations;
+    const id = conversation!.conversationId;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('the lifecycle to finish', () => sandbox.gateway.runtime.local.stateMachines.list('lifecycle').every((e) => e.status === 'succeeded'));
+    expect(sandbox.events('transcript.stored')).toHaveLength(0);
+    expect(sandbox.crm.messaging.messagingSession(platformId).Transcript__c ?? '').toBe('');
+    const transcript = await sandbox.playbook('GET', `/api/v1/playbook/conversations/${id}/transcript`);
+    expect(transcript.status).toBe(200);
+    expect(transcript.body).toMatchObject({ stored: false, outcome: { state: 'disabled' } });
+    expect(transcript.body.text).toBeUndefined();
+    // The messages themselves stay readable.
+    expect((transcript.body.entries as unknown[]).length).toBeGreaterThan(3);
+  });
+
+  it('a send that meets 401 ends the conversation as expired and tells the playbook to restart it', async () => {
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('the first long-poll', () => sandbox.crm.messaging.isPolling(platformId));
+    sandbox.crm.messaging.expireSessionToken(platformId);
+    const platformBefore = sandbox.crm.messaging.transcript(platformId).length;
+
+    const send = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${id}/messages`, { text: 'are you there?' });
+    expect(send.status).toBe(409);
+    expect(send.body.remedy).toMatch(/restart the conversation/);
+    expect(sandbox.crm.messaging.transcript(platformId)).toHaveLength(platformBefore);
+    await sandbox.until('expired', () => sandbox.events('conversation.expired').some((e) => (e.data.conversation as { id: string }).id === id));
+    const ended = sandbox.events('conversation.ended').filter((e) => (e.data.conversation as { id: string }).id === id);
+    expect(ended).toHaveLength(1);
+    expect(ended[0]!.data).toMatchObject({ reason: 'session_expired' });
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+
+  it('keeps each conversation’s session token sealed: not in the table in plain, not in any log line', async () => {
+    const ids = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations.map((c) => c.conversationId);
+    const tokens = await Promise.all(ids.map(async (id) => sandbox.crm.messaging.sessionTokenOf(await platformIdOf(sandbox, id))));
+    expect(tokens.length).toBeGreaterThan(0);
+    const table = await scanTable();
+    expect(table).toContain('CONVERSATION#'); // the scan did see the conversations
+    const logs = logLines.join('\n');
+    expect(logs.length).toBeGreaterThan(0);
+    for (const token of tokens) {
+      expect(token).toBeTruthy();
+      for (const shape of [token!, token!.split('.')[2]!, Buffer.from(token!).toString('base64')]) {
+        expect(table).not.toContain(shape);
+        expect(logs).not.toContain(shape);
+      }
+    }
+  });
+});
