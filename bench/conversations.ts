@@ -1,6 +1,10 @@
+import { GatewayEnvironment } from '../shared/config';
 import { setLogSink } from '../shared/log/logger';
+import { MAX_POLLER_SHARDS, shardCount } from '../shared/messaging/fleet';
+import { LIVE_BUCKETS } from '../shared/store/table';
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from '../test/messaging/support';
+import { benchPollerMemory } from './conversations-memory';
 import type { Figures } from './results-file';
 
 /**
@@ -30,8 +34,22 @@ const PRICE = {
   kmsRequest: 0.03 / 1e4,
   eventBridgeEvent: 1 / 1e6,
 };
+const defaults = GatewayEnvironment.parse({});
 /** Production values the model uses (shared/config.ts defaults, lib/conversations.ts). */
-const PRODUCTION = { pollerGb: 128 / 1024, runSeconds: 840, heartbeatSeconds: 5, capacity: 200, sweepSeconds: 5, pollTimeoutSeconds: 30, liveBuckets: 16 };
+const PRODUCTION = {
+  pollerGb: 128 / 1024,
+  runSeconds: defaults.POLLER_RUN_SECONDS,
+  heartbeatSeconds: defaults.POLLER_HEARTBEAT_SECONDS,
+  capacity: defaults.POLLER_CAPACITY,
+  sweepSeconds: defaults.POLLER_SWEEP_SECONDS,
+  pollTimeoutSeconds: 30,
+  noticeWaitSeconds: 20,
+  liveBuckets: LIVE_BUCKETS,
+  /** A live conversation's lease item (keys, owner, expiry, ack, times), bytes: what a full sweep reads per conversation. */
+  liveItemBytes: 200,
+  /** Fleet state transitions a round costs besides one per poller (lib/conversations.ts: Plan, Any active conversations?, Poll shards, Next round). */
+  transitionsPerRound: 4,
+};
 
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return 0;
@@ -185,7 +203,8 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     // The killed run's conversations: the longest a conversation had no poll open (lease lapse + sweep).
     kill_gap_ms_max: round(Math.max(0, ...timings.map((t) => t.maxGapMs))),
     killed_run_conversations: killed,
-    memory_kb_per_conversation: round(Math.max(0, heapDuring - heapBefore) / 1024 / ids.length, 1),
+    // The whole bench process (simulator, 1,000 lifecycle executions, every poller): an upper bound; memory_kb_per_conversation is the poller's own.
+    memory_kb_per_conversation_upper_bound: round(Math.max(0, heapDuring - heapBefore) / 1024 / ids.length, 1),
     // Calls in real time: polls scale with the compressed timeout, so per platform hour.
     platform_calls_per_hour: round(((polls + messages * 0) / ids.length) * (3600 / platformSecondsInWindow), 1),
     start_ms_per_conversation: round(startMs / ids.length, 2),
@@ -196,35 +215,48 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   return { figures, counts: { conversations: ids.length, pollers: pollersDuring, writes, messages, windowMs, polls } };
 }
 
-/** Cost per conversation-hour of holding conversations (no messages), production settings; and per message. */
-function costModel(conversationsPerPoller: number, writesPerMessage: number): Figures {
+/**
+ * Cost per conversation-hour of holding conversations (no messages) with production settings, for
+ * `live` conversations held `perPoller` to a poller; and per message. Every line is something the
+ * code does (README "Conversation cost").
+ */
+export function costModel(perPoller: number, live: number, writesPerMessage: number): Figures {
   const p = PRODUCTION;
+  const rounds = 3600 / p.runSeconds;
+  const pollers = Math.max(1, Math.ceil(live / perPoller));
   const perPollerHour = {
-    lambda: p.pollerGb * 3600 * PRICE.lambdaGbSecond + (3600 / p.runSeconds) * PRICE.lambdaInvocation,
-    // A round: Plan, the Choice, the Map, Next round (4) plus one Poll shard per poller; shared by the round's pollers.
-    transitions: (3600 / p.runSeconds) * (1 + 4 / Math.max(1, Math.ceil(1000 / conversationsPerPoller))) * PRICE.stateTransition,
-    heartbeats: (3600 / p.heartbeatSeconds) * PRICE.dynamoWrite,
-    // Sweeps while it has room (LIVE_BUCKETS queries each) and the notice queue's long-polls (20 s).
-    sweeps: (3600 / p.sweepSeconds) * p.liveBuckets * 0.5 * PRICE.dynamoRead + (3600 / 20) * PRICE.sqsRequest,
+    lambda: p.pollerGb * 3600 * PRICE.lambdaGbSecond + rounds * PRICE.lambdaInvocation,
+    transitions: rounds * (1 + p.transitionsPerRound / pollers) * PRICE.stateTransition,
+    // One heartbeat write and one (strongly consistent) read of the runs' heartbeats per period.
+    heartbeats: (3600 / p.heartbeatSeconds) * (PRICE.dynamoWrite + PRICE.dynamoRead),
+    // A full listing every POLLER_SWEEP_SECONDS: one query per live bucket (each at least one read unit,
+    // 4 KB a unit, strongly consistent), then each owner's heartbeat and the runs' heartbeats once.
+    sweeps: (3600 / p.sweepSeconds) * (p.liveBuckets * Math.max(1, Math.ceil((live * p.liveItemBytes) / p.liveBuckets / 4096)) + pollers + 1) * PRICE.dynamoRead,
+    notices: (3600 / p.noticeWaitSeconds) * PRICE.sqsRequest,
   };
   const perConversationHour = {
-    // Each handover: release + claim of the lease item.
-    handovers: (3600 / p.runSeconds) * 2 * PRICE.dynamoWrite,
+    // Each handover: the release, the claim, and the conversation read with the claim.
+    handovers: rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead),
+    // And the session token opened again: one KMS Decrypt per claim (each token has its own data key, and the
+    // vault's cache (VAULT_CACHE_TTL_SECONDS, 300) is shorter than a run, whichever container Lambda picks).
+    kms: rounds * PRICE.kmsRequest,
   };
-  const holding = Object.values(perPollerHour).reduce((a, b) => a + b, 0) / conversationsPerPoller + perConversationHour.handovers;
+  const pollerShare = Object.values(perPollerHour).reduce((a, b) => a + b, 0) / perPoller;
+  const holding = pollerShare + perConversationHour.handovers + perConversationHour.kms;
   // Naive: one Lambda (same memory) waits on each conversation's poll, one state transition per poll.
   const pollsPerHour = 3600 / p.pollTimeoutSeconds;
   const naive = (gb: number) => gb * 3600 * PRICE.lambdaGbSecond + pollsPerHour * (PRICE.stateTransition + PRICE.lambdaInvocation);
   return {
     cost_per_hour_usd: round(holding, 8),
+    cost_poller_gb_seconds_per_hour_usd: round(perPollerHour.lambda / perPoller, 8),
+    cost_table_per_hour_usd: round((perPollerHour.heartbeats + perPollerHour.sweeps) / perPoller + rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead), 8),
+    cost_kms_per_hour_usd: round(perConversationHour.kms, 8),
     naive_cost_per_hour_usd: round(naive(p.pollerGb), 6),
     naive_256mb_cost_per_hour_usd: round(naive(0.25), 6),
     cost_ratio: round(naive(p.pollerGb) / holding, 0),
     cost_ratio_vs_256mb: round(naive(0.25) / holding, 0),
-    // Opening a conversation's sealed session token after each handover, if the container's vault cache misses.
-    kms_per_hour_usd_worst_case: round((3600 / p.runSeconds) * PRICE.kmsRequest, 8),
     cost_per_message_usd: round(writesPerMessage * PRICE.dynamoWrite + PRICE.eventBridgeEvent, 8),
-    conversations_per_poller: round(conversationsPerPoller, 1),
+    conversations_per_poller: round(perPoller, 1),
   };
 }
 
@@ -240,15 +272,21 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
       figures[`conversations.latency300.${key}`] = latency.figures[key]!;
     }
     figures['conversations.table_writes_per_message_upper_bound'] = round(writesPerMessage, 2);
-    for (const [key, value] of Object.entries(costModel(main.counts.conversations / Math.max(1, main.counts.pollers), Math.min(writesPerMessage, 3)))) figures[`conversations.${key}`] = value;
+    // Held as the plan holds them in production: live / shardCount(live) conversations a poller.
+    const live = main.counts.conversations;
+    const perPoller = live / shardCount(live, PRODUCTION.capacity, MAX_POLLER_SHARDS);
+    for (const [key, value] of Object.entries(costModel(perPoller, live, Math.min(writesPerMessage, 3)))) figures[`conversations.${key}`] = value;
+    // Last: it points this process's TLS trust at the simulator's certificate.
+    const memory = await benchPollerMemory();
+    for (const [key, value] of Object.entries(memory.figures)) figures[`conversations.${key}`] = value;
     return {
       figures,
       notes: [
         `${main.counts.conversations} simultaneous conversations, agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 5 s and lease 20 s as in production (so a killed run's conversations wait ~20-25 s).`,
         `Time: only the long-poll wait is compressed: 1 platform second = ${POLL_MS_PER_SECOND} ms, so an idle poll (timeout=30) answers after ${30 * POLL_MS_PER_SECOND} ms; platform_calls_per_hour is per conversation per platform hour (3,600 platform seconds). Latencies (ms) are real.`,
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
-        'Cost model (README "Conversation cost"): per conversation-hour of holding, production settings (128 MB poller, 200 per poller, 14-min runs, 5 s heartbeat), at the conversations per poller this run planned; per message extra (table writes + one EventBridge event), the same for the naive design.',
-        'memory_kb_per_conversation is an upper bound: the process also holds the simulator and 1,000 lifecycle executions.',
+        `Cost model (README "Conversation cost"): per conversation-hour of holding ${live} conversations, production settings (128 MB poller, POLLER_CAPACITY ${PRODUCTION.capacity} planned at ${Math.round(perPoller)} a poller, 14-min runs, 5 s heartbeat, a full listing every ${PRODUCTION.sweepSeconds} s), KMS included; per message extra (table writes + one EventBridge event), the same for the naive design.`,
+        ...memory.notes,
       ],
     };
   } finally {

@@ -32,6 +32,11 @@ export const GatewayEnvironment = z.object({
   /** A poller run's heartbeat period and how long its leases hold without one (seconds). */
   POLLER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
   POLLER_LEASE_SECONDS: z.coerce.number().min(0.2).max(300).default(20),
+  /**
+   * How often a poller run lists every live conversation for one nobody holds, besides its first look
+   * and a look whenever a run's heartbeat lapsed (seconds): a listing reads every live item.
+   */
+  POLLER_SWEEP_SECONDS: z.coerce.number().min(0.05).max(600).default(30),
   /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
   POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
   /** The long-poll's `timeout` (spec: 30). */

@@ -346,6 +346,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     }, timeoutMs);
     const abandon = (): void => controller.abort();
     signal?.addEventListener('abort', abandon, { once: true });
+    // Given up while waiting for its turn (the listener above would never hear it): send nothing, or a
+    // long-poll its caller has handed over would still reach the platform next to the new holder's.
+    if (signal?.aborted) controller.abort();
     try {
       // No redirects: platform hosts are fixed by configuration, and a redirect would carry the
       // Authorization header somewhere nobody chose.

@@ -292,32 +292,53 @@ export class PollerRun {
   }
 
   /**
-   * Claims what nobody holds: at the start of the run (the conversations the previous run
-   * released), then every few seconds (a killed run's conversations once its heartbeat lapsed).
-   * Conversations preferred by another slot are left to it for a grace period.
+   * Claims what nobody holds. Listing every live conversation reads every live item, so a run lists
+   * them only when that is worth it: at its start (the conversations the previous round released),
+   * when another run's heartbeat lapsed (a killed poller's conversations), and every
+   * POLLER_SWEEP_SECONDS for what no notice brought. Between listings it reads only the runs'
+   * heartbeats (one small partition) once a period. Conversations preferred by another slot are
+   * left to it for a grace period.
    */
   private async sweepLoop(): Promise<void> {
-    const period = Math.max(this.heartbeatMs, 1000);
+    const every = period(this.heartbeatMs);
+    const sweepEveryMs = this.gateway.env.POLLER_SWEEP_SECONDS * 1000;
     const idleMs = this.gateway.env.POLLER_IDLE_SECONDS * 1000;
-    let first = true;
+    let sweptAt: number | undefined;
     let busyAt = this.gateway.now();
     while (!this.stop.signal.aborted) {
-      if (this.hasRoom()) await this.sweep(first);
-      first = false;
+      if (this.hasRoom()) {
+        const now = this.gateway.now();
+        if (sweptAt === undefined || now - sweptAt >= sweepEveryMs || (await this.lapsedRuns(now)).length > 0) {
+          await this.sweep(sweptAt === undefined);
+          sweptAt = now;
+        }
+      }
       // Holding nothing for a while: end early, so an idle fleet stops (its next plan finds nothing live).
       if (this.held.size > 0) busyAt = this.gateway.now();
       else if (this.gateway.now() - busyAt >= idleMs) {
         this.stop.abort();
         return;
       }
-      await this.sleep(Math.min(period, idleMs), this.stop.signal);
+      await this.sleep(Math.min(every, idleMs), this.stop.signal);
     }
+  }
+
+  /** The clock-skew margin a claimer adds to another run's heartbeat before calling it lapsed. */
+  private get skewMs(): number {
+    return Math.min(2000, this.leaseMs / 4);
+  }
+
+  /** Other runs whose heartbeat lapsed (killed, or fenced): their conversations are free to take. */
+  private async lapsedRuns(now: number): Promise<string[]> {
+    this.guard();
+    const runs = await this.gateway.store.listPollerRuns();
+    return runs.filter((run) => run.runId !== this.runId && run.until + this.skewMs < now).map((run) => run.runId);
   }
 
   private async sweep(first: boolean): Promise<void> {
     this.guard();
     const now = this.gateway.now();
-    const skewMs = Math.min(2000, this.leaseMs / 4);
+    const skewMs = this.skewMs;
     const owners = new Map<string, Promise<number | undefined>>();
     const ownerUntil = (runId: string) => {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
@@ -346,6 +367,10 @@ export class PollerRun {
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
+    // A lapsed run's heartbeat, once nothing listed is held under it: otherwise every run would keep listing for it.
+    const holders = new Set(candidates.map((live) => live.leaseOwner).filter(Boolean));
+    const lapsed = await this.lapsedRuns(this.gateway.now());
+    await Promise.all(lapsed.filter((runId) => !holders.has(runId)).map((runId) => this.gateway.store.endPollerRun(runId).catch(() => undefined)));
   }
 
   /** The run ends: stop every poll, release every lease (the next run claims them), end the heartbeat. */
@@ -437,6 +462,11 @@ export class PollerRun {
       if (!this.killed) {
         const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, this.runId, this.gateway.now()).catch(() => false);
         if (released) this.stats.released++;
+        // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new
+        // conversation, rather than leaving it to the next listing. At the round's end the next round's first look takes it.
+        if (released && (this.stats.fenced || !this.stop.signal.aborted)) {
+          await this.gateway.pollerNotices.tell({ accountId, conversationId, at: this.gateway.now() }).catch(() => undefined);
+        }
       }
     }
   }

@@ -159,6 +159,16 @@ export async function beatPollerRun(table: Table, run: PollerRun): Promise<void>
   await table.client.send(new PutItemCommand({ TableName: table.tableName, Item: toItem({ ...key.pollerRun(checked.runId), ...checked }) }));
 }
 
+/** Every poller run's heartbeat (one small partition): who is alive, and until when. */
+export async function listPollerRuns(table: Table): Promise<PollerRun[]> {
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :runs)',
+    ExpressionAttributeValues: toItem({ ':pk': key.pollerRun('').pk, ':runs': key.pollerRun('').sk }),
+    ConsistentRead: true,
+  });
+  return items.map((item) => PollerRun.parse(item));
+}
+
 export async function getPollerRun(table: Table, runId: string): Promise<PollerRun | undefined> {
   const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: toItem(key.pollerRun(runId)), ConsistentRead: true }));
   return Item ? PollerRun.parse(fromItem(Item)) : undefined;

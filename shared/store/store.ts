@@ -320,6 +320,9 @@ export class Store implements RateBuckets {
   beatPollerRun(run: PollerRun): Promise<void> {
     return conversationLeases.beatPollerRun(this.#table, run);
   }
+  listPollerRuns(): Promise<PollerRun[]> {
+    return conversationLeases.listPollerRuns(this.#table);
+  }
   getPollerRun(runId: string): Promise<PollerRun | undefined> {
     return conversationLeases.getPollerRun(this.#table, runId);
   }

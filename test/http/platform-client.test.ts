@@ -415,6 +415,17 @@ describe('platform client over HTTP', () => {
     expect(seen).toHaveLength(2); // one retry, as for any unusable answer
   });
 
+  it('sends nothing when the caller gives up while the request waits for its turn (a stale long-poll never reaches the platform)', async () => {
+    const { baseUrl, seen } = await startPlatform([json(200, { messages: [], sequence: 0 })]);
+    const caller = new AbortController();
+    // The caller gives up while the request waits on the rate budget, before it is sent.
+    const slowTurn: RateBudget = { take: async () => caller.abort(new Error('handed over')), penalize: () => {} };
+    const poll = client(baseUrl, { platform: 'messaging', rateBudget: slowTurn }).request({ method: 'GET', path: '/v58.0/conversations/c1/messages', query: { ack: 6, timeout: 30 }, signal: caller.signal });
+    await expect(poll).rejects.toThrow('handed over');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen).toHaveLength(0);
+  });
+
   it('returns undefined for an empty 204', async () => {
     const { baseUrl } = await startPlatform([
       (_req, res) => {

@@ -134,10 +134,14 @@ describe('a lease renewal that fails', () => {
     await sandbox.until('held by the failing run', () => failing.stats.claimed === 1);
     sandbox.crm.messaging.agentSays(platformId, 'before the fence');
     await sandbox.until('delivered before the fence', () => sandbox.events('message.received').length >= 1);
+    const notices = sandbox.gateway.runtime.local.pollerNotices;
+    const toldBefore = notices.told;
     failBeats = true;
     await sandbox.until('fenced', () => failing.stats.fenced, 10_000);
     await done;
     expect(failing.stats.released).toBe(1);
+    // The running fleet is told at once, rather than finding it at its next listing.
+    expect(notices.told).toBe(toldBefore + 1);
     expect(sandbox.crm.messaging.isPolling(platformId)).toBe(false);
 
     sandbox.crm.messaging.agentSays(platformId, 'after the fence');
@@ -150,6 +154,58 @@ describe('a lease renewal that fails', () => {
     expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
     expect(texts().filter((m) => m.text === 'before the fence')).toHaveLength(1);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
+describe('listing the live conversations', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('a run lists them at its start and when a run\'s heartbeat lapsed, not every period; it takes a killed run\'s conversations', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const listings = new Map<string, number>();
+    const counting = (runName: string) =>
+      new Proxy(gateway.store, {
+        get(target, name, receiver) {
+          if (name === 'listLiveConversations') {
+            return () => {
+              listings.set(runName, (listings.get(runName) ?? 0) + 1);
+              return target.listLiveConversations();
+            };
+          }
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    // A listing every 60 s at most, besides the first and lapses; periods of a second.
+    const env = { ...gateway.env, POLLER_SWEEP_SECONDS: 60, POLLER_IDLE_SECONDS: 60, POLLER_HEARTBEAT_SECONDS: 0.1, POLLER_LEASE_SECONDS: 0.5 };
+    const victim = new PollerRun({ gateway: { ...gateway, env, store: counting('victim') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
+    const victimDone = victim.run().catch(() => undefined);
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    await sandbox.until('held by the first run', () => victim.holding === 1);
+    const heir = new PollerRun({ gateway: { ...gateway, env, store: counting('heir') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
+    const heirDone = heir.run();
+    // Several periods pass: the heir listed once (its start), the victim once too.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(listings.get('heir')).toBe(1);
+    expect(listings.get('victim')).toBe(1);
+    expect(heir.holding).toBe(0);
+    victim.kill();
+    await victimDone;
+    sandbox.crm.messaging.agentSays(platformId, 'while nobody polls');
+    // The victim's heartbeat lapses: the heir lists again and takes the conversation over.
+    await sandbox.until('taken over', () => heir.holding === 1, 10_000);
+    await sandbox.until('delivered', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'while nobody polls'), 10_000);
+    expect(listings.get('heir')).toBeLessThanOrEqual(3);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+    heir.kill();
+    await heirDone.catch(() => undefined);
   });
 });
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { startCrmSimulator, type CrmSimulatorOptions, type RunningCrmSimulator } from '../../sandbox/crm-simulator';
+import type { ConnectedAppRegistration, UserRegistration } from '../../sandbox/identity-simulator';
 import type { GatewayEvent } from '../../shared/events/gateway-event';
 import { rsaKeyPem } from '../data/support';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
@@ -23,8 +24,20 @@ export interface MessagingSandboxOptions {
   dynamoInChildProcess?: boolean;
 }
 
-export interface MessagingSandbox {
-  crm: RunningCrmSimulator;
+/**
+ * What the sandbox needs of the CRM simulator to set the world up: the in-process simulator, or
+ * one in a child process (benchmarks: the platform's side does not share the gateway's CPU).
+ */
+export interface MessagingWorld {
+  loginUrl: string;
+  registerConnectedApp(registration: ConnectedAppRegistration): void | Promise<void>;
+  registerUser(registration: UserRegistration): unknown;
+  registerMessagingChannel(messagingPlatformKey: string): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface MessagingSandbox<Crm = RunningCrmSimulator> {
+  crm: Crm;
   gateway: TestGateway;
   accountId: string;
   username: string;
@@ -46,6 +59,8 @@ export const TEST_POLLER_ENV = {
   POLLER_LEASE_SECONDS: '0.5',
   POLLER_RUN_SECONDS: '30',
   POLLER_IDLE_SECONDS: '0.3',
+  POLLER_SWEEP_SECONDS: '1',
+  POLLER_HANDOVER_SECONDS: '5',
   LONG_POLL_TIMEOUT_SECONDS: '30',
   PLATFORM_TIMEOUT_MS: '5000',
 };
@@ -53,12 +68,24 @@ export const TEST_POLLER_ENV = {
 export async function startMessagingSandbox(options: MessagingSandboxOptions = {}): Promise<MessagingSandbox> {
   // 30 s long-polls answer 204 after 300 ms.
   const crm = await startCrmSimulator({ pollSecondsToMs: 10, ...options.simulator });
+  const world: MessagingWorld = {
+    loginUrl: crm.loginUrl,
+    registerConnectedApp: (registration) => crm.identity.registerConnectedApp(registration),
+    registerUser: (registration) => crm.identity.registerUser(registration),
+    registerMessagingChannel: (key) => crm.messaging.registerMessagingChannel(key),
+    stop: () => crm.stop(),
+  };
+  return connectMessagingSandbox(crm, world, options);
+}
+
+/** The gateway side of the sandbox, against a CRM simulator set up through `world`. */
+export async function connectMessagingSandbox<Crm>(crm: Crm, world: MessagingWorld, options: Omit<MessagingSandboxOptions, 'simulator'> = {}): Promise<MessagingSandbox<Crm>> {
   const { privateKeyPem, publicKey } = rsaKeyPem();
   const clientId = `3MVG9${randomBytes(20).toString('hex')}`;
   const clientSecret = randomBytes(16).toString('hex');
   const username = `messaging.${randomBytes(4).toString('hex')}@acme.example`;
   const channel = `mpk-${randomBytes(8).toString('hex')}`;
-  crm.identity.registerConnectedApp({
+  await world.registerConnectedApp({
     clientId,
     clientSecret,
     publicKey,
@@ -66,12 +93,12 @@ export async function startMessagingSandbox(options: MessagingSandboxOptions = {
     scopes: ['api', 'refresh_token', 'offline_access'],
     approvedUsers: options.approved === false ? [] : [username],
   });
-  crm.identity.registerUser({ username, hasMessagingUserLicense: options.license ?? true });
-  crm.messaging.registerMessagingChannel(channel);
+  await world.registerUser({ username, hasMessagingUserLicense: options.license ?? true });
+  await world.registerMessagingChannel(channel);
 
   const gateway = await startTestGateway({
-    DATA_LOGIN_URL: crm.loginUrl,
-    DATA_SANDBOX_LOGIN_URL: crm.loginUrl,
+    DATA_LOGIN_URL: world.loginUrl,
+    DATA_SANDBOX_LOGIN_URL: world.loginUrl,
     ALLOW_INSECURE_PLATFORM_URLS: 'true',
     ...TEST_POLLER_ENV,
     ...options.env,
@@ -117,13 +144,13 @@ export async function startMessagingSandbox(options: MessagingSandboxOptions = {
     until,
     async stop() {
       await gateway.stop();
-      await crm.stop();
+      await world.stop();
     },
   };
 }
 
 /** The platform's conversation id of a gateway conversation. */
-export async function platformIdOf(sandbox: MessagingSandbox, conversationId: string): Promise<string> {
+export async function platformIdOf(sandbox: MessagingSandbox<unknown>, conversationId: string): Promise<string> {
   const stored = await sandbox.gateway.runtime.local.gateway.store.getConversation(sandbox.accountId, conversationId);
   if (!stored?.platformConversationId) throw new Error(`no platform id for ${conversationId}`);
   return stored.platformConversationId;
