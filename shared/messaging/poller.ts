@@ -42,6 +42,8 @@ export interface PollerRunOptions {
 export interface PollerStats {
   runId: string;
   claimed: number;
+  /** Of those, claimed because a notice told the running fleet of a new (or let-go) conversation. */
+  claimedOnNotice: number;
   released: number;
   /** Polls opened (200 and 204 answers count once each). */
   polls: number;
@@ -144,7 +146,7 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], fenced: false };
   }
 
   get id(): string {
@@ -279,7 +281,7 @@ export class PollerRun {
           full = true;
           continue;
         }
-        await this.claim(item.notice.accountId, item.notice.conversationId);
+        if (await this.claim(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
         // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
         await item.done();
       }

@@ -161,3 +161,36 @@ describe('the playbook conversation API', () => {
     }
   });
 });
+
+describe('a new conversation and the running fleet', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    // Listings every 10 minutes: a conversation started while a run is going can only reach it by a notice.
+    sandbox = await startMessagingSandbox({ env: { POLLER_SWEEP_SECONDS: '600' } });
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('is told to the running poller, which claims it and opens its first poll without waiting for a listing', async () => {
+    const start = async () => {
+      const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+      expect(started.status).toBe(201);
+      const platformId = await platformIdOf(sandbox, started.body.id as string);
+      await sandbox.until('its first poll', () => sandbox.crm.messaging.isPolling(platformId));
+      return platformId;
+    };
+    await start();
+    const machines = sandbox.gateway.runtime.local.stateMachines;
+    const running = machines.pollers();
+    expect(running.length).toBeGreaterThan(0);
+    const onNotice = () => [...machines.finishedPollers, ...machines.pollers().map((run) => run.stats)].reduce((sum, stats) => sum + stats.claimedOnNotice, 0);
+    const before = onNotice();
+
+    const second = await start();
+    // The run that held the first conversation is still going, and it took the second on the notice.
+    expect(running.some((run) => machines.pollers().includes(run))).toBe(true);
+    expect(onNotice()).toBe(before + 1);
+    sandbox.crm.messaging.agentSays(second, 'hello second');
+    await sandbox.until('delivered', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'hello second'));
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
