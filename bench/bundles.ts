@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { lambdaBundling } from '../lib/bundling';
+import { bundleHandler } from '../lib/bundling';
 import type { GatewayVariable } from '../shared/config';
 import { functionSettings, type HandlerName } from '../shared/handler/function-settings';
 import type { Figures } from './results-file';
@@ -41,22 +40,6 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** Bundles a handler as the stack does (lib/bundling.ts); `minify: false` keeps the source readable for the schema count. */
-async function bundle(name: string, outfile: string, minify: boolean = lambdaBundling.minify): Promise<void> {
-  await build({
-    entryPoints: [join(ROOT, 'functions', `${name}.ts`)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: lambdaBundling.target,
-    minify,
-    mainFields: [...lambdaBundling.mainFields],
-    banner: { js: lambdaBundling.banner },
-    alias: { ...lambdaBundling.alias },
-    logLevel: 'silent',
-  });
-}
 
 /** Where zod makes every schema's internals: counting there counts the schemas a module builds. */
 const ZOD_SCHEMA_MADE = '_zodDesc.value = new Internals(def);';
@@ -88,9 +71,9 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
   const figures: Figures = {};
   for (const name of handlers) {
     const outfile = join(OUT, `${name}.mjs`);
-    await bundle(name, outfile);
+    await bundleHandler(name, outfile);
     figures[`bundle.${name}.kb`] = Math.round((statSync(outfile).size / 1024) * 10) / 10;
-    await bundle(name, join(OUT, `${name}.counted.mjs`), false);
+    await bundleHandler(name, join(OUT, `${name}.counted.mjs`), { minify: false });
     const schemas = schemasAtLoad(name);
     if (schemas !== undefined) figures[`bundle.${name}.zod_schemas_at_load`] = schemas;
   }

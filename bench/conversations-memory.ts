@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { build } from 'esbuild';
-import { lambdaBundling } from '../lib/bundling';
+import { bundleHandler } from '../lib/bundling';
 import { GatewayEnvironment } from '../shared/config';
 import { log } from '../shared/log/logger';
 import { PollerRun } from '../shared/messaging/poller';
@@ -49,19 +48,7 @@ async function pollerBundleRssMb(): Promise<number> {
   const dir = join(ROOT, 'bench', '.work', 'conversations');
   mkdirSync(dir, { recursive: true });
   const outfile = join(dir, 'poller.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'functions', 'poller.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: lambdaBundling.target,
-    minify: lambdaBundling.minify,
-    mainFields: [...lambdaBundling.mainFields],
-    banner: { js: lambdaBundling.banner },
-    alias: { ...lambdaBundling.alias },
-    logLevel: 'silent',
-  });
+  await bundleHandler('poller', outfile);
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench', GATEWAY_MODE: 'aws', AWS_LAMBDA_FUNCTION_NAME: 'IntegrationGateway-poller' };
   for (const setting of functionSettings.poller) env[setting] = setting.endsWith('_URL') || setting.endsWith('_TEMPLATE') ? 'https://bench.example.com/{site}' : `bench-${setting.toLowerCase()}`;
   const script = `await import(${JSON.stringify(outfile)});for(let i=0;i<3;i++){globalThis.gc();await new Promise(r=>setTimeout(r,50))}process.stdout.write(String(process.memoryUsage().rss))`;

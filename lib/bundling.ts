@@ -1,6 +1,6 @@
 /**
- * How every handler is bundled, shared by the stack (lib/gateway-function.ts) and the bundle
- * benchmark (bench/bundles.ts), so the benchmark measures exactly what Lambda runs.
+ * How every handler is bundled, shared by the stack (lib/gateway-function.ts) and by the tests
+ * and benchmarks that build a handler themselves (`bundleHandler`), so they run what Lambda runs.
  */
 import { fileURLToPath } from 'node:url';
 
@@ -18,3 +18,24 @@ export const lambdaBundling = {
     '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../shared/aws/lambda-credentials.ts', import.meta.url)),
   },
 } as const;
+
+/**
+ * Bundles one handler of functions/ as the stack does, to `outfile`; `minify: false` keeps the
+ * source readable. esbuild is loaded only when called: the CDK app that imports this file never is.
+ */
+export async function bundleHandler(handler: string, outfile: string, options: { minify?: boolean } = {}): Promise<void> {
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: [fileURLToPath(new URL(`../functions/${handler}.ts`, import.meta.url))],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: lambdaBundling.target,
+    minify: options.minify ?? lambdaBundling.minify,
+    mainFields: [...lambdaBundling.mainFields],
+    banner: { js: lambdaBundling.banner },
+    alias: { ...lambdaBundling.alias },
+    logLevel: 'silent',
+  });
+}

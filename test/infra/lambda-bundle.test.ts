@@ -3,9 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lambdaBundling } from '../../lib/bundling';
+import { bundleHandler } from '../../lib/bundling';
 import { startDynamo, type LocalDynamo } from '../support/dynamo';
 
 const run = promisify(execFile);
@@ -22,19 +21,7 @@ describe('a Lambda bundle', () => {
   beforeAll(async () => {
     dynamo = await startDynamo('bundle-test');
     bundle = join(dir, 'sync-dispatcher.mjs');
-    await build({
-      entryPoints: [new URL('../../functions/sync-dispatcher.ts', import.meta.url).pathname],
-      outfile: bundle,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: lambdaBundling.target,
-      minify: lambdaBundling.minify,
-      mainFields: [...lambdaBundling.mainFields],
-      banner: { js: lambdaBundling.banner },
-      alias: { ...lambdaBundling.alias },
-      logLevel: 'silent',
-    });
+    await bundleHandler('sync-dispatcher', bundle);
   });
   afterAll(async () => {
     await dynamo.stop();
