@@ -1,6 +1,6 @@
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
+import { tableText } from '../support/dynamo';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
 
 /**
@@ -49,15 +49,14 @@ describe('connect flow', () => {
     const readText = await read.text();
     expect(JSON.parse(readText).connections).toHaveLength(2);
 
-    const scan = await gateway.runtime.local.dynamo.client.send(new ScanCommand({ TableName: gateway.runtime.local.dynamo.tableName }));
-    const tableText = JSON.stringify(scan.Items);
-    expect(tableText).toContain('CONNECTION#payment');
+    const table = await tableText(gateway.runtime.local.dynamo);
+    expect(table).toContain('CONNECTION#payment');
     const logText = logLines.join('\n');
     expect(logText).toContain('connection saved');
     for (const secret of [secretKey, webhookSigningSecret, apiKey]) {
       const forms = [secret, Buffer.from(secret).toString('base64'), secret.slice(4, -4)];
       for (const form of forms) {
-        expect(tableText).not.toContain(form);
+        expect(table).not.toContain(form);
         expect(logText).not.toContain(form);
         expect(paymentText + billingText + readText).not.toContain(form);
       }

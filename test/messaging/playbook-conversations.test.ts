@@ -1,6 +1,6 @@
-import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
+import { tableText } from '../support/dynamo';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
 /**
@@ -37,19 +37,6 @@ describe('the playbook conversation API', () => {
     const response = await sandbox.gateway.call(method, path, { headers: { authorization: `Bearer ${otherKey}` }, ...(body !== undefined ? { body } : {}) });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
-
-  /** Every raw item of the table, binary attributes as base64 so nothing hides in them. */
-  async function scanTable(): Promise<string> {
-    const { dynamo } = sandbox.gateway.runtime.local;
-    const items: Record<string, AttributeValue>[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return JSON.stringify(items, (_field, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value));
-  }
 
   it('reads the messages oldest first, both sides; another account sees, sends and ends nothing; the end goes to the platform', async () => {
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound', prechat: { email: 'visitor@example.com' } });
@@ -148,7 +135,7 @@ describe('the playbook conversation API', () => {
     const ids = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations.map((c) => c.conversationId);
     const tokens = await Promise.all(ids.map(async (id) => sandbox.crm.messaging.sessionTokenOf(await platformIdOf(sandbox, id))));
     expect(tokens.length).toBeGreaterThan(0);
-    const table = await scanTable();
+    const table = await tableText(sandbox.gateway.runtime.local.dynamo);
     expect(table).toContain('CONVERSATION#'); // the scan did see the conversations
     const logs = logLines.join('\n');
     expect(logs.length).toBeGreaterThan(0);

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../shared/store/store';
 import { LocalDataKeySource } from '../../shared/vault/local-data-key-source';
 import { Vault } from '../../shared/vault/vault';
-import { startDynamo, type LocalDynamo } from '../support/dynamo';
+import { startDynamo, tableText, type LocalDynamo } from '../support/dynamo';
 import { connection } from './fixtures';
 
 let dynamo: LocalDynamo;
@@ -13,19 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.stop());
 
-/** Every raw item of the table, binary attributes shown as base64 so nothing hides in them. */
-async function scanEverything(): Promise<string> {
-  const items: Record<string, AttributeValue>[] = [];
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return JSON.stringify(items, (_field, value: unknown) =>
-    value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value,
-  );
-}
 
 describe('credentials at rest', () => {
   it('a scan of the table after storing credentials finds none of the secret strings', async () => {
@@ -46,7 +32,7 @@ describe('credentials at rest', () => {
       await store.putConnection(stored);
     }
 
-    const table = await scanEverything();
+    const table = await tableText(dynamo);
     expect(table).toContain('CONNECTION#payment'); // the scan did see the items
     for (const value of Object.values(secrets).flatMap((credentials) => Object.values(credentials))) {
       const shapes = [value, Buffer.from(value).toString('base64'), Buffer.from(value).toString('base64url'), Buffer.from(value).toString('hex')];

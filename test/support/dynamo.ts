@@ -1,3 +1,4 @@
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { Store } from '../../shared/store/store';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
@@ -24,4 +25,19 @@ export function useStore(): { readonly store: Store; readonly dynamo: LocalDynam
   });
   afterAll(() => held.dynamo.stop());
   return held;
+}
+
+/**
+ * Every raw item of the table, all pages, as one text with binary attributes shown as base64 so
+ * nothing hides in them: for checks that a string (a secret, a token) is nowhere in the table.
+ */
+export async function tableText(dynamo: Pick<LocalDynamo, 'client' | 'tableName'>): Promise<string> {
+  const items: Record<string, AttributeValue>[] = [];
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.client.send(new ScanCommand({ TableName: dynamo.tableName, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return JSON.stringify(items, (_field, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value));
 }
