@@ -33,11 +33,6 @@ describe('the playbook conversation API', () => {
     await sandbox?.stop();
   });
 
-  const asStranger = async (method: string, path: string, body?: unknown) => {
-    const response = await sandbox.gateway.call(method, path, { headers: { authorization: `Bearer ${otherKey}` }, ...(body !== undefined ? { body } : {}) });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
-
   it('reads the messages oldest first, both sides; another account sees, sends and ends nothing; the end goes to the platform', async () => {
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound', prechat: { email: 'visitor@example.com' } });
     expect(started.status).toBe(201);
@@ -75,7 +70,7 @@ describe('the playbook conversation API', () => {
       ['POST', `/api/v1/playbook/conversations/${id}/end`],
       ['GET', `/api/v1/playbook/conversations/${id}/transcript`],
     ] as const) {
-      const answer = await asStranger(method, path, body);
+      const answer = await sandbox.playbook(method, path, body, otherKey);
       expect(answer.status, `${method} ${path}`).toBe(404);
       expect(answer.body.type).toBe('urn:integration-gateway:problem:not-found');
     }

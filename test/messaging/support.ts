@@ -44,8 +44,8 @@ export interface MessagingSandbox<Crm = RunningCrmSimulator> {
   channel: string;
   userToken: string;
   apiKey: string;
-  /** A playbook call with the account's API key. */
-  playbook(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** A playbook call with the account's API key, or with `apiKey` (another account's). */
+  playbook(method: string, path: string, body?: unknown, apiKey?: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Events published on the local bus for the account, oldest first. */
   events(type?: string): GatewayEvent[];
   /** Waits until `check` holds (polling every 10 ms), or fails after `timeoutMs`. */
@@ -135,8 +135,8 @@ export async function connectMessagingSandbox<Crm>(crm: Crm, world: MessagingWor
     channel,
     userToken,
     apiKey,
-    async playbook(method, path, body) {
-      const response = await gateway.call(method, path, { headers: { authorization: `Bearer ${apiKey}` }, ...(body !== undefined ? { body } : {}) });
+    async playbook(method, path, body, key = apiKey) {
+      const response = await gateway.call(method, path, { headers: { authorization: `Bearer ${key}` }, ...(body !== undefined ? { body } : {}) });
       const text = await response.text();
       return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
     },
