@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
+import type { BillingSimulator } from '../../sandbox/billing-simulator';
 import type { ConnectionView } from '../../shared/connections/connection-view';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
-import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+import { startBillingGateway, type BillingGateway } from '../support/billing-gateway';
+import { generatedKey, type TestGateway } from '../support/local-runtime';
 
 /**
  * Connect Account checks the credentials: one Test Connection right after saving, unless the
@@ -13,21 +14,13 @@ describe('Connect Account checks the connection', () => {
   let gateway: TestGateway;
   let token: string;
   let apiKey: string;
+  let world: BillingGateway;
 
   beforeAll(async () => {
-    sim = await startBillingSimulator({ seed: 11 });
-    sim.setRateLimit(undefined);
-    sim.addSite('acme-test').seedCustomers(3);
-    apiKey = generatedKey('test_');
-    sim.addApiKey('acme-test', apiKey, { type: 'read-only' });
-    gateway = await startTestGateway({ BILLING_BASE_URL_TEMPLATE: `${sim.url}/sites/{site}`, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '500' });
-    await gateway.enableAccount('acme');
-    token = await gateway.userToken('acme');
+    world = await startBillingGateway({ seed: 11, customers: 3 });
+    ({ sim, gateway, token, apiKey } = world);
   });
-  afterAll(async () => {
-    await gateway.stop();
-    await sim.stop();
-  });
+  afterAll(() => world?.stop());
 
   const platformCalls = () => sim.requests.get('GET /sites/acme-test/api/v2/customers') ?? 0;
   const connect = async (key: string, query = '') => {

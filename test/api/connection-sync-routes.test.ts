@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
+import type { BillingSimulator } from '../../sandbox/billing-simulator';
 import { handler as syncDispatcher } from '../../functions/sync-dispatcher';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import type { ConnectionView } from '../../shared/connections/connection-view';
 import type { SyncStatus } from '../../shared/sync/sync-status';
-import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+import { startBillingGateway, type BillingGateway } from '../support/billing-gateway';
+import { generatedKey, type TestGateway } from '../support/local-runtime';
 
 /**
  * Test Connection, sync settings, manual and scheduled syncs through the API, end to end: the
@@ -15,22 +16,14 @@ describe('connection and sync routes', () => {
   let gateway: TestGateway;
   let token: string;
   let apiKey: string;
+  let world: BillingGateway;
 
   beforeAll(async () => {
-    sim = await startBillingSimulator({ seed: 5 });
-    sim.setRateLimit(undefined);
-    sim.addSite('acme-test').seedCustomers(120);
-    apiKey = generatedKey('test_');
-    sim.addApiKey('acme-test', apiKey, { type: 'read-only' });
+    world = await startBillingGateway({ seed: 5, customers: 120 });
+    ({ sim, gateway, token, apiKey } = world);
     sim.addSite('other-test');
-    gateway = await startTestGateway({ BILLING_BASE_URL_TEMPLATE: `${sim.url}/sites/{site}`, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '500' });
-    await gateway.enableAccount('acme');
-    token = await gateway.userToken('acme');
   });
-  afterAll(async () => {
-    await gateway.stop();
-    await sim.stop();
-  });
+  afterAll(() => world?.stop());
 
   const connect = (siteName: string, key: string) =>
     gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', { token, body: { siteName, apiKey: key, environment: 'test' } });
