@@ -5,6 +5,7 @@ import { bundleHandler } from '../lib/bundling';
 import type { GatewayVariable } from '../shared/config';
 import { functionSettings, type HandlerName } from '../shared/handler/function-settings';
 import type { Figures } from './results-file';
+import { median } from './statistics';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const OUT = join(ROOT, 'bench', '.work', 'bundles');
@@ -33,11 +34,6 @@ function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
     GATEWAY_MODE: 'aws',
     ...Object.fromEntries(settings.filter((setting) => sample[setting]).map((setting) => [setting, sample[setting]])),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 

@@ -6,6 +6,7 @@ import type { GatewayEvent } from '../shared/events/gateway-event';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
 import type { Figures } from './results-file';
+import { percentile, round } from './statistics';
 
 /**
  * `npm run bench -- conversations`: many simultaneous conversations against the messaging
@@ -50,14 +51,6 @@ const PRODUCTION = {
   /** Fleet state transitions a round costs besides one per poller (lib/conversations.ts: Plan, Any active conversations?, Poll shards, Next round). */
   transitionsPerRound: 4,
 };
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 interface ScenarioOptions {
   conversations: number;

@@ -15,6 +15,7 @@ import { runSyncJob } from '../shared/sync/run-sync-job';
 import { storeConnection } from '../test/support/stored-connection';
 import { startWebhookWorld } from '../test/webhooks/support';
 import type { Figures } from './results-file';
+import { round } from './statistics';
 
 /**
  * The gateway's monthly AWS bill, from counted calls, for the reference workload and for an idle
@@ -340,8 +341,6 @@ async function measureSyncs(): Promise<{ full: { readUnitsPerRecord: number; wri
 }
 
 type Bill = Record<string, number>;
-const round2 = (value: number) => Math.round(value * 100) / 100;
-
 export async function benchCost(): Promise<{ figures: Figures; notes: string[] }> {
   const restoreLogs = setLogSink(() => {});
   const restoreMetrics = setMetricSink(() => {});
@@ -519,7 +518,7 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   add(ref, 'cloudwatch_metrics', metricSeries.reduce((sum, [, series, share]) => sum + series * share * PRICES.customMetricMonth, 0));
   // Idle: the gauges report zero by sending nothing (alarms FILL missing data with 0), so no series is active.
 
-  const total = (bill: Bill) => round2(Object.values(bill).reduce((a, b) => a + b, 0));
+  const total = (bill: Bill) => round(Object.values(bill).reduce((a, b) => a + b, 0));
   const figures: Figures = {
     'cost.reference_month_usd': total(ref),
     'cost.idle_month_usd': total(idle),
@@ -529,22 +528,22 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
     'cost.fixed.dashboards': stack.dashboards,
     'cost.fixed.secrets': stack.secrets,
     'cost.fixed.idle_fleet_transitions': stack.idleFleetTransitions,
-    'cost.webhook.dynamodb_write_units_per_event': round2(webhook.perEvent.writeUnits),
-    'cost.webhook.dynamodb_read_units_per_event': round2(webhook.perEvent.readUnits),
-    'cost.webhook.worker_batch_size': round2(webhook.batchSize),
-    'cost.sync.full.write_units_per_record': round2(sync.full.writeUnitsPerRecord),
-    'cost.sync.incremental.write_units_per_change': round2(sync.incremental.writeUnitsPerChange),
-    'cost.sync.incremental.read_units_per_job': round2(sync.incremental.readUnitsPerJob),
+    'cost.webhook.dynamodb_write_units_per_event': round(webhook.perEvent.writeUnits),
+    'cost.webhook.dynamodb_read_units_per_event': round(webhook.perEvent.readUnits),
+    'cost.webhook.worker_batch_size': round(webhook.batchSize),
+    'cost.sync.full.write_units_per_record': round(sync.full.writeUnitsPerRecord),
+    'cost.sync.incremental.write_units_per_change': round(sync.incremental.writeUnitsPerChange),
+    'cost.sync.incremental.read_units_per_job': round(sync.incremental.readUnitsPerJob),
     'cost.sync.platform_calls_per_month': Math.round(syncCalls),
   };
-  for (const [line, usd] of Object.entries(ref)) figures[`cost.reference.${line}_usd`] = round2(usd);
-  for (const [line, usd] of Object.entries(idle)) figures[`cost.idle.${line}_usd`] = round2(usd);
+  for (const [line, usd] of Object.entries(ref)) figures[`cost.reference.${line}_usd`] = round(usd);
+  for (const [line, usd] of Object.entries(idle)) figures[`cost.idle.${line}_usd`] = round(usd);
   const notes = [
     `Monthly AWS bill (30 days) at us-east-1 list prices, arm64, no free tier except the first three CloudWatch dashboards of an account. Fixed costs counted in the synthesized stack: ${stack.kmsKeys} KMS keys, ${stack.secrets} secret, ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.standardQueuesPolled + stack.fifoQueuesPolled} queues polled by Lambda (${stack.fifoQueuesPolled} FIFO), ${Math.round(stack.scheduleRunsPerMonth)} schedule runs a month.`,
-    `Measured on the local runtime: a webhook event costs ${round2(webhook.perEvent.reads)} reads (${round2(webhook.perEvent.readUnits)} RRU) and ${round2(webhook.perEvent.writes)} writes (${round2(webhook.perEvent.writeUnits)} WRU, index included) and ${round2(webhook.perEvent.published)} published events; a full sync ${round2(sync.full.writeUnitsPerRecord)} WRU and ${round2(sync.full.readUnitsPerRecord)} RRU per record; an incremental sync ${round2(sync.incremental.readUnitsPerJob)} RRU and ${round2(sync.incremental.writeUnitsPerJob)} WRU per job with nothing changed, plus ${round2(sync.incremental.writeUnitsPerChange)} WRU per changed record.`,
+    `Measured on the local runtime: a webhook event costs ${round(webhook.perEvent.reads)} reads (${round(webhook.perEvent.readUnits)} RRU) and ${round(webhook.perEvent.writes)} writes (${round(webhook.perEvent.writeUnits)} WRU, index included) and ${round(webhook.perEvent.published)} published events; a full sync ${round(sync.full.writeUnitsPerRecord)} WRU and ${round(sync.full.readUnitsPerRecord)} RRU per record; an incremental sync ${round(sync.incremental.readUnitsPerJob)} RRU and ${round(sync.incremental.writeUnitsPerJob)} WRU per job with nothing changed, plus ${round(sync.incremental.writeUnitsPerChange)} WRU per changed record.`,
     `Reference workload: ${R.accounts} accounts; a day: ${R.webhooksPerDay} webhooks, ${R.syncedRecords} records kept in sync (${R.dailyChangeRate * 100}% changing a day, daily incremental syncs of ${jobsPerDay} objects, a weekly full reconcile), ${R.conversationsPerDay} conversations of ${R.conversationMinutes} min (${R.messagesPerConversation} messages each), ${R.engagementEventsPerDay} engagement events (${R.engagementEventsPerRequest} per request), ${R.apiReadsPerDay} API reads. Latencies charged: DynamoDB ${LATENCY_MS.dynamo} ms, SQS ${LATENCY_MS.sqs} ms, KMS ${LATENCY_MS.kms} ms, EventBridge ${LATENCY_MS.eventBridge} ms, platforms ${LATENCY_MS.platform} ms.`,
-    `Reference, by service (USD/month): ${Object.entries(ref).sort(([, a], [, b]) => b - a).map(([line, usd]) => `${line} ${round2(usd)}`).join(', ')}.`,
-    `Idle, by service (USD/month): ${Object.entries(idle).sort(([, a], [, b]) => b - a).map(([line, usd]) => `${line} ${round2(usd)}`).join(', ')}.`,
+    `Reference, by service (USD/month): ${Object.entries(ref).sort(([, a], [, b]) => b - a).map(([line, usd]) => `${line} ${round(usd)}`).join(', ')}.`,
+    `Idle, by service (USD/month): ${Object.entries(idle).sort(([, a], [, b]) => b - a).map(([line, usd]) => `${line} ${round(usd)}`).join(', ')}.`,
   ];
   return { figures, notes };
 }

@@ -3,13 +3,9 @@ import { chromium } from 'playwright-core';
 import { setLogSink } from '../shared/log/logger';
 import { startSandboxGateway } from '../test/support/sandbox-gateway';
 import type { Figures } from './results-file';
+import { median } from './statistics';
 
 const LOADS = 10;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 /**
  * The dashboard's load on localhost, in Debian's Chromium: a reload of the account page with its four

@@ -9,6 +9,7 @@ import { unlimitedRateBudget } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
 import type { EngagementEvent } from '../shared/queues/messages';
 import type { Figures } from './results-file';
+import { percentile, round } from './statistics';
 
 /**
  * The data connector's figures, measured over real HTTP against the CRM simulator:
@@ -26,10 +27,6 @@ const INGEST_PATH = `POST /api/v1/ingest/sources/${CONNECTOR}/${OBJECT}`;
 const EVENTS = 10_000;
 const PER_REQUEST = 500;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 function events(n: number, prefix: string, invalidEvery?: number): EngagementEvent[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -2,13 +2,10 @@ import { startTestGateway } from '../test/support/local-runtime';
 import { startBillingSimulator } from '../sandbox/billing-simulator';
 import { setLogSink } from '../shared/log/logger';
 import type { Figures } from './results-file';
+import { percentile } from './statistics';
 
 const CUSTOMERS = 2_000;
 const REQUESTS = 1_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 /**
  * Read latency in local mode: a billing site synced through the real engine, then the playbook

@@ -12,6 +12,7 @@ import type { RecordWrite } from '../shared/store/items';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
 import { storeConnection } from '../test/support/stored-connection';
 import type { Figures } from './results-file';
+import { round } from './statistics';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
@@ -31,8 +32,6 @@ const silentLog = (await import('../shared/log/logger')).log;
 function key(prefix: string): string {
   return prefix + Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 }
-
-const round = (value: number, places = 2) => Math.round(value * 10 ** places) / 10 ** places;
 
 interface Scenario {
   local: LocalGateway;

@@ -10,6 +10,7 @@ import { verifySignature } from '../shared/webhooks/signature';
 import { storeConnection } from '../test/support/stored-connection';
 import { startAwsHarness, webhookRequest } from '../test/webhooks/aws-harness';
 import type { Figures } from './results-file';
+import { median, percentile, round } from './statistics';
 
 /**
  * The webhook receiver, warm, beside the bare signature check it cannot do without. Run by
@@ -18,8 +19,6 @@ import type { Figures } from './results-file';
  * else: no local runtime, no tracer.
  */
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 export const secretLike = (prefix: string) => `${prefix}${randomBytes(18).toString('base64url').replace(/[-_]/g, 'x')}`;
 
 export async function receiverFigures(notes: string[]): Promise<Figures> {
@@ -98,20 +97,19 @@ export async function receiverFigures(notes: string[]): Promise<Figures> {
     const delivered = WARM_UP + PER_ROUND * ROUNDS;
     const calls = harness.calls();
     durations.sort((a, b) => a - b);
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     notes.push(
       `Receiver: warm deliveries of a ${sample.body.length}-byte signed event to the payments handler, one at a time, in a process of its own that loads what its Lambda bundle loads (no local runtime, no tracer), wired as in Lambda (dynalite for DynamoDB, SDK mocks for KMS and SQS, which have no local server): ${WARM_UP} to warm up, then ${ROUNDS} rounds of ${PER_ROUND}, each followed by ${HMAC_RUNS} bare signature checks. The first delivery of an account costs 3 calls (GetItem, KMS Decrypt, SendMessage); warm ones cost the SendMessage only.`,
       `Throughput ratio = receiver deliveries/s ÷ bare signature checks/s (parse + HMAC-SHA256 + compare) on the same machine and body, the median of the rounds' ratios; webhook.cpu_ratio_vs_hmac is the same from CPU time, which other work on the shared cores does not stretch.`,
     );
     return {
-      'webhook.aws_calls_per_event': round((calls.dynamodb + calls.kms + calls.sqs) / delivered),
+      'webhook.aws_calls_per_event': round((calls.dynamodb + calls.kms + calls.sqs) / delivered, 3),
       'webhook.kms_calls_warm': calls.kms,
-      'webhook.p50_ms': round(percentile(durations, 50)),
-      'webhook.p99_ms': round(percentile(durations, 99)),
+      'webhook.p50_ms': round(percentile(durations, 50), 3),
+      'webhook.p99_ms': round(percentile(durations, 99), 3),
       'webhook.receiver_rps': Math.round(median(rounds.map((r) => r.receiver))),
       'webhook.hmac_rps': Math.round(median(rounds.map((r) => r.hmac))),
-      'webhook.throughput_ratio_vs_hmac': round(median(rounds.map((r) => r.receiver / r.hmac))),
-      'webhook.cpu_ratio_vs_hmac': round(median(rounds.map((r) => r.receiverCpu / r.hmacCpu))),
+      'webhook.throughput_ratio_vs_hmac': round(median(rounds.map((r) => r.receiver / r.hmac)), 3),
+      'webhook.cpu_ratio_vs_hmac': round(median(rounds.map((r) => r.receiverCpu / r.hmacCpu)), 3),
     };
   } finally {
     useGateway(previous);

@@ -15,6 +15,7 @@ import type { Figures } from './results-file';
 import { createSignature, secretLike } from './webhook-receiver';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { round } from './statistics';
 
 /**
  * The webhook path, measured:
@@ -41,7 +42,6 @@ export async function benchWebhooks(): Promise<{ figures: Figures; notes: string
   return { figures, notes };
 }
 
-const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 // ---------- the receiver ----------
 
