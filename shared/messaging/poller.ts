@@ -75,6 +75,15 @@ export function leaseLapsed(live: LiveConversation, ownerUntil: number | undefin
   return ownerUntil === undefined || ownerUntil + skewMs < now;
 }
 
+/**
+ * Pure: how long to wait before the first poll on a conversation another run released at
+ * `releasedAt`. That run aborted its poll before releasing, but the platform may see the
+ * connection close after a quick new poll arrives and answer it 409 (a second poll).
+ */
+export function handoverWaitMs(releasedAt: number | undefined, now: number, graceMs: number): number {
+  return releasedAt === undefined ? 0 : Math.max(0, Math.min(graceMs, releasedAt + graceMs - now));
+}
+
 /** Pure: the stored message for a polled event (undefined for shapes the gateway does not know). */
 export function messageOf(event: PolledEvent, fallbackAt: string): MessageWrite & { lifecycle?: 'queued' | 'agent_joined' | 'ended' } {
   const m = event.message;
@@ -422,6 +431,9 @@ export class PollerRun {
           this.guard();
           session ??= await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
           if (first) {
+            const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
+            if (wait > 0) await this.sleep(wait, signal);
+            if (signal.aborted) return;
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
             else if (live.ack < 0) this.stats.firstPollMs.push(openedAt - live.startedAt);

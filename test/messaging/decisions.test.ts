@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { shardCount } from '../../shared/messaging/fleet';
-import { leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
+import { handoverWaitMs, leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -39,6 +39,17 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed(live, undefined, 0, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseExpiresAt: 5 }, 1e12, 6, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
+  });
+
+  it('waits out the handover grace after a release, and never for a conversation nobody held', () => {
+    expect(handoverWaitMs(undefined, 5_000, 1_000)).toBe(0);
+    expect(handoverWaitMs(5_000, 5_000, 1_000)).toBe(1_000);
+    expect(handoverWaitMs(5_000, 5_400, 1_000)).toBe(600);
+    expect(handoverWaitMs(5_000, 6_000, 1_000)).toBe(0);
+    expect(handoverWaitMs(5_000, 90_000, 1_000)).toBe(0);
+    // A release stamped ahead of this clock (skew) waits no longer than the grace.
+    expect(handoverWaitMs(9_000, 5_000, 1_000)).toBe(1_000);
+    expect(handoverWaitMs(5_000, 5_000, 0)).toBe(0);
   });
 
   it('maps the platform events to messages and lifecycle effects', () => {

@@ -157,6 +157,51 @@ describe('a lease renewal that fails', () => {
   });
 });
 
+describe('a handover while the platform notices a closed poll late', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    // No fleet here: the test runs each round's poller run itself.
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('the next run waits the handover grace before its first poll: without it the platform answers 409, with it never', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    sandbox.crm.messaging.setCloseNoticeLag(400);
+    const round = async (graceSeconds: number) => {
+      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+      await run.run();
+      return run.stats;
+    };
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    expect((await round(1)).claimed).toBe(1);
+    // Released with its poll aborted; the platform still counts that poll open for 400 ms.
+    const hasty = await round(0);
+    expect(hasty.claimed).toBe(1);
+    expect(hasty.conflicts).toBeGreaterThan(0);
+    const conflictsBefore = sandbox.crm.messaging.pollStats().conflicts;
+    expect(conflictsBefore).toBeGreaterThan(0);
+    for (let i = 0; i < 2; i++) {
+      const patient = await round(1);
+      expect(patient.claimed).toBe(1);
+      expect(patient.conflicts).toBe(0);
+      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
+    }
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(conflictsBefore);
+    sandbox.crm.messaging.agentSays(platformId, 'after the handovers');
+    const next = new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
+    const nextDone = next.run();
+    await sandbox.until('delivered', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'after the handovers'), 10_000);
+    await nextDone;
+    const sequences = sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id).map((e) => (e.data.message as { sequence: number }).sequence);
+    expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
+    expect(sandbox.events('message.received').filter((e) => (e.data.message as { text?: string }).text === 'after the handovers')).toHaveLength(1);
+  });
+});
+
 describe('listing the live conversations', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
