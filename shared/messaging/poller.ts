@@ -429,7 +429,7 @@ export class PollerRun {
       while (!signal.aborted) {
         try {
           this.guard();
-          session ??= await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
+          session ??= await conversationSession(this.gateway, conversation, conversation.instanceUrl ?? (await this.instanceUrl(accountId)), this.options.fetch ? { fetch: this.options.fetch } : {});
           if (first) {
             const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
             if (wait > 0) await this.sleep(wait, signal);

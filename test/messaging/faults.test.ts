@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../shared/gateway';
 import { log } from '../../shared/log/logger';
 import { PollerRun } from '../../shared/messaging/poller';
+import type { DataKeySource } from '../../shared/vault/data-key-source';
+import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
 /**
@@ -199,6 +201,38 @@ describe('a handover while the platform notices a closed poll late', () => {
     const sequences = sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id).map((e) => (e.data.message as { sequence: number }).sequence);
     expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
     expect(sandbox.events('message.received').filter((e) => (e.data.message as { text?: string }).text === 'after the handovers')).toHaveLength(1);
+  });
+});
+
+describe('session tokens at a handover', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('a run taking over an account\'s conversations unwraps their shared session-token key once, not once per conversation', async () => {
+    const local = sandbox.gateway.runtime.local;
+    for (let i = 0; i < 5; i++) expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
+    // The next run is another Lambda: its own vault, nothing cached, every unwrap a KMS Decrypt.
+    let decrypts = 0;
+    const kms: DataKeySource = {
+      keyId: local.keySource.keyId,
+      generateDataKey: (context) => local.keySource.generateDataKey(context),
+      decryptDataKey: (encrypted, context) => {
+        decrypts++;
+        return local.keySource.decryptDataKey(encrypted, context);
+      },
+    };
+    const vault = new Vault({ keySource: kms, cacheTtlSeconds: 300 });
+    const run = new PollerRun({ gateway: { ...local.gateway, vault }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    const stats = await run.run();
+    expect(stats.claimed).toBe(5);
+    expect(stats.polls).toBeGreaterThanOrEqual(5);
+    // All five session tokens under the account's shared key; the instance address is kept with each
+    // conversation, so the connection's credentials stay sealed (and the identity platform is not asked).
+    expect(decrypts).toBe(1);
   });
 });
 
