@@ -58,9 +58,46 @@ export interface PollerStats {
   fenced: boolean;
 }
 
-/** Pure: which poller slot prefers a conversation. */
-export function preferredShard(conversationId: string, shards: number): number {
-  return createHash('sha256').update(conversationId).digest().readUInt32BE(0) % Math.max(1, shards);
+/** Pure: an account's home poller slot. */
+export function homeShard(accountId: string, shards: number): number {
+  return createHash('sha256').update(accountId).digest().readUInt32BE(0) % Math.max(1, shards);
+}
+
+/** How far above an even share a slot's preferred load may go before an account spills to the next slot. */
+const PLACEMENT_SLACK = 1.25;
+
+/**
+ * Pure: which poller slot prefers each live conversation (key `account/conversation`). An
+ * account's conversations go to its home slot, so a run taking them over unwraps the account's
+ * shared session-token key once rather than once per conversation; a slot takes at most
+ * `min(capacity, 1.25 x an even share)`, and the rest spills to the next slots (consistent
+ * hashing with bounded loads). Every run computes the same answer from the same listing; it is a
+ * preference only (the leases decide who polls).
+ */
+export function preferredShards(live: ReadonlyArray<{ accountId: string; conversationId: string }>, shards: number, capacity: number): Map<string, number> {
+  const slots = Math.max(1, shards);
+  const cap = Math.max(1, Math.min(capacity, Math.ceil((live.length / slots) * PLACEMENT_SLACK)));
+  const byAccount = new Map<string, string[]>();
+  for (const { accountId, conversationId } of live) {
+    const ids = byAccount.get(accountId);
+    if (ids) ids.push(conversationId);
+    else byAccount.set(accountId, [conversationId]);
+  }
+  const accounts = [...byAccount.keys()].map((accountId) => ({ accountId, home: homeShard(accountId, slots) }));
+  accounts.sort((a, b) => a.home - b.home || (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+  const loads = new Array<number>(slots).fill(0);
+  const placed = new Map<string, number>();
+  for (const { accountId, home } of accounts) {
+    let slot = home;
+    for (const conversationId of byAccount.get(accountId)!.sort()) {
+      // Every slot at the cap (more live than the slots hold): the home slot, the claims stop at capacity anyway.
+      for (let tried = 0; loads[slot]! >= cap && tried < slots; tried++) slot = (slot + 1) % slots;
+      if (loads[slot]! >= cap) slot = home;
+      loads[slot]!++;
+      placed.set(`${accountId}/${conversationId}`, slot);
+    }
+  }
+  return placed;
 }
 
 /** Pure: full-jitter backoff for the n-th consecutive failure. */
@@ -355,10 +392,13 @@ export class PollerRun {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
       return owners.get(runId)!;
     };
-    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
-    const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
+    const listed = await this.gateway.store.listLiveConversations();
+    const placement = preferredShards(listed, this.options.shards, this.capacity);
+    const isMine = (live: LiveConversation) => placement.get(`${live.accountId}/${live.conversationId}`) === this.options.shard;
+    const candidates = listed.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
+    const mine = candidates.filter(isMine);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
-    const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
+    const others = first ? [] : candidates.filter((live) => !isMine(live));
     const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
     for (const live of [...mine, ...others]) {
       if (live.leaseOwner === this.runId) ready.push({ live });
