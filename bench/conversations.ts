@@ -48,6 +48,13 @@ const PRODUCTION = {
   liveBuckets: LIVE_BUCKETS,
   /** A live conversation's lease item (keys, owner, expiry, ack, times), bytes: what a full sweep reads per conversation. */
   liveItemBytes: 200,
+  /** Accounts the live conversations belong to (the reference workload's, bench/cost.ts). */
+  accounts: 100,
+  /**
+   * Shared session-token keys one account's live conversations span: one per sealing container and
+   * hour (shared/vault/vault.ts SHARED_KEY_MAX_AGE_MS); two assumed.
+   */
+  sessionKeysPerAccount: 2,
   /** Fleet state transitions a round costs besides one per poller (lib/conversations.ts: Plan, Any active conversations?, Poll shards, Next round). */
   transitionsPerRound: 4,
 };
@@ -230,9 +237,10 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
   const perConversationHour = {
     // Each handover: the release, the claim, and the conversation read with the claim.
     handovers: rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead),
-    // And the session token opened again: one KMS Decrypt per claim (each token has its own data key, and the
-    // vault's cache (VAULT_CACHE_TTL_SECONDS, 300) is shorter than a run, whichever container Lambda picks).
-    kms: rounds * PRICE.kmsRequest,
+    // And the session tokens opened again: one KMS Decrypt per shared key a run takes over. Runs prefer
+    // whole accounts (poller.ts preferredShards), so a run holds about accounts / pollers accounts (+1
+    // spilled over), each with its shared keys; the instance address is kept with the conversation.
+    kms: (rounds * PRICE.kmsRequest * Math.min(p.accounts, Math.ceil(p.accounts / pollers) + 1) * p.sessionKeysPerAccount) / perPoller,
   };
   const pollerShare = Object.values(perPollerHour).reduce((a, b) => a + b, 0) / perPoller;
   const holding = pollerShare + perConversationHour.handovers + perConversationHour.kms;
