@@ -53,8 +53,10 @@ export interface PollerStats {
   expired: number;
   /** Milliseconds from a lease's release (by the run before) to this run's first poll on it. */
   handoverGapsMs: number[];
-  /** Milliseconds from a conversation's start to its first poll, for conversations this run took first. */
+  /** Milliseconds from a conversation's start to its first poll, for conversations this run took first, started while it ran. */
   firstPollMs: number[];
+  /** The same for those started before this run began (between rounds, when no poller takes notices). */
+  firstPollAcrossRoundsMs: number[];
   fenced: boolean;
 }
 
@@ -176,6 +178,7 @@ export class PollerRun {
   private readonly held = new Map<string, Held>();
   private readonly stop = new AbortController();
   private killed = false;
+  private startedAt = 0;
   private lastBeatSentAt = 0;
   private readonly instanceUrls = new Map<string, Promise<string>>();
   private readonly settings = new Map<string, Promise<MessagingSettings>>();
@@ -192,7 +195,7 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
   }
 
   get id(): string {
@@ -213,6 +216,7 @@ export class PollerRun {
 
   async run(): Promise<PollerStats> {
     const now = this.gateway.now();
+    this.startedAt = now;
     await this.beat(now);
     const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
@@ -476,7 +480,7 @@ export class PollerRun {
             if (signal.aborted) return;
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
-            else if (live.ack < 0) this.stats.firstPollMs.push(openedAt - live.startedAt);
+            else if (live.ack < 0) (live.startedAt < this.startedAt ? this.stats.firstPollAcrossRoundsMs : this.stats.firstPollMs).push(openedAt - live.startedAt);
             first = false;
           }
           this.stats.polls++;

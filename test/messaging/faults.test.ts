@@ -230,6 +230,9 @@ describe('session tokens at a handover', () => {
     const stats = await run.run();
     expect(stats.claimed).toBe(5);
     expect(stats.polls).toBeGreaterThanOrEqual(5);
+    // Started before the run began (no poller ran): their first polls count as across rounds.
+    expect(stats.firstPollAcrossRoundsMs).toHaveLength(5);
+    expect(stats.firstPollMs).toHaveLength(0);
     // All five session tokens under the account's shared key; the instance address is kept with each
     // conversation, so the connection's credentials stay sealed (and the identity platform is not asked).
     expect(decrypts).toBe(1);
