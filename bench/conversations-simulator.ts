@@ -7,6 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { startCrmSimulator, type CrmSimulatorOptions, type RunningCrmSimulator } from '../sandbox/crm-simulator';
 import type { RandomFaults } from '../sandbox/faults';
+import { answerCalls } from './child-process-calls';
 import type { ConnectedAppRegistration, UserRegistration } from '../sandbox/identity-simulator';
 import type { PollStats, PollTimings } from '../sandbox/messaging-simulator';
 
@@ -137,10 +138,4 @@ async function handle(call: SimulatorCall): Promise<unknown> {
   }
 }
 
-process.on('message', (message: { id: number; call: SimulatorCall }) => {
-  handle(message.call).then(
-    (result) => process.send!({ id: message.id, result }),
-    (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? error.message : String(error) }),
-  );
-});
-process.on('disconnect', () => process.exit(0));
+answerCalls(handle);

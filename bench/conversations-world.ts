@@ -1,33 +1,18 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { KeyObject } from 'node:crypto';
 import type { CrmSimulatorOptions } from '../sandbox/crm-simulator';
 import type { MessagingWorld } from '../test/messaging/support';
+import { ChildProcessCalls } from './child-process-calls';
 import type { SimulatorCall, SimulatorReport } from './conversations-simulator';
 
 /** The CRM simulator in a child process (bench/conversations-simulator.ts), driven over IPC. */
 export class SimulatorProcess {
-  private readonly child: ChildProcess;
-  private next = 0;
-  private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private readonly child = new ChildProcessCalls<SimulatorCall>(new URL('./conversations-simulator.ts', import.meta.url));
   url = '';
   /** With `tls`: the same simulator behind https, and its self-signed certificate. */
   tlsUrl: string | undefined;
   caPem: string | undefined;
 
-  private constructor() {
-    // The child inherits this process's loader (tsx) through execArgv.
-    this.child = fork(new URL('./conversations-simulator.ts', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.child.on('message', (message: { id: number; result?: unknown; error?: string }) => {
-      const waiting = this.waiting.get(message.id);
-      this.waiting.delete(message.id);
-      if (message.error !== undefined) waiting?.reject(new Error(`simulator process: ${message.error}`));
-      else waiting?.resolve(message.result);
-    });
-    this.child.on('exit', () => {
-      for (const waiting of this.waiting.values()) waiting.reject(new Error('simulator process exited'));
-      this.waiting.clear();
-    });
-  }
+  private constructor() {}
 
   static async start(options: CrmSimulatorOptions, tls = false): Promise<SimulatorProcess> {
     const process = new SimulatorProcess();
@@ -39,11 +24,7 @@ export class SimulatorProcess {
   }
 
   call(call: SimulatorCall): Promise<unknown> {
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.child.send({ id, call });
-    });
+    return this.child.call(call);
   }
 
   report(platformIds: string[]): Promise<SimulatorReport> {
@@ -65,10 +46,7 @@ export class SimulatorProcess {
       },
       registerUser: (registration) => this.call({ op: 'registerUser', registration }),
       registerMessagingChannel: async (key) => void (await this.call({ op: 'registerMessagingChannel', key })),
-      stop: async () => {
-        await this.call({ op: 'stop' }).catch(() => undefined);
-        this.child.kill();
-      },
+      stop: () => this.child.stop({ op: 'stop' }),
     };
   }
 }

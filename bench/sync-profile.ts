@@ -2,7 +2,7 @@
  * Where a payment sync's time goes, outside `npm run bench`: the bench's own scenario (bench/sync.ts),
  * one connection's payment objects synced in full at 0 ms, then reconciled at 0 ms and (with
  * `latency`) at 300 ms ± 100 ms. Prints per run the seconds, platform calls, the CPU this process
- * and its children (dynalite) used, the records written per second per object, and at 300 ms the
+ * the simulators' process and dynalite used, the records written per second per object, and at 300 ms the
  * requests started / in flight per quarter second. Run it under the CPU profiler to see functions:
  *
  *   node_modules/.bin/node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/sync-profile.ts latency
@@ -26,13 +26,14 @@ const cpuMs = (pid: string | number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
-const cpuNow = () => ({ own: cpuMs(process.pid), children: children.map(cpuMs).reduce((a, b) => a + b, 0) });
+const simulators = String(s.platforms.pid);
+const cpuNow = () => ({ own: cpuMs(process.pid), simulators: cpuMs(simulators), children: children.filter((pid) => pid !== simulators).map(cpuMs).reduce((a, b) => a + b, 0) });
 let cpuBefore = cpuNow();
 /** Monotonic microseconds, the clock --cpu-prof stamps samples with: to cut a profile by run. */
 const mark = (name: string) => process.stdout.write(`mark ${name} ${process.hrtime.bigint() / 1000n}\n`);
 const report = (name: string, run: { seconds: number; calls: number; maxInFlight: number }) => {
   const after = cpuNow();
-  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, children ${after.children - cpuBefore.children}\n`);
+  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}\n`);
   cpuBefore = after;
 };
 
@@ -85,7 +86,7 @@ for (const object of ['customers', 'subscriptions']) {
 mark('reconcile');
 report('reconcile at 0 ms', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true)));
 if (withLatency) {
-  s.payment.setLatency({ ms: 300, jitterMs: 100 });
+  await s.platforms.setLatency({ ms: 300, jitterMs: 100 });
   mark('reconcile300');
   const from = performance.now();
   const lag = monitorEventLoopDelay({ resolution: 5 });

@@ -1,9 +1,6 @@
 import Stripe from 'stripe';
 import { startLocalGateway, type LocalGateway } from '../local/local-gateway';
 import { watchCommands } from '../local/local-dynamo';
-import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
-import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
-import type { RunningSimulator } from '../sandbox/simulator-server';
 import { connectors } from '../shared/connections/registry';
 import type { ConnectorName } from '../shared/connectors';
 import { setLogSink } from '../shared/log/logger';
@@ -13,6 +10,7 @@ import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/s
 import { storeConnection } from '../test/support/stored-connection';
 import type { Figures } from './results-file';
 import { round } from './statistics';
+import { SyncPlatforms } from './sync-platforms';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
@@ -26,6 +24,7 @@ const CONNECTORS = ['payment', 'billing'] as const;
 const LATENCY = { ms: 300, jitterMs: 100 };
 /** DynamoDB serves about 1,000 writes a second per partition key value. */
 const DYNAMO_WRITES_PER_KEY = 1_000;
+const BILLING_SITE = 'bench-test';
 
 const silentLog = (await import('../shared/log/logger')).log;
 
@@ -35,11 +34,10 @@ function key(prefix: string): string {
 
 export interface Scenario {
   local: LocalGateway;
-  payment: PaymentSimulator;
-  billing: BillingSimulator;
+  /** Both platforms' simulators, in their own process. */
+  platforms: SyncPlatforms;
   /** A read key of the same payment account, for the platform's own SDK (its own rate bucket). */
   sdkKey: string;
-  simulator(connector: ConnectorName): RunningSimulator & { rateLimited(): number };
   connect(accountId: string): Promise<void>;
   /** A payment connection with a test-mode key (the platform's 25/s limit), and nothing else. */
   connectPaymentTest(accountId: string): Promise<void>;
@@ -47,50 +45,44 @@ export interface Scenario {
   stop(): Promise<void>;
 }
 
-/** Both simulators seeded with 10,000 customers and 10,000 subscriptions; accounts connect to both. */
+/**
+ * Both simulators (in a child process: a platform is another machine) seeded with 10,000 customers
+ * and 10,000 subscriptions; accounts connect to both.
+ */
 export async function scenario(): Promise<Scenario> {
   let offset = 0;
-  const payment = await startPaymentSimulator({ seed: 7 });
-  const billing = await startBillingSimulator({ seed: 7 });
+  const platforms = await SyncPlatforms.start(7);
   const local = await startLocalGateway({
     env: {
-      PAYMENT_API_BASE_URL: payment.url,
-      BILLING_BASE_URL_TEMPLATE: `${billing.url}/sites/{site}`,
+      PAYMENT_API_BASE_URL: platforms.paymentUrl,
+      BILLING_BASE_URL_TEMPLATE: `${platforms.billingUrl}/sites/{site}`,
       ALLOW_INSECURE_PLATFORM_URLS: 'true',
       PLATFORM_TIMEOUT_MS: '3000',
     },
     now: () => Date.now() + offset,
     dynamoInChildProcess: true,
   });
-  payment.setRateLimit({ perSecond: PAYMENT_PER_SECOND }, { mode: 'live' });
-  payment.setRateLimit({ perSecond: PAYMENT_TEST_PER_SECOND }, { mode: 'test' });
-  payment.seedCustomers(CUSTOMERS, { mode: 'live' });
-  payment.seedSubscriptions({ mode: 'live', perCustomer: 1 });
-  payment.seedCustomers(CUSTOMERS, { mode: 'test' });
-  payment.seedSubscriptions({ mode: 'test', perCustomer: 1 });
+  await platforms.seed(
+    CUSTOMERS,
+    { live: { perSecond: PAYMENT_PER_SECOND }, test: { perSecond: PAYMENT_TEST_PER_SECOND } },
+    { site: BILLING_SITE, limit: { perMinute: BILLING_PER_MINUTE_SCALED } },
+  );
   const sdkKey = key('rk_live_');
-  payment.addApiKey(sdkKey, { access: 'read' });
-
-  const site = billing.addSite('bench-test');
-  billing.setRateLimit({ perMinute: BILLING_PER_MINUTE_SCALED });
-  site.seedCustomers(CUSTOMERS);
-  site.seedSubscriptions({ perCustomer: 1 });
+  await platforms.addPaymentKey(sdkKey);
 
   return {
     local,
-    payment,
-    billing,
+    platforms,
     sdkKey,
-    simulator: (connector) => (connector === 'payment' ? payment : billing),
     async connect(accountId) {
       const { store } = local.gateway;
       const at = new Date().toISOString();
       await store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
       // Each account has its own platform keys, so its own rate buckets on the platforms too.
       const paymentKey = key('rk_live_');
-      payment.addApiKey(paymentKey, { access: 'read' });
+      await platforms.addPaymentKey(paymentKey);
       const billingKey = key('test_');
-      billing.addApiKey('bench-test', billingKey, { type: 'read-only' });
+      await platforms.addBillingKey(BILLING_SITE, billingKey);
       const connect = (connector: ConnectorName, config: Record<string, string | number>, credentials: Record<string, string>) =>
         storeConnection(local.gateway, {
           accountId,
@@ -100,13 +92,13 @@ export async function scenario(): Promise<Scenario> {
           syncSettings: { dataObjects: [...OBJECTS], frequency: 'daily', method: 'api', ...(connector === 'billing' ? { subscriptionStatus: 'all' } : {}) },
         });
       await connect('payment', { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' }, { secretKey: paymentKey });
-      await connect('billing', { siteName: 'bench-test', environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });
+      await connect('billing', { siteName: BILLING_SITE, environment: 'test', requestsPerMinute: BILLING_PER_MINUTE_SCALED }, { apiKey: billingKey });
     },
     async connectPaymentTest(accountId) {
       const at = new Date().toISOString();
       await local.gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
       const paymentKey = key('rk_test_');
-      payment.addApiKey(paymentKey, { access: 'read' });
+      await platforms.addPaymentKey(paymentKey);
       await storeConnection(local.gateway, {
         accountId,
         connector: 'payment',
@@ -119,7 +111,7 @@ export async function scenario(): Promise<Scenario> {
       offset += ms;
     },
     async stop() {
-      await Promise.all([local.stop(), payment.stop(), billing.stop()]);
+      await Promise.all([local.stop(), platforms.stop()]);
     },
   };
 }
@@ -152,10 +144,7 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
       stored += page.records.length;
       startKey = page.nextStartKey;
     } while (startKey);
-    const platformIds =
-      connector === 'payment'
-        ? [...(object === 'customers' ? s.payment.state.live.customers : s.payment.state.live.subscriptions).values()].map((r) => r.id)
-        : [...s.billing.site('bench-test').data[object].values()].filter((r) => !r.deleted).map((r) => r.id);
+    const platformIds = await s.platforms.ids(connector === 'payment' ? 'payment' : 'billing', object, BILLING_SITE);
     for (const id of platformIds) if (!ids.has(id)) missing += 1;
   }
   return { stored, missing };
@@ -163,22 +152,22 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
 
 /** What one sync of one connection made the platform do, and how long it took. */
 export async function measured(s: Scenario, connector: ConnectorName, sync: () => Promise<SyncRunResult[]>) {
-  const simulator = s.simulator(connector);
-  const before = simulator.totalRequests();
-  const limited = simulator.rateLimited();
-  simulator.resetMaxInFlight();
+  const platform = connector === 'payment' ? 'payment' : 'billing';
+  const before = await s.platforms.totals(platform);
+  await s.platforms.resetMaxInFlight(platform);
   const started = performance.now();
   const results = await sync();
   const seconds = (performance.now() - started) / 1000;
-  const calls = simulator.totalRequests() - before;
+  const after = await s.platforms.totals(platform);
+  const calls = after.requests - before.requests;
   const ceiling = connector === 'payment' ? PAYMENT_PER_SECOND : BILLING_PER_MINUTE_SCALED / 60;
   for (const result of results) if (result.outcome !== 'finished') throw new Error(`${connector} sync did not finish: ${JSON.stringify(result)}`);
   return {
     results,
     seconds,
     calls,
-    http429: simulator.rateLimited() - limited,
-    maxInFlight: simulator.maxInFlight(),
+    http429: after.rateLimited - before.rateLimited,
+    maxInFlight: after.maxInFlight,
     rateFraction: calls / seconds / ceiling,
   };
 }
@@ -269,11 +258,11 @@ async function runAt(s: Scenario, accountId: string, prefix: string, figures: Fi
   writes.reset();
   let incrementalCalls = 0;
   for (const connector of CONNECTORS) {
-    const simulator = s.simulator(connector);
-    const before = simulator.totalRequests();
+    const platform = connector === 'payment' ? 'payment' : 'billing';
+    const before = await s.platforms.totals(platform);
     const results = await syncObjects(s, accountId, connector);
     if (results.some((r) => r.outcome !== 'finished' || r.mode !== 'incremental')) throw new Error(`incremental ${connector} sync did not run: ${JSON.stringify(results)}`);
-    incrementalCalls += simulator.totalRequests() - before;
+    incrementalCalls += (await s.platforms.totals(platform)).requests - before.requests;
   }
   figures[`${prefix}.incremental.calls_per_object`] = incrementalCalls / (OBJECTS.length * CONNECTORS.length);
   // Records only: the checkpoints and the connections' rate buckets are bookkeeping.
@@ -283,7 +272,7 @@ async function runAt(s: Scenario, accountId: string, prefix: string, figures: Fi
 
 /** The same payment records listed by the platform's own SDK with auto-pagination, one page after another. */
 async function listWithSdk(s: Scenario): Promise<{ seconds: number; records: number }> {
-  const stripe = new Stripe(s.sdkKey, { host: '127.0.0.1', port: Number(new URL(s.payment.url).port), protocol: 'http', maxNetworkRetries: 2 });
+  const stripe = new Stripe(s.sdkKey, { host: '127.0.0.1', port: Number(new URL(s.platforms.paymentUrl).port), protocol: 'http', maxNetworkRetries: 2 });
   const started = performance.now();
   let records = 0;
   for await (const customer of stripe.customers.list({ limit: 100 })) if (customer.id) records += 1;
@@ -296,8 +285,8 @@ async function faultyRun(s: Scenario, figures: Figures) {
   const accountId = 'faulty';
   await s.connect(accountId);
   const faults = [{ kind: 'status' as const, status: 429 }, { kind: 'status' as const, status: 503 }, { kind: 'timeout' as const }, { kind: 'drop' as const }];
-  s.payment.faults.setRandom({ rate: 0.05, faults, seed: 11 });
-  s.billing.faults.setRandom({ rate: 0.05, faults, seed: 12 });
+  await s.platforms.setRandomFaults('payment', { rate: 0.05, faults, seed: 11 });
+  await s.platforms.setRandomFaults('billing', { rate: 0.05, faults, seed: 12 });
   const writes = watchCommands(s.local.dynamo.client);
   let missingAll = 0;
   let duplicates = 0;
@@ -341,13 +330,13 @@ async function faultyRun(s: Scenario, figures: Figures) {
       writes.reset();
     }
   } finally {
-    s.payment.faults.setRandom(undefined);
-    s.billing.faults.setRandom(undefined);
+    await s.platforms.setRandomFaults('payment', undefined);
+    await s.platforms.setRandomFaults('billing', undefined);
   }
   figures['sync.faulty.missing'] = missingAll;
   figures['sync.faulty.duplicates'] = duplicates;
   figures['sync.faulty.slices_at_kill'] = slicesAtKill;
-  figures['sync.faulty.faults_served'] = [...s.payment.faults.served.values(), ...s.billing.faults.served.values()].reduce((a, b) => a + b, 0);
+  figures['sync.faulty.faults_served'] = (await s.platforms.totals('payment')).faultsServed + (await s.platforms.totals('billing')).faultsServed;
 }
 
 export async function benchSync(): Promise<{ figures: Figures; notes: string[] }> {
@@ -371,8 +360,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     for (const result of await syncObjects(s, 'paytest', 'payment')) if (result.outcome !== 'finished') throw new Error(`test-mode sync: ${JSON.stringify(result)}`);
 
     // At 300 ms: the same again, and the payment records listed by the platform's own SDK.
-    s.payment.setLatency(LATENCY);
-    s.billing.setLatency(LATENCY);
+    await s.platforms.setLatency(LATENCY);
     const at300 = await runAt(s, 'bench300', 'sync.latency300', figures);
     const payment = at300.reconciles.payment!;
     const billing = at300.reconciles.billing!;
@@ -413,7 +401,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
       '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
       '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
-      'What runs where: the gateway\'s sync code, both platform simulators and the payment platform\'s SDK share this process; dynalite runs in a child process. At 0 ms a reconcile is CPU-bound in the two (about 8 ms of this process\'s CPU and as much of dynalite\'s per 100-record page, about a twentieth of it the in-process simulator); at 300 ms neither is (this process about 40% busy): a run\'s first answers (before any split) and its last slices bound it. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows the breakdown.',
+      'What runs where: the gateway\'s sync code and the payment platform\'s SDK run in this process; both platform simulators in a child process of their own (bench/sync-simulators.ts, driven over IPC: a platform is another machine, and its bursts of answers must not hold up the gateway\'s event loop); dynalite in another child process. The three share the machine\'s 2 cores. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows each one\'s CPU and the requests in flight over time.',
       'The machine is shared: timings vary from run to run with other work on its 2 cores.',
     ],
   };

@@ -1,0 +1,64 @@
+import type { RandomFaults } from '../sandbox/faults';
+import type { RateLimit } from '../sandbox/rate-limit';
+import type { Latency } from '../sandbox/simulator-server';
+import { ChildProcessCalls } from './child-process-calls';
+import type { SimulatorTotals, SyncPlatform, SyncSimulatorCall } from './sync-simulators';
+
+/** The payment and billing simulators in a child process (bench/sync-simulators.ts), driven over IPC. */
+export class SyncPlatforms {
+  private readonly child = new ChildProcessCalls<SyncSimulatorCall>(new URL('./sync-simulators.ts', import.meta.url));
+  paymentUrl = '';
+  billingUrl = '';
+
+  private constructor() {}
+
+  static async start(seed: number): Promise<SyncPlatforms> {
+    const platforms = new SyncPlatforms();
+    const started = (await platforms.child.call({ op: 'start', seed })) as { paymentUrl: string; billingUrl: string };
+    platforms.paymentUrl = started.paymentUrl;
+    platforms.billingUrl = started.billingUrl;
+    return platforms;
+  }
+
+  /** The simulators' process (benchmarks read its CPU time). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  async seed(customers: number, payment: { live: RateLimit; test: RateLimit }, billing: { site: string; limit: RateLimit }): Promise<void> {
+    await this.child.call({ op: 'seed', customers, payment, billing });
+  }
+
+  async addPaymentKey(key: string): Promise<void> {
+    await this.child.call({ op: 'addPaymentKey', key });
+  }
+
+  async addBillingKey(site: string, key: string): Promise<void> {
+    await this.child.call({ op: 'addBillingKey', site, key });
+  }
+
+  /** Both platforms' answer time. */
+  async setLatency(latency: Latency): Promise<void> {
+    await this.child.call({ op: 'latency', latency });
+  }
+
+  async setRandomFaults(platform: SyncPlatform, random: RandomFaults | undefined): Promise<void> {
+    await this.child.call({ op: 'randomFaults', platform, random });
+  }
+
+  totals(platform: SyncPlatform): Promise<SimulatorTotals> {
+    return this.child.call({ op: 'totals', platform }) as Promise<SimulatorTotals>;
+  }
+
+  async resetMaxInFlight(platform: SyncPlatform): Promise<void> {
+    await this.child.call({ op: 'resetMaxInFlight', platform });
+  }
+
+  ids(platform: SyncPlatform, object: 'customers' | 'subscriptions', site: string): Promise<string[]> {
+    return this.child.call({ op: 'ids', platform, object, site }) as Promise<string[]>;
+  }
+
+  stop(): Promise<void> {
+    return this.child.stop({ op: 'stop' });
+  }
+}

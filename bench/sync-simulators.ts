@@ -1,0 +1,100 @@
+import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
+import type { RandomFaults } from '../sandbox/faults';
+import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
+import type { RateLimit } from '../sandbox/rate-limit';
+import type { Latency, RunningSimulator } from '../sandbox/simulator-server';
+import { answerCalls } from './child-process-calls';
+
+/**
+ * The payment and billing simulators in their own process for `npm run bench -- sync`, so the
+ * platforms' work (answering 100 pages a second, seeding) does not share the gateway's event loop,
+ * as it would not in production. The bench drives them over the IPC channel (`SyncPlatforms` in
+ * bench/sync-platforms.ts).
+ */
+
+export type SyncPlatform = 'payment' | 'billing';
+
+export type SyncSimulatorCall =
+  | { op: 'start'; seed: number }
+  /** Payment: per-mode limits and records (customers, one subscription each, in each mode); billing: one site, its limit and records. */
+  | { op: 'seed'; customers: number; payment: { live: RateLimit; test: RateLimit }; billing: { site: string; limit: RateLimit } }
+  | { op: 'addPaymentKey'; key: string }
+  | { op: 'addBillingKey'; site: string; key: string }
+  | { op: 'latency'; latency: Latency }
+  | { op: 'randomFaults'; platform: SyncPlatform; random: RandomFaults | undefined }
+  | { op: 'totals'; platform: SyncPlatform }
+  | { op: 'resetMaxInFlight'; platform: SyncPlatform }
+  /** The ids the platform holds (live mode; billing: not deleted) for the bench's missing-record count. */
+  | { op: 'ids'; platform: SyncPlatform; object: 'customers' | 'subscriptions'; site: string }
+  | { op: 'stop' };
+
+export interface SimulatorTotals {
+  requests: number;
+  /** 429s served by the rate limit (injected faults not included). */
+  rateLimited: number;
+  maxInFlight: number;
+  /** Injected faults served so far. */
+  faultsServed: number;
+}
+
+let payment: PaymentSimulator | undefined;
+let billing: BillingSimulator | undefined;
+
+const simulator = (platform: SyncPlatform): RunningSimulator & { rateLimited(): number } => (platform === 'payment' ? payment! : billing!);
+
+async function handle(call: SyncSimulatorCall): Promise<unknown> {
+  switch (call.op) {
+    case 'start':
+      [payment, billing] = await Promise.all([startPaymentSimulator({ seed: call.seed }), startBillingSimulator({ seed: call.seed })]);
+      return { paymentUrl: payment.url, billingUrl: billing.url };
+    case 'seed': {
+      payment!.setRateLimit(call.payment.live, { mode: 'live' });
+      payment!.setRateLimit(call.payment.test, { mode: 'test' });
+      for (const mode of ['live', 'test'] as const) {
+        payment!.seedCustomers(call.customers, { mode });
+        payment!.seedSubscriptions({ mode, perCustomer: 1 });
+      }
+      const site = billing!.addSite(call.billing.site);
+      billing!.setRateLimit(call.billing.limit);
+      site.seedCustomers(call.customers);
+      site.seedSubscriptions({ perCustomer: 1 });
+      return undefined;
+    }
+    case 'addPaymentKey':
+      payment!.addApiKey(call.key, { access: 'read' });
+      return undefined;
+    case 'addBillingKey':
+      billing!.addApiKey(call.site, call.key, { type: 'read-only' });
+      return undefined;
+    case 'latency':
+      payment!.setLatency(call.latency);
+      billing!.setLatency(call.latency);
+      return undefined;
+    case 'randomFaults':
+      simulator(call.platform).faults.setRandom(call.random);
+      return undefined;
+    case 'totals': {
+      const running = simulator(call.platform);
+      const totals: SimulatorTotals = {
+        requests: running.totalRequests(),
+        rateLimited: running.rateLimited(),
+        maxInFlight: running.maxInFlight(),
+        faultsServed: [...running.faults.served.values()].reduce((a, b) => a + b, 0),
+      };
+      return totals;
+    }
+    case 'resetMaxInFlight':
+      simulator(call.platform).resetMaxInFlight();
+      return undefined;
+    case 'ids':
+      return call.platform === 'payment'
+        ? [...payment!.state.live[call.object].values()].map((record) => record.id)
+        : [...billing!.site(call.site).data[call.object].values()].filter((record) => !record.deleted).map((record) => record.id);
+    case 'stop':
+      await Promise.all([payment?.stop(), billing?.stop()]);
+      setImmediate(() => process.exit(0));
+      return undefined;
+  }
+}
+
+answerCalls(handle);
