@@ -3,8 +3,8 @@ import type { Logger } from '../log/logger';
 import type { SyncCounts } from '../store/items';
 import type { Store } from '../store/store';
 import type { ConnectorName } from '../connectors';
-import { MAX_SLICES, pageDensity, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
-import { planPage, seenPageNumber, slicesOf, type RunCursor } from './sync-decisions';
+import { addToProfile, MAX_SLICES, pageDensity, plannedSlices, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
+import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
 
 /**
@@ -56,6 +56,11 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
+  /**
+   * The last complete full listing's profile (kept with the watermark): a full run starting afresh
+   * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
+   */
+  previousListing?: ListingProfile;
   /** Epoch seconds the run started at: the far end of an oldest-first listing. */
   runStartedAt: number;
   now: () => number;
@@ -131,11 +136,24 @@ type Fetched = SyncPage & { fetchedAt: string };
 export async function pageSlices(context: PagingContext, start: RunCursor, counts: SyncCounts): Promise<PagingOutcome> {
   const { store, place, source } = context;
   let window = start.window;
+  let order = window.mode === 'full' ? source.slicing?.order : undefined;
   const resumed = slicesOf(start);
   const slices = new Map<number, Slice>(
     resumed.slices.map((slice) => [slice.id, { id: slice.id, range: rangeOf(slice), pages: slice.pages, ...(slice.page ? { page: slice.page } : {}) }]),
   );
   let nextSlice = resumed.nextSlice;
+  // A full run starting afresh over a listing seen complete before: its slices are cut now.
+  const previous = context.previousListing;
+  if (order && previous?.order === order && start.slices === undefined && start.pageIndex === 0 && !start.page) {
+    const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
+    const planned = plannedSlices(previous, wantedSlices(pace, 0, context.maxSlices ?? MAX_SLICES));
+    if (planned) {
+      slices.clear();
+      for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });
+    }
+  }
+  /** Where this full run's listed records lay (ascending key pieces). */
+  let profile = window.mode === 'full' && order && start.profile?.order === order ? start.profile.pieces : [];
   let pageIndex = start.pageIndex;
   let listed = start.listed ?? 0;
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
@@ -153,7 +171,6 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
   /** Ids being written by a page in flight: another page listing one of them writes it conditionally. */
   const writing = new Set<string>();
-  let order = window.mode === 'full' ? source.slicing?.order : undefined;
 
   const cursorNow = (): RunCursor => ({
     window,
@@ -169,7 +186,12 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     listed,
     density: { ...density },
     ...(reached === undefined ? {} : { reached }),
+    ...(order && window.mode === 'full' ? { profile: profileNow(order) } : {}),
   });
+  const profileNow = (listingOrder: NonNullable<typeof order>): ListingProfile => {
+    const latencyMs = context.pace()?.latencyMs;
+    return { order: listingOrder, pieces: profile, ...(latencyMs === undefined ? {} : { latencyMs: Math.round(latencyMs) }) };
+  };
 
   // ---- saving the run's place: one save in flight, coalesced ----
   let saving: Promise<void> | undefined;
@@ -242,6 +264,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (pageRate !== undefined) {
       density.records += rows;
       density.seconds += rows / pageRate;
+    }
+    if (window.mode === 'full' && order && rows > 0) {
+      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows });
     }
     const last = page.span.last;
     reached = reached === undefined ? last : order === 'oldest_first' ? Math.max(reached, last) : Math.min(reached, last);
@@ -358,6 +383,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           context.log.warn('incremental window out of the platform’s reach; syncing everything instead');
           window = { mode: 'full' };
           order = source.slicing?.order;
+          profile = [];
           slices.clear();
           slice = { id: nextSlice++, range: {}, pages: 0 };
           slices.set(slice.id, slice);

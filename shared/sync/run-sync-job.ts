@@ -116,6 +116,7 @@ export async function runSyncJob(
           seenScope,
           seenExpiresAt: () => Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS,
           runStartedAt,
+          ...(point.window.mode === 'full' && watermarkOf(checkpoint)?.listing ? { previousListing: watermarkOf(checkpoint)!.listing! } : {}),
           now: () => gateway.now(),
           log,
           save: async (saved, savedCounts) => {
@@ -154,7 +155,8 @@ export async function runSyncJob(
       ...checkpoint,
       mode: point.window.mode,
       counts,
-      watermark: nextWatermark(watermarkOf(checkpoint), point.window, runStartedAt),
+      // A full run's profile lets the next full run cut its slices at the start.
+      watermark: nextWatermark(watermarkOf(checkpoint), point.window, runStartedAt, point.profile),
       lastRunFinishedAt: finishedAt,
       lastSucceededAt: finishedAt,
       lastError: undefined,

@@ -1,3 +1,4 @@
+import type { ListingProfile } from './sync-decisions';
 import type { SliceOrder, SliceRange } from './sync-source';
 
 /**
@@ -157,6 +158,79 @@ function piecesDown(top: number, widths: number[]): SliceRange[] {
   for (const width of widths) {
     ranges.push({ from: to - width, to });
     to -= width;
+  }
+  return ranges;
+}
+
+/** Pieces a listing's profile keeps (about 1.5 KB on the checkpoint): finer than the slices cut from it. */
+export const PROFILE_PIECES = 32;
+
+type ProfilePiece = ListingProfile['pieces'][number];
+
+/**
+ * A listing's profile with one more page's piece of the key range (`from` to `to`, `to` excluded),
+ * in ascending key order; past `most` pieces, the adjacent pair holding the fewest records is merged. Pure.
+ */
+export function addToProfile(pieces: readonly ProfilePiece[], piece: ProfilePiece, most = PROFILE_PIECES): ProfilePiece[] {
+  const next = [...pieces];
+  let at = next.findIndex((held) => held.from > piece.from);
+  if (at < 0) at = next.length;
+  next.splice(at, 0, piece);
+  while (next.length > Math.max(1, most)) {
+    let pair = 0;
+    for (let i = 1; i < next.length - 1; i += 1) if (next[i]!.records + next[i + 1]!.records < next[pair]!.records + next[pair + 1]!.records) pair = i;
+    const [a, b] = [next[pair]!, next[pair + 1]!];
+    next.splice(pair, 2, { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to), records: a.records + b.records });
+  }
+  return next;
+}
+
+/**
+ * The slices a full run starts with when a previous complete listing's profile is known (a
+ * reconcile over data already stored): up to `wanted` slices (`wantedSlices` at the rate and the
+ * answer time the previous run saw), each holding the same whole number of pages by the profile
+ * (at least MIN_SLICE_RECORDS), cut where the profile's records reach each multiple; records are
+ * taken as even within a piece. The ends stay open (records created since, or before anything
+ * listed, are in the first or last slice), so nothing depends on the profile being right: a wrong
+ * one costs part-filled pages, and slices still split as they page. Undefined when fewer than two
+ * slices fit: the run discovers the listing as a first sync does. Pure.
+ */
+export function plannedSlices(profile: ListingProfile, wanted: number): SliceRange[] | undefined {
+  const pieces = profile.pieces.filter((piece) => piece.records > 0 && piece.to > piece.from).sort((a, b) => a.from - b.from);
+  const total = pieces.reduce((sum, piece) => sum + piece.records, 0);
+  const count = Math.min(wanted, Math.floor(total / MIN_SLICE_RECORDS));
+  if (count < 2) return undefined;
+  const each = Math.max(MIN_SLICE_RECORDS / PAGE_RECORDS, Math.round(total / count / PAGE_RECORDS)) * PAGE_RECORDS;
+  const descending = profile.order === 'newest_first';
+  const walk = descending ? [...pieces].reverse() : pieces;
+  // Keys where the records listed so far (in the listing's order) reach each multiple of `each`.
+  const cuts: number[] = [];
+  let before = 0;
+  for (const piece of walk) {
+    for (;;) {
+      const target = (cuts.length + 1) * each;
+      if (cuts.length >= count - 1 || target > total - MIN_SLICE_RECORDS / 2 || target > before + piece.records) break;
+      const share = (target - before) / piece.records;
+      const key = Math.round(descending ? piece.to - share * (piece.to - piece.from) : piece.from + share * (piece.to - piece.from));
+      const last = cuts.at(-1);
+      // Cuts move one way, a second apart at least (a second is the finest a key tells).
+      if (last !== undefined && (descending ? key >= last : key <= last)) {
+        if (descending ? last - 1 > piece.from : last + 1 < piece.to) cuts.push(descending ? last - 1 : last + 1);
+        else break;
+      } else cuts.push(key);
+    }
+    before += piece.records;
+  }
+  if (cuts.length === 0) return undefined;
+  const ranges: SliceRange[] = [];
+  for (let i = 0; i <= cuts.length; i += 1) {
+    const near = cuts[i - 1];
+    const far = cuts[i];
+    ranges.push(
+      descending
+        ? { ...(far === undefined ? {} : { from: far }), ...(near === undefined ? {} : { to: near }) }
+        : { ...(near === undefined ? {} : { from: near }), ...(far === undefined ? {} : { to: far }) },
+    );
   }
   return ranges;
 }

@@ -19,8 +19,21 @@ export const SYNC_OVERLAP_SECONDS = 300;
  */
 export const FULL_RECONCILE_AFTER_SECONDS = 7 * 24 * 60 * 60;
 
-/** Where the next incremental run starts, kept in the checkpoint between runs. */
-export const Watermark = z.object({ since: z.number().int(), lastFullSyncAt: z.number().int() });
+/**
+ * Where a full listing's records lay by ordering key (pieces of the key range and the records
+ * listed in each, at most PROFILE_PIECES, in ascending key order), and the platform's answer time
+ * then: kept from one complete full run so the next one cuts its slices at the start
+ * (shared/sync/slice-plan.ts, `plannedSlices`) instead of waiting for a first page.
+ */
+export const ListingProfile = z.object({
+  order: z.enum(['newest_first', 'oldest_first']),
+  pieces: z.array(z.object({ from: z.number().int(), to: z.number().int(), records: z.number().int().nonnegative() })),
+  latencyMs: z.number().nonnegative().optional(),
+});
+export type ListingProfile = z.infer<typeof ListingProfile>;
+
+/** Where the next incremental run starts, kept in the checkpoint between runs; and the last full listing's profile (one unreadable is dropped, not the watermark). */
+export const Watermark = z.object({ since: z.number().int(), lastFullSyncAt: z.number().int(), listing: ListingProfile.optional().catch(undefined) });
 export type Watermark = z.infer<typeof Watermark>;
 
 /** One slice of a listing in progress: its range of the ordering key and where its paging stands. */
@@ -51,6 +64,8 @@ export const RunCursor = z.object({
   density: z.object({ records: z.number().nonnegative(), seconds: z.number().nonnegative() }).optional(),
   /** The farthest ordering key a page reached (shared/sync/slice-plan.ts, ListingView.reached). */
   reached: z.number().int().optional(),
+  /** Where this full run's listed records lay so far (kept with the watermark when it completes); one unreadable is dropped, not the cursor. */
+  profile: ListingProfile.optional().catch(undefined),
 });
 export type RunCursor = z.infer<typeof RunCursor>;
 
@@ -88,10 +103,13 @@ export function startingPoint(checkpoint: SyncCheckpoint): RunCursor {
   return { window, pageIndex: 0 };
 }
 
-export function nextWatermark(previous: Watermark | undefined, window: SyncWindow, runStartedAtSeconds: number): Watermark {
+/** `listing`: a complete full run's profile (replaces the one kept); an incremental run keeps the previous. */
+export function nextWatermark(previous: Watermark | undefined, window: SyncWindow, runStartedAtSeconds: number, listing?: ListingProfile): Watermark {
+  const kept = window.mode === 'full' ? listing : previous?.listing;
   return {
     since: runStartedAtSeconds - SYNC_OVERLAP_SECONDS,
     lastFullSyncAt: window.mode === 'full' ? runStartedAtSeconds : (previous?.lastFullSyncAt ?? runStartedAtSeconds),
+    ...(kept ? { listing: kept } : {}),
   };
 }
 
