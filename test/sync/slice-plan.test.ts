@@ -4,13 +4,17 @@ import {
   MAX_SLICES,
   MIN_SLICE_RECORDS,
   PAGE_RECORDS,
+  PROFILE_PIECES,
+  addToProfile,
   evenPieces,
   pageDensity,
+  plannedSlices,
   remainingRange,
   splitRemaining,
   wantedSlices,
   type ListingView,
 } from '../../shared/sync/slice-plan';
+import type { ListingProfile } from '../../shared/sync/sync-decisions';
 import type { SliceRange } from '../../shared/sync/sync-source';
 
 const view = (extra: Partial<ListingView>): ListingView => ({
@@ -122,5 +126,89 @@ describe('splitting what a slice still has to list', () => {
     expect(pageDensity(100, { first: 6_000, last: 60 })).toBeCloseTo(100 / 5_940);
     expect(pageDensity(100, { first: 5, last: 5 })).toBe(100);
     expect(pageDensity(1, { first: 5, last: 5 })).toBeUndefined();
+  });
+});
+
+describe('slices planned at the start from the previous full listing', () => {
+  /** A listing of `records` records, one every `every` seconds from `start`, profiled page by page. */
+  const profiled = (records: number, every: number, order: ListingProfile['order'], start = 1_600_000_000): ListingProfile => {
+    let pieces: ListingProfile['pieces'] = [];
+    for (let first = 0; first < records; first += PAGE_RECORDS) {
+      const rows = Math.min(PAGE_RECORDS, records - first);
+      pieces = addToProfile(pieces, { from: start + first * every, to: start + (first + rows - 1) * every + 1, records: rows });
+    }
+    return { order, pieces, latencyMs: 300 };
+  };
+  /** Records of an even listing (one every `every` seconds from `start`) in a range. */
+  const inRange = (range: SliceRange, records: number, every: number, start = 1_600_000_000) => {
+    let count = 0;
+    for (let i = 0; i < records; i += 1) {
+      const key = start + i * every;
+      if ((range.from === undefined || key >= range.from) && (range.to === undefined || key < range.to)) count += 1;
+    }
+    return count;
+  };
+
+  it('a profile keeps at most PROFILE_PIECES pieces in key order, and every record it was given', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 1, max: 100 })), { maxLength: 120 }), (pages) => {
+        let pieces: ListingProfile['pieces'] = [];
+        for (const [from, width, records] of pages) pieces = addToProfile(pieces, { from, to: from + width, records });
+        expect(pieces.length).toBeLessThanOrEqual(PROFILE_PIECES);
+        expect(pieces.reduce((sum, piece) => sum + piece.records, 0)).toBe(pages.reduce((sum, [, , records]) => sum + records, 0));
+        for (let i = 1; i < pieces.length; i += 1) expect(pieces[i]!.from).toBeGreaterThanOrEqual(pieces[i - 1]!.from);
+      }),
+    );
+  });
+
+  it('10,000 records newest first, 36 wanted: 33 slices of three full pages, the ends open', () => {
+    const ranges = plannedSlices(profiled(10_000, 60, 'newest_first'), 36)!;
+    expect(ranges).toHaveLength(Math.floor(10_000 / MIN_SLICE_RECORDS));
+    // Records created since the listing are in the first slice, any older than it in the last.
+    expect(ranges[0]!.to).toBeUndefined();
+    expect(ranges.at(-1)!.from).toBeUndefined();
+    expectTiles(ranges, {}, 'newest_first');
+    const held = ranges.map((range) => inRange(range, 10_000, 60));
+    // Every slice but the last holds three full pages (no part-filled page), the last the rest.
+    for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS);
+    expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
+  });
+
+  it('oldest first the same, cut from the bottom: the last slice stays open for records created while the run pages', () => {
+    const ranges = plannedSlices(profiled(5_000, 7, 'oldest_first'), 8)!;
+    expect(ranges).toHaveLength(8);
+    expect(ranges[0]!.from).toBeUndefined();
+    expect(ranges.at(-1)!.to).toBeUndefined();
+    expectTiles(ranges, {}, 'oldest_first');
+    // 5,000 records in 8 slices: six pages each (the last one the rest).
+    const held = ranges.map((range) => inRange(range, 5_000, 7));
+    for (const records of held.slice(0, -1)) expect(records).toBe(600);
+    expect(held.at(-1)).toBe(5_000 - 7 * 600);
+  });
+
+  it('no plan when fewer than two slices of the minimum fit, or one is wanted: the run discovers the listing as a first sync does', () => {
+    expect(plannedSlices(profiled(2 * MIN_SLICE_RECORDS - 1, 60, 'newest_first'), 36)).toBeUndefined();
+    expect(plannedSlices(profiled(10_000, 60, 'newest_first'), 1)).toBeUndefined();
+    expect(plannedSlices({ order: 'newest_first', pieces: [] }, 36)).toBeUndefined();
+  });
+
+  it('any profile: the slices tile the whole key line with open ends, at most `wanted`, each cut a second apart at least', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1_000_000_000, max: 1_000_100_000 }), fc.integer({ min: 1, max: 3_000 }), fc.integer({ min: 0, max: 100 })), { minLength: 1, maxLength: 80 }),
+        fc.integer({ min: 1, max: MAX_SLICES }),
+        fc.boolean(),
+        (pages, wanted, newest) => {
+          let pieces: ListingProfile['pieces'] = [];
+          for (const [from, width, records] of pages) pieces = addToProfile(pieces, { from, to: from + width, records });
+          const order = newest ? 'newest_first' : 'oldest_first';
+          const ranges = plannedSlices({ order, pieces }, wanted);
+          if (!ranges) return;
+          expect(ranges.length).toBeGreaterThanOrEqual(2);
+          expect(ranges.length).toBeLessThanOrEqual(wanted);
+          expectTiles(ranges, {}, order);
+        },
+      ),
+    );
   });
 });

@@ -7,6 +7,7 @@ import { connectionRateKey } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../shared/sync/run-sync-job';
+import { watermarkOf } from '../../shared/sync/sync-decisions';
 import { applyWebhookEvent } from '../../shared/webhooks/apply';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, watchCommands } from '../support/dynamo';
@@ -137,6 +138,84 @@ describe('slices in flight under one rate budget per connection', () => {
     }
     expect(await c.storedIds()).toEqual(c.platformIds());
     expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+  });
+
+  it('a reconcile over a listing seen complete starts with its slices at once; a first sync with nothing stored discovers from one page', async () => {
+    const c = await connected('live', 40);
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    /** Holds every answer until `enough` requests came or the platform waited `patienceMs`: the requests a run sends before its first answer. */
+    const beforeFirstAnswer = (enough: number, patienceMs: number) => {
+      let requests = 0;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const timer = setTimeout(open, patienceMs);
+      let seen: number | undefined;
+      const stop = sim.onRequest(async () => {
+        requests += 1;
+        if (requests >= enough) open();
+        await gate;
+        seen ??= requests;
+      });
+      return () => {
+        clearTimeout(timer);
+        stop();
+        return seen;
+      };
+    };
+    // A first sync: nothing to plan from, one request until its first page answers.
+    let counted = beforeFirstAnswer(2, 400);
+    expect(await c.run()).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
+    expect(counted()).toBe(1);
+    const listing = watermarkOf(await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.listing!;
+    // Every record listed (a slice's boundary second may list one twice).
+    const profiled = listing.pieces.reduce((sum, piece) => sum + piece.records, 0);
+    expect(profiled).toBeGreaterThanOrEqual(2_000);
+    expect(profiled).toBeLessThan(2_020);
+
+    // The reconcile: 40/s at ~100 ms wants 5 or 6 slices in flight (by the answer time the first
+    // sync saw); they are cut before any answer.
+    const before = sim.totalRequests();
+    counted = beforeFirstAnswer(4, 5_000);
+    const reconcile = await c.run({}, { full: true });
+    expect(counted()).toBeGreaterThanOrEqual(4);
+    expect(reconcile).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
+    // 20 pages, and at most one part-filled page more per slice (six to eight, with the splits the
+    // last, open-ended slice may make).
+    expect(sim.totalRequests() - before).toBeLessThanOrEqual(28);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+  });
+
+  it('a planned reconcile killed with its slices in flight resumes every slice: nothing lost, nothing listed from the start again', async () => {
+    const c = await connected('live', 40);
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    expect(await c.run()).toMatchObject({ outcome: 'finished', counts: { created: 2_000 } });
+    let killed = false;
+    void c.run(
+      {
+        leaseSeconds: 30,
+        checkpointEveryMs: 0,
+        afterPage: (pages) => {
+          if (!killed && pages >= 6) {
+            killed = true;
+            return new Promise<void>(() => {});
+          }
+        },
+      },
+      { full: true },
+    );
+    while (!killed) await new Promise((resolve) => setTimeout(resolve, 5));
+    const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: unknown[]; pageIndex: number };
+    expect(saved.slices.length).toBeGreaterThanOrEqual(2);
+    clockOffset += 31_000;
+    const resumed = await c.runToEnd({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    // Nothing written twice, nothing taken for deleted: every record compared once and left alone.
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
+    expect((resumed as { counts: { unchanged: number } }).counts.unchanged).toBeGreaterThanOrEqual(2_000);
+    expect((resumed as { pages: number }).pages).toBeLessThan(21 - saved.pageIndex + 5);
+    expect(await c.storedIds()).toEqual(c.platformIds());
   });
 
   it('many slices in flight hold the platform\'s limit: the simulator answers 429 to under 1% of requests', async () => {

@@ -10,6 +10,7 @@ import {
   nextWatermark,
   planPage,
   startingPoint,
+  watermarkOf,
 } from '../../shared/sync/sync-decisions';
 import type { NormalisedRecord } from '../../shared/sync/sync-source';
 
@@ -47,6 +48,15 @@ describe('which window a run syncs', () => {
       since: 10_000 - SYNC_OVERLAP_SECONDS,
       lastFullSyncAt: 5_000,
     });
+  });
+
+  it('keeps the last complete full listing\'s profile: a full run replaces it, an incremental one carries it; an unreadable one is dropped, not the watermark', () => {
+    const listing = { order: 'newest_first' as const, pieces: [{ from: 1, to: 100, records: 50 }], latencyMs: 300 };
+    const fresher = { ...listing, pieces: [{ from: 1, to: 200, records: 80 }] };
+    expect(nextWatermark(undefined, { mode: 'full' }, 10_000, listing).listing).toEqual(listing);
+    expect(nextWatermark({ since: 1, lastFullSyncAt: 5_000, listing }, { mode: 'full' }, 10_000, fresher).listing).toEqual(fresher);
+    expect(nextWatermark({ since: 1, lastFullSyncAt: 5_000, listing }, { mode: 'incremental', since: 1 }, 10_000, fresher).listing).toEqual(listing);
+    expect(watermarkOf(checkpoint({ watermark: { since: 1, lastFullSyncAt: 5_000, listing: { order: 'sideways' } } }))).toEqual({ since: 1, lastFullSyncAt: 5_000 });
   });
 });
 
