@@ -146,7 +146,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const previous = context.previousListing;
   if (order && previous?.order === order && start.slices === undefined && start.pageIndex === 0 && !start.page) {
     const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
-    const planned = plannedSlices(previous, wantedSlices(pace, 0, context.maxSlices ?? MAX_SLICES));
+    const most = context.maxSlices ?? MAX_SLICES;
+    const planned = plannedSlices(previous, wantedSlices(pace, 0, most), most);
     if (planned) {
       slices.clear();
       for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });

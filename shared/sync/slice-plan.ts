@@ -169,10 +169,20 @@ type ProfilePiece = ListingProfile['pieces'][number];
 
 /**
  * A listing's profile with one more page's piece of the key range (`from` to `to`, `to` excluded),
- * in ascending key order; past `most` pieces, the adjacent pair holding the fewest records is merged. Pure.
+ * in ascending key order, the pieces apart (a shared boundary second aside); past `most` pieces,
+ * the adjacent pair holding the fewest records is merged. Slices list their pages in any order, so
+ * a merge may span keys not listed yet: a page listed there later joins that piece rather than
+ * sit inside it (the plan takes a piece's records as even across it). Pure.
  */
 export function addToProfile(pieces: readonly ProfilePiece[], piece: ProfilePiece, most = PROFILE_PIECES): ProfilePiece[] {
-  const next = [...pieces];
+  const overlap = (a: ProfilePiece, b: ProfilePiece) => Math.min(a.to, b.to) - Math.max(a.from, b.from) > 1;
+  let joined = piece;
+  let next = [...pieces];
+  for (let inside = next.filter((held) => overlap(held, joined)); inside.length > 0; inside = next.filter((held) => overlap(held, joined))) {
+    for (const held of inside) joined = { from: Math.min(held.from, joined.from), to: Math.max(held.to, joined.to), records: held.records + joined.records };
+    next = next.filter((held) => !inside.includes(held));
+  }
+  piece = joined;
   let at = next.findIndex((held) => held.from > piece.from);
   if (at < 0) at = next.length;
   next.splice(at, 0, piece);
@@ -186,21 +196,30 @@ export function addToProfile(pieces: readonly ProfilePiece[], piece: ProfilePiec
 }
 
 /**
+ * Records a planned slice aims short of its whole pages: its cut is an estimate, and a slice one
+ * record over costs a whole request more (a run at 300 ms then also waits on that straggler).
+ */
+export const PLAN_MARGIN_RECORDS = 10;
+
+/**
  * The slices a full run starts with when a previous complete listing's profile is known (a
- * reconcile over data already stored): up to `wanted` slices (`wantedSlices` at the rate and the
- * answer time the previous run saw), each holding the same whole number of pages by the profile
- * (at least MIN_SLICE_RECORDS), cut where the profile's records reach each multiple; records are
- * taken as even within a piece. The ends stay open (records created since, or before anything
- * listed, are in the first or last slice), so nothing depends on the profile being right: a wrong
- * one costs part-filled pages, and slices still split as they page. Undefined when fewer than two
+ * reconcile over data already stored): about `wanted` slices (`wantedSlices` at the rate and the
+ * answer time the previous run saw; a few more so none is left with the rest, at most `most`),
+ * each holding the same whole number of pages by the profile, less PLAN_MARGIN_RECORDS (at least
+ * MIN_SLICE_RECORDS pages), cut where the profile's records reach each multiple; records are taken
+ * as even within a piece. The ends stay open (records created since, or before anything listed,
+ * are in the first or last slice), so nothing depends on the profile being right: a wrong one
+ * costs part-filled pages, and slices still split as they page. Undefined when fewer than two
  * slices fit: the run discovers the listing as a first sync does. Pure.
  */
-export function plannedSlices(profile: ListingProfile, wanted: number): SliceRange[] | undefined {
+export function plannedSlices(profile: ListingProfile, wanted: number, most = MAX_SLICES): SliceRange[] | undefined {
   const pieces = profile.pieces.filter((piece) => piece.records > 0 && piece.to > piece.from).sort((a, b) => a.from - b.from);
   const total = pieces.reduce((sum, piece) => sum + piece.records, 0);
-  const count = Math.min(wanted, Math.floor(total / MIN_SLICE_RECORDS));
-  if (count < 2) return undefined;
-  const each = Math.max(MIN_SLICE_RECORDS / PAGE_RECORDS, Math.round(total / count / PAGE_RECORDS)) * PAGE_RECORDS;
+  const aimed = Math.min(wanted, Math.floor(total / MIN_SLICE_RECORDS));
+  if (aimed < 2) return undefined;
+  const each = Math.max(MIN_SLICE_RECORDS / PAGE_RECORDS, Math.round(total / aimed / PAGE_RECORDS)) * PAGE_RECORDS - PLAN_MARGIN_RECORDS;
+  // As many as hold `each`, the last one no more than that: none is left paging the rest alone.
+  const count = Math.min(Math.max(2, most), Math.ceil(total / each));
   const descending = profile.order === 'newest_first';
   const walk = descending ? [...pieces].reverse() : pieces;
   // Keys where the records listed so far (in the listing's order) reach each multiple of `each`.
@@ -209,7 +228,7 @@ export function plannedSlices(profile: ListingProfile, wanted: number): SliceRan
   for (const piece of walk) {
     for (;;) {
       const target = (cuts.length + 1) * each;
-      if (cuts.length >= count - 1 || target > total - MIN_SLICE_RECORDS / 2 || target > before + piece.records) break;
+      if (cuts.length >= count - 1 || target >= total || target > before + piece.records) break;
       const share = (target - before) / piece.records;
       const key = Math.round(descending ? piece.to - share * (piece.to - piece.from) : piece.from + share * (piece.to - piece.from));
       const last = cuts.at(-1);

@@ -4,6 +4,7 @@ import {
   MAX_SLICES,
   MIN_SLICE_RECORDS,
   PAGE_RECORDS,
+  PLAN_MARGIN_RECORDS,
   PROFILE_PIECES,
   addToProfile,
   evenPieces,
@@ -161,29 +162,52 @@ describe('slices planned at the start from the previous full listing', () => {
     );
   });
 
-  it('10,000 records newest first, 36 wanted: 33 slices of three full pages, the ends open', () => {
+  it('10,000 records newest first, 36 wanted: 35 slices of three pages (the margin short of full), the ends open', () => {
     const ranges = plannedSlices(profiled(10_000, 60, 'newest_first'), 36)!;
-    expect(ranges).toHaveLength(Math.floor(10_000 / MIN_SLICE_RECORDS));
+    // 33 of the minimum fit; at 290 records each, 35 hold them all.
+    expect(ranges).toHaveLength(Math.ceil(10_000 / (MIN_SLICE_RECORDS - PLAN_MARGIN_RECORDS)));
     // Records created since the listing are in the first slice, any older than it in the last.
     expect(ranges[0]!.to).toBeUndefined();
     expect(ranges.at(-1)!.from).toBeUndefined();
     expectTiles(ranges, {}, 'newest_first');
     const held = ranges.map((range) => inRange(range, 10_000, 60));
-    // Every slice but the last holds three full pages (no part-filled page), the last the rest.
-    for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS);
+    // Every slice but the last holds three pages, none a record into a fourth; the last the rest (no more).
+    for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS - PLAN_MARGIN_RECORDS);
+    expect(held.at(-1)).toBe(10_000 - 34 * 290);
     expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
+  });
+
+  it('pages profiled in any order (slices list side by side) still cut slices holding their pages, none a record into one more', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
+        // 10,000 records a minute apart, listed in pages of 100 that arrive in a shuffled order.
+        const pages = Array.from({ length: 100 }, (_, page) => page);
+        let state = seed;
+        for (let i = pages.length - 1; i > 0; i -= 1) {
+          state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+          const j = state % (i + 1);
+          [pages[i], pages[j]] = [pages[j]!, pages[i]!];
+        }
+        let pieces: ListingProfile['pieces'] = [];
+        const start = 1_600_000_000;
+        for (const page of pages) pieces = addToProfile(pieces, { from: start + page * 100 * 60, to: start + (page * 100 + 99) * 60 + 1, records: 100 });
+        const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
+        for (const range of ranges) expect(inRange(range, 10_000, 60)).toBeLessThanOrEqual(3 * PAGE_RECORDS);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('oldest first the same, cut from the bottom: the last slice stays open for records created while the run pages', () => {
     const ranges = plannedSlices(profiled(5_000, 7, 'oldest_first'), 8)!;
-    expect(ranges).toHaveLength(8);
+    // Six pages each (5,000 / 8), 590 records: nine slices hold them.
+    expect(ranges).toHaveLength(9);
     expect(ranges[0]!.from).toBeUndefined();
     expect(ranges.at(-1)!.to).toBeUndefined();
     expectTiles(ranges, {}, 'oldest_first');
-    // 5,000 records in 8 slices: six pages each (the last one the rest).
     const held = ranges.map((range) => inRange(range, 5_000, 7));
-    for (const records of held.slice(0, -1)) expect(records).toBe(600);
-    expect(held.at(-1)).toBe(5_000 - 7 * 600);
+    for (const records of held.slice(0, -1)) expect(records).toBe(590);
+    expect(held.at(-1)).toBe(5_000 - 8 * 590);
   });
 
   it('no plan when fewer than two slices of the minimum fit, or one is wanted: the run discovers the listing as a first sync does', () => {
@@ -192,7 +216,7 @@ describe('slices planned at the start from the previous full listing', () => {
     expect(plannedSlices({ order: 'newest_first', pieces: [] }, 36)).toBeUndefined();
   });
 
-  it('any profile: the slices tile the whole key line with open ends, at most `wanted`, each cut a second apart at least', () => {
+  it('any profile: the slices tile the whole key line with open ends, at most `most`, each cut a second apart at least', () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 1_000_000_000, max: 1_000_100_000 }), fc.integer({ min: 1, max: 3_000 }), fc.integer({ min: 0, max: 100 })), { minLength: 1, maxLength: 80 }),
@@ -202,10 +226,10 @@ describe('slices planned at the start from the previous full listing', () => {
           let pieces: ListingProfile['pieces'] = [];
           for (const [from, width, records] of pages) pieces = addToProfile(pieces, { from, to: from + width, records });
           const order = newest ? 'newest_first' : 'oldest_first';
-          const ranges = plannedSlices({ order, pieces }, wanted);
+          const ranges = plannedSlices({ order, pieces }, wanted, MAX_SLICES);
           if (!ranges) return;
           expect(ranges.length).toBeGreaterThanOrEqual(2);
-          expect(ranges.length).toBeLessThanOrEqual(wanted);
+          expect(ranges.length).toBeLessThanOrEqual(MAX_SLICES);
           expectTiles(ranges, {}, order);
         },
       ),
