@@ -17,6 +17,20 @@ export const MAX_POLLER_SHARDS = 50;
 /** Live conversations per poller the plan aims for: 80% of capacity, so a round has room for new ones. */
 export const PLAN_FILL = 0.8;
 
+/** The share of a poller's memory its floor and held conversations may fill; the rest is headroom (GC, a burst of answers). */
+export const POLLER_MEMORY_BUDGET = 0.75;
+
+/**
+ * Pure: how many conversations a poller of `memoryMb` holds within `budget` of its memory, given its
+ * floor (the bundle's RSS once loaded, fetch included) and what each held conversation adds (RSS, KB).
+ * `npm run bench -- conversations` measures both (poller_floor_rss_mb, memory_rss_kb_per_conversation).
+ */
+export function pollerCapacity(memory: { memoryMb: number; floorMb: number; perConversationKb: number; budget?: number }): number {
+  const room = memory.memoryMb * (memory.budget ?? POLLER_MEMORY_BUDGET) - memory.floorMb;
+  if (room <= 0 || memory.perConversationKb <= 0) return 0;
+  return Math.floor((room * 1024) / memory.perConversationKb);
+}
+
 export const FleetPlanInput = z.object({
   executionId: z.string().min(1),
   round: z.number().int().min(1),
