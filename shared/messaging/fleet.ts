@@ -14,8 +14,13 @@ import { recordMetric } from '../metrics/gateway-metrics';
 /** Pollers running at once at most (the fleet state machine's Map concurrency, lib/conversations.ts). */
 export const MAX_POLLER_SHARDS = 50;
 
-/** Live conversations per poller the plan aims for: 80% of capacity, so a round has room for new ones. */
-export const PLAN_FILL = 0.8;
+/**
+ * Live conversations per poller the plan aims for: 90% of capacity, so each poller has room for 10%
+ * more started during its round (24 at the default 240) before a surge poller is asked for. Memory is
+ * not the reason: capacity (POLLER_CAPACITY) is already what a 128 MB poller holds safely, and no path
+ * (plan, notices, sweeps, surge) ever makes a run hold more than it.
+ */
+export const PLAN_FILL = 0.9;
 
 /** The share of a poller's memory its floor and held conversations may fill; the rest is headroom (GC, a burst of answers). */
 export const POLLER_MEMORY_BUDGET = 0.75;
@@ -52,10 +57,15 @@ export interface FleetPlan {
   shards: PollerInput[];
 }
 
+/** Pure: how many conversations the plan gives each poller (whole conversations, at least one). */
+export function plannedPerPoller(capacity: number): number {
+  return Math.max(1, Math.floor(capacity * PLAN_FILL));
+}
+
 /** Pure: how many pollers for this many live conversations. */
 export function shardCount(live: number, capacity: number, maxShards: number): number {
   if (live <= 0) return 0;
-  return Math.min(maxShards, Math.max(1, Math.ceil(live / (capacity * PLAN_FILL))));
+  return Math.min(maxShards, Math.max(1, Math.ceil(live / plannedPerPoller(capacity))));
 }
 
 export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
-import { shardCount } from '../../shared/messaging/fleet';
+import { GatewayEnvironment } from '../../shared/config';
+import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
 import { leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
@@ -15,13 +16,41 @@ describe('messaging decisions (pure)', () => {
     expect(MessagingSettings.safeParse({ transcriptField: 'Transcript' }).success).toBe(false);
   });
 
-  it('sizes the fleet at 80% of capacity, at least one poller while anything is live, none when nothing is', () => {
-    expect(shardCount(0, 200, 50)).toBe(0);
-    expect(shardCount(1, 200, 50)).toBe(1);
-    expect(shardCount(160, 200, 50)).toBe(1);
-    expect(shardCount(161, 200, 50)).toBe(2);
-    expect(shardCount(1000, 200, 50)).toBe(7);
-    expect(shardCount(1_000_000, 200, 50)).toBe(50);
+  it('sizes the fleet at 90% of capacity (whole conversations), at least one poller while anything is live, none when nothing is', () => {
+    expect(plannedPerPoller(240)).toBe(216);
+    expect(plannedPerPoller(200)).toBe(180);
+    expect(plannedPerPoller(1)).toBe(1);
+    expect(shardCount(0, 240, 50)).toBe(0);
+    expect(shardCount(1, 240, 50)).toBe(1);
+    expect(shardCount(216, 240, 50)).toBe(1);
+    expect(shardCount(217, 240, 50)).toBe(2);
+    expect(shardCount(1000, 240, 50)).toBe(5);
+    expect(shardCount(1000, 200, 50)).toBe(6);
+    expect(shardCount(1_000_000, 240, 50)).toBe(50);
+  });
+
+  it('a planned poller never holds more than its capacity, at any size (below the shard limit; past it surges take the rest)', () => {
+    for (const capacity of [1, 7, 200, 240, 333, 2000]) {
+      for (const live of [1, 50, 999, 1000, 12_345]) {
+        const shards = shardCount(live, capacity, 1_000_000);
+        expect(Math.ceil(live / shards), `${live} live at capacity ${capacity}`).toBeLessThanOrEqual(capacity);
+      }
+    }
+  });
+
+  it('a 128 MB poller holds what fits in three quarters of its memory after its floor', () => {
+    // (128 × 0.75 − 77.2) MB × 1024 / 79.4 KB = 242.4
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.2, perConversationKb: 79.4 })).toBe(242);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.2, perConversationKb: 120 })).toBe(160);
+    expect(pollerCapacity({ memoryMb: 256, floorMb: 77.2, perConversationKb: 79.4 })).toBe(1480);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.2, perConversationKb: 79.4, budget: 0.9 })).toBe(490);
+    // No room, or nothing measured: none.
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 96, perConversationKb: 79.4 })).toBe(0);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 90, perConversationKb: 0 })).toBe(0);
+  });
+
+  it("the default capacity fits a 128 MB poller at the bench's figures", () => {
+    expect(GatewayEnvironment.parse({}).POLLER_CAPACITY).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77.2, perConversationKb: 79.4 }));
   });
 
   it('spreads conversations over poller slots, backs off with full jitter, and judges leases by the owner heartbeat', () => {
