@@ -8,6 +8,7 @@ import type { Gateway } from '../shared/gateway';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../shared/queues/messages';
 import { Store } from '../shared/store/store';
 import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
+import type { DataKeySource } from '../shared/vault/data-key-source';
 import { Vault } from '../shared/vault/vault';
 import { LocalEventBus } from './local-event-bus';
 import { connectors } from '../shared/connections/registry';
@@ -39,6 +40,8 @@ export interface LocalGateway {
   stateMachines: LocalStateMachines;
   pollerNotices: LocalPollerNotices;
   dynamo: LocalDynamo;
+  /** The vault's key source (KMS's stand-in): tests and benchmarks count its calls as KMS calls. */
+  keySource: DataKeySource;
   signIn: LocalSignIn;
   stop(): Promise<void>;
 }
@@ -52,6 +55,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const env = checkedEnvironment({ GATEWAY_MODE: 'local', ...options.env });
   let dynamo: LocalDynamo;
   let vault: Vault;
+  let keySource: DataKeySource;
   let signingKey: Uint8Array;
 
   if (options.dataDir) {
@@ -59,13 +63,13 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const tablePath = join(options.dataDir, 'dynamodb');
     // A new key is made only together with a new, empty table: a key made for existing data would orphan it.
     const firstRun = !existsSync(tablePath);
-    const keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
+    keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
     mkdirSync(tablePath, { recursive: true, mode: 0o700 });
     dynamo = await startLocalDynamo({ path: tablePath });
     vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
   } else {
-    const keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
+    keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
     dynamo = await startLocalDynamo({ childProcess: options.dynamoInChildProcess ?? false });
     vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = randomBytes(32);
@@ -99,6 +103,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     stateMachines,
     pollerNotices,
     dynamo,
+    keySource,
     signIn: new LocalSignIn(signingKey),
     async stop() {
       await stateMachines.stopAll();

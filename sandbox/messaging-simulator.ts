@@ -37,7 +37,8 @@ import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
  * - 204 when nothing arrived within `timeout` seconds (fractional allowed; `pollSecondsToMs`
  *   scales seconds for tests);
  * - 409 while another poll on the same conversation is open; a poll whose client disconnects
- *   frees the slot at once;
+ *   frees the slot at once, or `closeNoticeLagMs` later (`setCloseNoticeLag`: a platform behind a
+ *   load balancer that learns of a closed connection late);
  * - 401 `INVALID_SESSION_ID` for an expired or invalid session token;
  * - once the conversation has ended, polls still deliver the events not yet acknowledged
  *   (ending with `ChatEnded`); after that every poll and send gets 403
@@ -196,6 +197,7 @@ export class MessagingPlatform {
   private readonly identity: IdentityService;
   private readonly sessionTokenLifetimeMs: number;
   private readonly pollSecondsToMs: number;
+  private closeNoticeLagMs = 0;
   private readonly echoAgent: boolean;
   /** Signs session tokens; generated per run, never stored. */
   private readonly sessionKey = randomBytes(32);
@@ -217,6 +219,11 @@ export class MessagingPlatform {
   }
 
   /** Adds a custom field to MessagingSession (an admin adding the transcript's long-text field). */
+  /** From now on the platform notices a client's closed poll this much later (its slot stays taken meanwhile). */
+  setCloseNoticeLag(ms: number): void {
+    this.closeNoticeLagMs = Math.max(0, ms);
+  }
+
   defineSessionField(name: string): void {
     this.sessionFields.add(name);
   }
@@ -454,7 +461,7 @@ export class MessagingPlatform {
     this.stats.open++;
     this.stats.maxOpen = Math.max(this.stats.maxOpen, this.stats.open);
     try {
-      await waitForEvent(conversation, seconds * this.pollSecondsToMs, signal);
+      await waitForEvent(conversation, seconds * this.pollSecondsToMs, signal, this.closeNoticeLagMs);
     } finally {
       conversation.polling = false;
       this.stats.open--;
@@ -636,17 +643,23 @@ function sessionEnded(): SimulatorResponse {
 }
 
 /** Resolves on the first of: a new event, the timeout, the client going away. */
-function waitForEvent(conversation: Conversation, timeoutMs: number, signal: AbortSignal): Promise<void> {
+function waitForEvent(conversation: Conversation, timeoutMs: number, signal: AbortSignal, closeNoticeLagMs = 0): Promise<void> {
   return new Promise((resolve) => {
     const finish = (): void => {
       clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
+      signal.removeEventListener('abort', closed);
       conversation.wake = undefined;
       resolve();
     };
+    const closed = (): void => {
+      if (closeNoticeLagMs === 0) return finish();
+      conversation.wake = undefined;
+      clearTimeout(timer);
+      setTimeout(finish, closeNoticeLagMs).unref();
+    };
     const timer = setTimeout(finish, timeoutMs);
     conversation.wake = finish;
-    if (signal.aborted) finish();
-    else signal.addEventListener('abort', finish, { once: true });
+    if (signal.aborted) closed();
+    else signal.addEventListener('abort', closed, { once: true });
   });
 }

@@ -44,6 +44,11 @@ export const GatewayEnvironment = z.object({
    * and a look whenever a run's heartbeat lapsed (seconds): a listing reads every live item.
    */
   POLLER_SWEEP_SECONDS: z.coerce.number().min(0.05).max(600).default(30),
+  /**
+   * How long after a lease's release the next holder opens its first poll (seconds): the platform
+   * must have seen the released run's aborted poll close, or it answers the new one 409.
+   */
+  POLLER_HANDOVER_GRACE_SECONDS: z.coerce.number().min(0).max(10).default(1),
   /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
   POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
   /** The long-poll's `timeout` (spec: 30). */

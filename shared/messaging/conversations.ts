@@ -60,12 +60,14 @@ export async function messagingSettings(gateway: Gateway, accountId: string): Pr
 const sessionTokenName = (conversationId: string) => `sessionToken:${conversationId}`;
 
 export async function sealSessionToken(gateway: Gateway, accountId: string, conversationId: string, sessionToken: string) {
-  return gateway.vault.seal({ accountId, connector: 'messaging' }, { [sessionTokenName(conversationId)]: sessionToken });
+  // Many short-lived tokens per account: one shared data key, so a poller taking over 200 conversations
+  // unwraps one key per account rather than one per conversation (KMS is billed per call).
+  return gateway.vault.seal({ accountId, connector: 'messaging' }, { [sessionTokenName(conversationId)]: sessionToken }, { shareDataKey: true });
 }
 
 export async function openSessionToken(gateway: Gateway, conversation: Conversation): Promise<string> {
   if (!conversation.sessionToken) throw new Error(`conversation ${conversation.conversationId} has no session token`);
-  const opened = await gateway.vault.open({ accountId: conversation.accountId, connector: 'messaging' }, conversation.sessionToken);
+  const opened = await gateway.vault.open({ accountId: conversation.accountId, connector: 'messaging' }, conversation.sessionToken, { shareDataKey: true });
   const token = opened[sessionTokenName(conversation.conversationId)];
   if (!token) throw new Error(`the session token stored with conversation ${conversation.conversationId} belongs to another conversation`);
   return token;
@@ -176,6 +178,8 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     throw platformProblem(error);
   }
 
+  // Already known to the session that started it (no call): kept so nobody opens the credentials for it again.
+  const instanceUrl = await session.instanceUrl();
   const now = gateway.now();
   const conversationId = newConversationId(now);
   const at = new Date(now).toISOString();
@@ -183,6 +187,7 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     accountId,
     conversationId,
     platformConversationId: started.platformConversationId,
+    instanceUrl,
     state: 'starting',
     direction: input.direction,
     sessionToken: await sealSessionToken(gateway, accountId, conversationId, started.sessionToken),
@@ -306,7 +311,7 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
     throw problems.conflict('A send with this clientMessageId is in progress.', 'Wait for its answer before retrying.');
   }
 
-  const instanceUrl = await messagingInstanceUrl(gateway, accountId);
+  const instanceUrl = await instanceUrlOf(gateway, conversation);
   let platformMessageId: string | undefined;
   try {
     const session = await conversationSession(gateway, conversation, instanceUrl);
@@ -337,6 +342,11 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
 export async function messagingInstanceUrl(gateway: Gateway, accountId: string): Promise<string> {
   const { session } = await messagingConnection(gateway, accountId);
   return session.instanceUrl();
+}
+
+/** Where a conversation's calls go: kept with it since its start; asked of the identity platform for older items. */
+export function instanceUrlOf(gateway: Gateway, conversation: Conversation): Promise<string> {
+  return conversation.instanceUrl !== undefined ? Promise.resolve(conversation.instanceUrl) : messagingInstanceUrl(gateway, conversation.accountId);
 }
 
 /**
@@ -372,7 +382,7 @@ export async function handOff(gateway: Gateway, accountId: string, conversationI
   const marked = await gateway.store.updateConversation(accountId, conversationId, { set: { handedOff: { at, queue }, updatedAt: at }, whenStateIn: LIVE_STATES, whenAbsent: 'handedOff' });
   if (!marked) throw problems.conflict('The conversation changed meanwhile (ended or handed off); read it again.');
   try {
-    const session = await conversationSession(gateway, conversation, await messagingInstanceUrl(gateway, accountId));
+    const session = await conversationSession(gateway, conversation, await instanceUrlOf(gateway, conversation));
     await session.route(queue);
   } catch (error) {
     // Not routed: the playbook keeps the conversation.
@@ -389,7 +399,7 @@ export async function endConversation(gateway: Gateway, accountId: string, conve
   const conversation = await conversationOf(gateway, accountId, conversationId);
   if (!isLive(conversation)) throw ended(conversation);
   try {
-    const session = await conversationSession(gateway, conversation, await messagingInstanceUrl(gateway, accountId));
+    const session = await conversationSession(gateway, conversation, await instanceUrlOf(gateway, conversation));
     await session.end();
   } catch (error) {
     throw await conversationCallProblem(gateway, conversation, error, log);

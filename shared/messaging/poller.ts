@@ -53,14 +53,53 @@ export interface PollerStats {
   expired: number;
   /** Milliseconds from a lease's release (by the run before) to this run's first poll on it. */
   handoverGapsMs: number[];
-  /** Milliseconds from a conversation's start to its first poll, for conversations this run took first. */
+  /** Milliseconds from a conversation's start to its first poll, for conversations this run took first, started while it ran. */
   firstPollMs: number[];
+  /** The same for those started before this run began (between rounds, when no poller takes notices). */
+  firstPollAcrossRoundsMs: number[];
   fenced: boolean;
 }
 
-/** Pure: which poller slot prefers a conversation. */
-export function preferredShard(conversationId: string, shards: number): number {
-  return createHash('sha256').update(conversationId).digest().readUInt32BE(0) % Math.max(1, shards);
+/** Pure: an account's home poller slot. */
+export function homeShard(accountId: string, shards: number): number {
+  return createHash('sha256').update(accountId).digest().readUInt32BE(0) % Math.max(1, shards);
+}
+
+/** How far above an even share a slot's preferred load may go before an account spills to the next slot. */
+const PLACEMENT_SLACK = 1.25;
+
+/**
+ * Pure: which poller slot prefers each live conversation (key `account/conversation`). An
+ * account's conversations go to its home slot, so a run taking them over unwraps the account's
+ * shared session-token key once rather than once per conversation; a slot takes at most
+ * `min(capacity, 1.25 x an even share)`, and the rest spills to the next slots (consistent
+ * hashing with bounded loads). Every run computes the same answer from the same listing; it is a
+ * preference only (the leases decide who polls).
+ */
+export function preferredShards(live: ReadonlyArray<{ accountId: string; conversationId: string }>, shards: number, capacity: number): Map<string, number> {
+  const slots = Math.max(1, shards);
+  const cap = Math.max(1, Math.min(capacity, Math.ceil((live.length / slots) * PLACEMENT_SLACK)));
+  const byAccount = new Map<string, string[]>();
+  for (const { accountId, conversationId } of live) {
+    const ids = byAccount.get(accountId);
+    if (ids) ids.push(conversationId);
+    else byAccount.set(accountId, [conversationId]);
+  }
+  const accounts = [...byAccount.keys()].map((accountId) => ({ accountId, home: homeShard(accountId, slots) }));
+  accounts.sort((a, b) => a.home - b.home || (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+  const loads = new Array<number>(slots).fill(0);
+  const placed = new Map<string, number>();
+  for (const { accountId, home } of accounts) {
+    let slot = home;
+    for (const conversationId of byAccount.get(accountId)!.sort()) {
+      // Every slot at the cap (more live than the slots hold): the home slot, the claims stop at capacity anyway.
+      for (let tried = 0; loads[slot]! >= cap && tried < slots; tried++) slot = (slot + 1) % slots;
+      if (loads[slot]! >= cap) slot = home;
+      loads[slot]!++;
+      placed.set(`${accountId}/${conversationId}`, slot);
+    }
+  }
+  return placed;
 }
 
 /** Pure: full-jitter backoff for the n-th consecutive failure. */
@@ -73,6 +112,15 @@ export function leaseLapsed(live: LiveConversation, ownerUntil: number | undefin
   if (!live.leaseOwner) return true;
   if (live.leaseExpiresAt !== undefined && live.leaseExpiresAt < now) return true;
   return ownerUntil === undefined || ownerUntil + skewMs < now;
+}
+
+/**
+ * Pure: how long to wait before the first poll on a conversation another run released at
+ * `releasedAt`. That run aborted its poll before releasing, but the platform may see the
+ * connection close after a quick new poll arrives and answer it 409 (a second poll).
+ */
+export function handoverWaitMs(releasedAt: number | undefined, now: number, graceMs: number): number {
+  return releasedAt === undefined ? 0 : Math.max(0, Math.min(graceMs, releasedAt + graceMs - now));
 }
 
 /** Pure: the stored message for a polled event (undefined for shapes the gateway does not know). */
@@ -130,6 +178,7 @@ export class PollerRun {
   private readonly held = new Map<string, Held>();
   private readonly stop = new AbortController();
   private killed = false;
+  private startedAt = 0;
   private lastBeatSentAt = 0;
   private readonly instanceUrls = new Map<string, Promise<string>>();
   private readonly settings = new Map<string, Promise<MessagingSettings>>();
@@ -146,7 +195,7 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
   }
 
   get id(): string {
@@ -167,6 +216,7 @@ export class PollerRun {
 
   async run(): Promise<PollerStats> {
     const now = this.gateway.now();
+    this.startedAt = now;
     await this.beat(now);
     const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
@@ -346,10 +396,13 @@ export class PollerRun {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
       return owners.get(runId)!;
     };
-    const candidates = (await this.gateway.store.listLiveConversations()).filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
-    const mine = candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) === this.options.shard);
+    const listed = await this.gateway.store.listLiveConversations();
+    const placement = preferredShards(listed, this.options.shards, this.capacity);
+    const isMine = (live: LiveConversation) => placement.get(`${live.accountId}/${live.conversationId}`) === this.options.shard;
+    const candidates = listed.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
+    const mine = candidates.filter(isMine);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
-    const others = first ? [] : candidates.filter((live) => preferredShard(live.conversationId, this.options.shards) !== this.options.shard);
+    const others = first ? [] : candidates.filter((live) => !isMine(live));
     const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
     for (const live of [...mine, ...others]) {
       if (live.leaseOwner === this.runId) ready.push({ live });
@@ -420,11 +473,14 @@ export class PollerRun {
       while (!signal.aborted) {
         try {
           this.guard();
-          session ??= await conversationSession(this.gateway, conversation, await this.instanceUrl(accountId), this.options.fetch ? { fetch: this.options.fetch } : {});
+          session ??= await conversationSession(this.gateway, conversation, conversation.instanceUrl ?? (await this.instanceUrl(accountId)), this.options.fetch ? { fetch: this.options.fetch } : {});
           if (first) {
+            const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
+            if (wait > 0) await this.sleep(wait, signal);
+            if (signal.aborted) return;
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
-            else if (live.ack < 0) this.stats.firstPollMs.push(openedAt - live.startedAt);
+            else if (live.ack < 0) (live.startedAt < this.startedAt ? this.stats.firstPollAcrossRoundsMs : this.stats.firstPollMs).push(openedAt - live.startedAt);
             first = false;
           }
           this.stats.polls++;

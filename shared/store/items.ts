@@ -204,6 +204,11 @@ export const Conversation = z.lazy(() =>
     state: ConversationState,
     /** inbound: the end user started it; outbound: a proactive invitation (Activation). */
     direction: z.enum(['inbound', 'outbound']).optional(),
+    /**
+     * The platform instance's origin the conversation lives on (from the identity response at its
+     * start; not a secret): pollers and sends reach it without opening the connection's credentials.
+     */
+    instanceUrl: z.url().optional(),
     /** The platform's session token, sealed by the vault for this conversation only. */
     sessionToken: SealedCredentials.optional(),
     /** Legacy: poller shards are leases on live items now (shared/store/conversation-leases.ts). */

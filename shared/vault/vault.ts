@@ -38,6 +38,10 @@ export class Vault {
   readonly #cacheTtlMs: number;
   readonly #now: () => number;
   readonly #cache = new Map<string, { credentials: Readonly<Credentials>; expiresAt: number }>();
+  /** Shared data keys for sealing, one per scope (see `SealOptions.shareDataKey`). */
+  readonly #sealKeys = new Map<string, Promise<SharedDataKey>>();
+  /** Shared data keys opened, by scope and wrapped key, for the cache TTL. */
+  readonly #openKeys = new Map<string, { key: Promise<Uint8Array>; expiresAt: number }>();
 
   constructor(options: { keySource: DataKeySource; cacheTtlSeconds: number; now?: () => number }) {
     this.#keySource = options.keySource;
@@ -45,13 +49,13 @@ export class Vault {
     this.#now = options.now ?? Date.now;
   }
 
-  async seal(scope: VaultScope, credentials: Credentials): Promise<SealedCredentials> {
+  async seal(scope: VaultScope, credentials: Credentials, options: SealOptions = {}): Promise<SealedCredentials> {
     const checked = Credentials.parse(credentials);
     registerEvery(checked);
     const context = contextOf(scope);
     let dataKey: { plaintext: Uint8Array; encrypted: Uint8Array };
     try {
-      dataKey = await this.#keySource.generateDataKey(context);
+      dataKey = options.shareDataKey ? await this.#sharedSealKey(scope) : await this.#keySource.generateDataKey(context);
     } catch (error) {
       throw new VaultError(scope, 'could not get a data key to seal them', { cause: error });
     }
@@ -74,11 +78,34 @@ export class Vault {
       return sealed;
     } finally {
       plaintext.fill(0);
-      dataKey.plaintext.fill(0);
+      // A shared key is zero-filled when it is replaced (#sharedSealKey), not after each use.
+      if (!options.shareDataKey) dataKey.plaintext.fill(0);
     }
   }
 
-  async open(scope: VaultScope, sealed: SealedCredentials): Promise<Credentials> {
+  /** The scope's shared sealing key: a fresh one per SHARED_KEY_MAX_AGE_MS or SHARED_KEY_MAX_SEALS, single-flight. */
+  async #sharedSealKey(scope: VaultScope): Promise<SharedDataKey> {
+    const prefix = scopePrefix(scope);
+    for (;;) {
+      const pending = this.#sealKeys.get(prefix);
+      const current = await pending?.catch(() => undefined);
+      // Another seal replaced it while this one waited: look again.
+      if (this.#sealKeys.get(prefix) !== pending) continue;
+      if (current && current.seals < SHARED_KEY_MAX_SEALS && this.#now() - current.createdAt < SHARED_KEY_MAX_AGE_MS) {
+        current.seals++;
+        return current;
+      }
+      const next = this.#keySource.generateDataKey(contextOf(scope)).then((key) => ({ ...key, createdAt: this.#now(), seals: 0 }));
+      this.#sealKeys.set(prefix, next);
+      next.catch(() => this.#sealKeys.get(prefix) === next && this.#sealKeys.delete(prefix));
+      if (current) wipeLater(current.plaintext);
+      const key = await next;
+      key.seals++;
+      return key;
+    }
+  }
+
+  async open(scope: VaultScope, sealed: SealedCredentials, options: SealOptions = {}): Promise<Credentials> {
     const parsed = SealedCredentials.safeParse(sealed);
     if (!parsed.success) throw new VaultError(scope, 'the stored envelope is malformed');
     const envelope = parsed.data;
@@ -87,9 +114,11 @@ export class Vault {
     if (cached && cached.expiresAt > this.#now()) return { ...cached.credentials };
 
     const context = contextOf(scope);
+    // Without a cache a shared key is unwrapped per open like any other, and wiped after use.
+    const shared = options.shareDataKey === true && this.#cacheTtlMs > 0;
     let dataKey: Uint8Array;
     try {
-      dataKey = await this.#keySource.decryptDataKey(Buffer.from(envelope.encryptedDataKey, 'base64'), context);
+      dataKey = shared ? await this.#openedSharedKey(scope, envelope.encryptedDataKey) : await this.#keySource.decryptDataKey(Buffer.from(envelope.encryptedDataKey, 'base64'), context);
     } catch (error) {
       const keyNote =
         envelope.keyId === this.#keySource.keyId
@@ -114,7 +143,7 @@ export class Vault {
       // No cause attached: nothing about the failed decryption is worth carrying around.
       throw new VaultError(scope, 'they fail authentication (altered, or copied from another connection)');
     } finally {
-      dataKey.fill(0);
+      if (!shared) dataKey.fill(0);
     }
 
     try {
@@ -131,12 +160,42 @@ export class Vault {
     }
   }
 
+  /** A shared data key, unwrapped once per scope and wrapped key for the cache TTL (single-flight). */
+  #openedSharedKey(scope: VaultScope, encryptedDataKey: string): Promise<Uint8Array> {
+    const id = scopePrefix(scope) + createHash('sha256').update(encryptedDataKey).digest('base64');
+    const now = this.#now();
+    const cached = this.#openKeys.get(id);
+    if (cached && cached.expiresAt > now) return cached.key;
+    const key = this.#keySource.decryptDataKey(Buffer.from(encryptedDataKey, 'base64'), contextOf(scope));
+    this.#openKeys.set(id, { key, expiresAt: now + this.#cacheTtlMs });
+    key.catch(() => this.#openKeys.get(id)?.key === key && this.#openKeys.delete(id));
+    if (cached) wipeWhenSettled(cached.key);
+    this.#sweepOpenKeys(now);
+    return key;
+  }
+
+  #sweepOpenKeys(now: number): void {
+    for (const [id, entry] of this.#openKeys) {
+      if (entry.expiresAt > now && this.#openKeys.size <= MAX_CACHED_CONNECTIONS) continue;
+      this.#openKeys.delete(id);
+      wipeWhenSettled(entry.key);
+    }
+  }
+
   /** Drops the cached credentials of a connection (disconnected, reconnected, or rejected by the platform). */
   forget(scope: VaultScope): void {
     const prefix = scopePrefix(scope);
     for (const key of this.#cache.keys()) {
       if (key.startsWith(prefix)) this.#cache.delete(key);
     }
+    for (const [id, entry] of this.#openKeys) {
+      if (!id.startsWith(prefix)) continue;
+      this.#openKeys.delete(id);
+      wipeWhenSettled(entry.key);
+    }
+    const sealing = this.#sealKeys.get(prefix);
+    this.#sealKeys.delete(prefix);
+    if (sealing) wipeWhenSettled(sealing.then((key) => key.plaintext));
   }
 
   #remember(scope: VaultScope, sealed: SealedCredentials, credentials: Credentials): void {
@@ -151,6 +210,29 @@ export class Vault {
     }
   }
 }
+
+/**
+ * How a secret is sealed. `shareDataKey`: for many short-lived secrets of one scope (conversation
+ * session tokens), seals share one data key per scope for up to SHARED_KEY_MAX_AGE_MS and
+ * SHARED_KEY_MAX_SEALS (as the AWS Encryption SDK's data key caching does), and opens unwrap each
+ * shared key once per cache TTL: a poller taking over 200 conversations makes one KMS call per
+ * account and key, not one per conversation. Each envelope still has its own IV and the scope as
+ * additional authenticated data; a poller holds those secrets in plaintext anyway.
+ */
+export interface SealOptions {
+  shareDataKey?: boolean;
+}
+
+interface SharedDataKey {
+  plaintext: Uint8Array;
+  encrypted: Uint8Array;
+  createdAt: number;
+  seals: number;
+}
+
+/** A shared sealing key is replaced after an hour or 10,000 seals (random 96-bit IVs are safe far beyond). */
+export const SHARED_KEY_MAX_AGE_MS = 60 * 60 * 1000;
+export const SHARED_KEY_MAX_SEALS = 10_000;
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -167,6 +249,18 @@ function scopePrefix(scope: VaultScope): string {
 function cacheKey(scope: VaultScope, sealed: SealedCredentials): string {
   const envelope = [sealed.v, sealed.keyId, sealed.encryptedDataKey, sealed.iv, sealed.ciphertext, sealed.tag].join('\n');
   return scopePrefix(scope) + createHash('sha256').update(envelope).digest('base64');
+}
+
+/**
+ * Zero-fills a shared key no longer handed out, after the seals and opens that already hold it
+ * have used it (they use it synchronously once their await resumes, before any timer runs).
+ */
+function wipeLater(key: Uint8Array): void {
+  setImmediate(() => key.fill(0));
+}
+
+function wipeWhenSettled(key: Promise<Uint8Array>): void {
+  key.then(wipeLater, () => undefined);
 }
 
 function registerEvery(credentials: Credentials): void {

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../shared/gateway';
 import { log } from '../../shared/log/logger';
 import { PollerRun } from '../../shared/messaging/poller';
+import type { DataKeySource } from '../../shared/vault/data-key-source';
+import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
 /**
@@ -154,6 +156,86 @@ describe('a lease renewal that fails', () => {
     expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
     expect(texts().filter((m) => m.text === 'before the fence')).toHaveLength(1);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
+describe('a handover while the platform notices a closed poll late', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    // No fleet here: the test runs each round's poller run itself.
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('the next run waits the handover grace before its first poll: without it the platform answers 409, with it never', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    sandbox.crm.messaging.setCloseNoticeLag(400);
+    const round = async (graceSeconds: number) => {
+      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+      await run.run();
+      return run.stats;
+    };
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+    const id = started.body.id as string;
+    const platformId = await platformIdOf(sandbox, id);
+    expect((await round(1)).claimed).toBe(1);
+    // Released with its poll aborted; the platform still counts that poll open for 400 ms.
+    const hasty = await round(0);
+    expect(hasty.claimed).toBe(1);
+    expect(hasty.conflicts).toBeGreaterThan(0);
+    const conflictsBefore = sandbox.crm.messaging.pollStats().conflicts;
+    expect(conflictsBefore).toBeGreaterThan(0);
+    for (let i = 0; i < 2; i++) {
+      const patient = await round(1);
+      expect(patient.claimed).toBe(1);
+      expect(patient.conflicts).toBe(0);
+      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
+    }
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(conflictsBefore);
+    sandbox.crm.messaging.agentSays(platformId, 'after the handovers');
+    const next = new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
+    const nextDone = next.run();
+    await sandbox.until('delivered', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'after the handovers'), 10_000);
+    await nextDone;
+    const sequences = sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id).map((e) => (e.data.message as { sequence: number }).sequence);
+    expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
+    expect(sandbox.events('message.received').filter((e) => (e.data.message as { text?: string }).text === 'after the handovers')).toHaveLength(1);
+  });
+});
+
+describe('session tokens at a handover', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startMessagingSandbox();
+    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('a run taking over an account\'s conversations unwraps their shared session-token key once, not once per conversation', async () => {
+    const local = sandbox.gateway.runtime.local;
+    for (let i = 0; i < 5; i++) expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
+    // The next run is another Lambda: its own vault, nothing cached, every unwrap a KMS Decrypt.
+    let decrypts = 0;
+    const kms: DataKeySource = {
+      keyId: local.keySource.keyId,
+      generateDataKey: (context) => local.keySource.generateDataKey(context),
+      decryptDataKey: (encrypted, context) => {
+        decrypts++;
+        return local.keySource.decryptDataKey(encrypted, context);
+      },
+    };
+    const vault = new Vault({ keySource: kms, cacheTtlSeconds: 300 });
+    const run = new PollerRun({ gateway: { ...local.gateway, vault }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    const stats = await run.run();
+    expect(stats.claimed).toBe(5);
+    expect(stats.polls).toBeGreaterThanOrEqual(5);
+    // Started before the run began (no poller ran): their first polls count as across rounds.
+    expect(stats.firstPollAcrossRoundsMs).toHaveLength(5);
+    expect(stats.firstPollMs).toHaveLength(0);
+    // All five session tokens under the account's shared key; the instance address is kept with each
+    // conversation, so the connection's credentials stay sealed (and the identity platform is not asked).
+    expect(decrypts).toBe(1);
   });
 });
 

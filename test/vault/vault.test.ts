@@ -4,7 +4,7 @@ import { knownSecrets } from '../../shared/log/redaction';
 import type { DataKeySource, EncryptionContext } from '../../shared/vault/data-key-source';
 import { LocalDataKeySource } from '../../shared/vault/local-data-key-source';
 import { SealedCredentials } from '../../shared/vault/sealed-credentials';
-import { Vault, VaultError, type VaultScope } from '../../shared/vault/vault';
+import { SHARED_KEY_MAX_AGE_MS, Vault, VaultError, type VaultScope } from '../../shared/vault/vault';
 
 /** Wraps a key source, counting calls and keeping every plaintext data key it handed out. */
 function countingSource(inner: DataKeySource) {
@@ -266,5 +266,84 @@ describe('Vault', () => {
       Object.values(credentials),
     );
     expect((error.cause as Error).message).toBe('KMS unavailable');
+  });
+
+  describe('shared data keys (many short-lived secrets of one scope)', () => {
+    const messagingOf = (accountId: string): VaultScope => ({ accountId, connector: 'messaging' });
+    const tokenOf = (n: number) => ({ [`sessionToken:c${n}`]: `token-${n}-${randomBytes(12).toString('hex')}` });
+
+    it('seals many secrets of one scope under one data key, each with its own IV, and opens them with one unwrap', async () => {
+      const { source, calls } = countingSource(localSource());
+      const sealing = new Vault({ keySource: source, cacheTtlSeconds: 300 });
+      const tokens = Array.from({ length: 50 }, (_, n) => tokenOf(n));
+      const sealed = await Promise.all(tokens.map((token) => sealing.seal(messagingOf('acct-a'), token, { shareDataKey: true })));
+      expect(calls.generate).toBe(1);
+      expect(new Set(sealed.map((e) => e.encryptedDataKey)).size).toBe(1);
+      expect(new Set(sealed.map((e) => e.iv)).size).toBe(50);
+
+      // Another process (a poller taking them over): one unwrap for all fifty, side by side.
+      const opening = new Vault({ keySource: source, cacheTtlSeconds: 300 });
+      const opened = await Promise.all(sealed.map((envelope) => opening.open(messagingOf('acct-a'), envelope, { shareDataKey: true })));
+      expect(opened).toEqual(tokens);
+      expect(calls.decrypt).toBe(1);
+      // Without the option an envelope still opens (through the key source).
+      expect(await new Vault({ keySource: source, cacheTtlSeconds: 0 }).open(messagingOf('acct-a'), sealed[7]!)).toEqual(tokens[7]);
+    });
+
+    it('keeps one key per scope: another account, or another connector, never shares it or opens with it', async () => {
+      const { source, calls } = countingSource(localSource());
+      const vault = new Vault({ keySource: source, cacheTtlSeconds: 300 });
+      const a = await vault.seal(messagingOf('acct-a'), tokenOf(1), { shareDataKey: true });
+      const b = await vault.seal(messagingOf('acct-b'), tokenOf(2), { shareDataKey: true });
+      expect(calls.generate).toBe(2);
+      expect(a.encryptedDataKey).not.toBe(b.encryptedDataKey);
+      const opener = new Vault({ keySource: source, cacheTtlSeconds: 300 });
+      expect(await opener.open(messagingOf('acct-a'), a, { shareDataKey: true })).toBeDefined();
+      // acct-a's key is cached now; acct-a's envelope moved to acct-b's item still fails.
+      await expectVaultError(opener.open(messagingOf('acct-b'), a, { shareDataKey: true }), messagingOf('acct-b'), []);
+      await expectVaultError(opener.open({ accountId: 'acct-a', connector: 'payment' }, a, { shareDataKey: true }), { accountId: 'acct-a', connector: 'payment' }, []);
+    });
+
+    it('makes a fresh key once the shared one is an hour old, and unwraps again after the cache TTL', async () => {
+      const { source, calls } = countingSource(localSource());
+      let now = 1_700_000_000_000;
+      const vault = new Vault({ keySource: source, cacheTtlSeconds: 300, now: () => now });
+      const first = await vault.seal(messagingOf('acct-a'), tokenOf(1), { shareDataKey: true });
+      now += SHARED_KEY_MAX_AGE_MS - 1;
+      const second = await vault.seal(messagingOf('acct-a'), tokenOf(2), { shareDataKey: true });
+      now += 2;
+      const third = await vault.seal(messagingOf('acct-a'), tokenOf(3), { shareDataKey: true });
+      expect(calls.generate).toBe(2);
+      expect(second.encryptedDataKey).toBe(first.encryptedDataKey);
+      expect(third.encryptedDataKey).not.toBe(first.encryptedDataKey);
+
+      const opener = new Vault({ keySource: source, cacheTtlSeconds: 300, now: () => now });
+      await opener.open(messagingOf('acct-a'), first, { shareDataKey: true });
+      await opener.open(messagingOf('acct-a'), second, { shareDataKey: true });
+      expect(calls.decrypt).toBe(1);
+      now += 301_000;
+      await opener.open(messagingOf('acct-a'), second, { shareDataKey: true });
+      expect(calls.decrypt).toBe(2);
+    });
+
+    it('zero-fills shared keys once replaced or forgotten, never one still in use', async () => {
+      const { source, handedOut } = countingSource(localSource());
+      let now = 1_700_000_000_000;
+      const vault = new Vault({ keySource: source, cacheTtlSeconds: 300, now: () => now });
+      const tokens = [tokenOf(1), tokenOf(2)];
+      const sealed = [await vault.seal(messagingOf('acct-a'), tokens[0]!, { shareDataKey: true })];
+      now += SHARED_KEY_MAX_AGE_MS;
+      sealed.push(await vault.seal(messagingOf('acct-a'), tokens[1]!, { shareDataKey: true }));
+      const opener = new Vault({ keySource: source, cacheTtlSeconds: 300 });
+      expect(await Promise.all(sealed.map((e) => opener.open(messagingOf('acct-a'), e, { shareDataKey: true })))).toEqual(tokens);
+      vault.forget(messagingOf('acct-a'));
+      opener.forget(messagingOf('acct-a'));
+      // Wiped on the next turn of the event loop, after whatever already holds them.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(handedOut).toHaveLength(4);
+      for (const dataKey of handedOut) expect(dataKey.every((byte) => byte === 0)).toBe(true);
+      // Forgotten: the next open unwraps again, and still opens.
+      expect(await opener.open(messagingOf('acct-a'), sealed[1]!, { shareDataKey: true })).toEqual(tokens[1]);
+    });
   });
 });
