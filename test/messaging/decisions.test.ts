@@ -17,7 +17,7 @@ describe('messaging decisions (pure)', () => {
   });
 
   it('sizes the fleet at 90% of capacity (whole conversations), at least one poller while anything is live, none when nothing is', () => {
-    expect(plannedPerPoller(234)).toBe(210);
+    expect(plannedPerPoller(230)).toBe(207);
     expect(plannedPerPoller(240)).toBe(216);
     expect(plannedPerPoller(200)).toBe(180);
     expect(plannedPerPoller(1)).toBe(1);
@@ -40,19 +40,19 @@ describe('messaging decisions (pure)', () => {
   });
 
   it('a 128 MB poller holds what fits in four fifths of its memory after its floor', () => {
-    // (128 × 0.8 − 77.3) MB × 1024 / 87.5 KB = 293.7
-    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.3, perConversationKb: 87.5 })).toBe(293);
-    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.3, perConversationKb: 87.5 * 1.25 })).toBe(234);
-    expect(pollerCapacity({ memoryMb: 256, floorMb: 77.3, perConversationKb: 87.5 })).toBe(1492);
-    expect(pollerCapacity({ memoryMb: 128, floorMb: 77.3, perConversationKb: 87.5, budget: 0.75 })).toBe(218);
+    // (128 × 0.8 − 77) MB × 1024 / 90.1 KB = 288.7
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 })).toBe(288);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 })).toBe(230);
+    expect(pollerCapacity({ memoryMb: 256, floorMb: 77, perConversationKb: 90.1 })).toBe(1452);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1, budget: 0.75 })).toBe(215);
     // No room, or nothing measured: none.
-    expect(pollerCapacity({ memoryMb: 128, floorMb: 103, perConversationKb: 87.5 })).toBe(0);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 103, perConversationKb: 90.1 })).toBe(0);
     expect(pollerCapacity({ memoryMb: 128, floorMb: 90, perConversationKb: 0 })).toBe(0);
   });
 
   it("the default capacity fits a 128 MB poller at the bench's higher per-conversation figure with a quarter more for variation", () => {
     const capacity = GatewayEnvironment.parse({}).POLLER_CAPACITY;
-    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77.3, perConversationKb: 87.5 * 1.25 }));
+    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 }));
     // And the plan gives a poller no more than that.
     expect(Math.ceil(1000 / shardCount(1000, capacity, 50))).toBeLessThanOrEqual(capacity);
   });
