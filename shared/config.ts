@@ -29,9 +29,10 @@ export const GatewayEnvironment = z.object({
    * Long-polls one poller run holds at most (default 230): what a 128 MB poller holds with a fifth
    * of its memory free (shared/messaging/fleet.ts pollerCapacity, POLLER_MEMORY_BUDGET). Measured
    * (`npm run bench -- conversations`): the lean poller bundle with fetch loaded takes 77 MB, each
-   * held conversation 79-90 KB (RSS, mostly its TLS connection; three runs). With a quarter more than
-   * the highest figure for run-to-run variation: (128 × 0.8 − 77) MB / (90.1 KB × 1.25) = 230, about
-   * 97 MB at the measured 90.1 KB. Larger pollers need a larger function (and this raised with it).
+   * held conversation 79-96 KB (RSS, mostly its TLS connection; four runs). With a quarter more for
+   * run-to-run variation: (128 × 0.8 − 77) MB / (90.1 KB × 1.25) = 230; the 112.6 KB it allows is above
+   * every figure measured, and at those a full poller takes 95-99 MB. Larger pollers need a larger
+   * function (and this raised with it).
    */
   POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(230),
   /** How long a poller run lasts before it hands over (seconds; the Lambda's limit is 900). */
