@@ -33,7 +33,7 @@ function key(prefix: string): string {
   return prefix + Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 }
 
-interface Scenario {
+export interface Scenario {
   local: LocalGateway;
   payment: PaymentSimulator;
   billing: BillingSimulator;
@@ -48,7 +48,7 @@ interface Scenario {
 }
 
 /** Both simulators seeded with 10,000 customers and 10,000 subscriptions; accounts connect to both. */
-async function scenario(): Promise<Scenario> {
+export async function scenario(): Promise<Scenario> {
   let offset = 0;
   const payment = await startPaymentSimulator({ seed: 7 });
   const billing = await startBillingSimulator({ seed: 7 });
@@ -125,7 +125,7 @@ async function scenario(): Promise<Scenario> {
 }
 
 /** A connection's data objects side by side, as their sync jobs run in parallel Lambdas. */
-function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, options: SyncRunOptions = {}, full = false): Promise<SyncRunResult[]> {
+export function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, options: SyncRunOptions = {}, full = false): Promise<SyncRunResult[]> {
   return Promise.all(
     OBJECTS.map((object) =>
       runSyncJob(
@@ -162,7 +162,7 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
 }
 
 /** What one sync of one connection made the platform do, and how long it took. */
-async function measured(s: Scenario, connector: ConnectorName, sync: () => Promise<SyncRunResult[]>) {
+export async function measured(s: Scenario, connector: ConnectorName, sync: () => Promise<SyncRunResult[]>) {
   const simulator = s.simulator(connector);
   const before = simulator.totalRequests();
   const limited = simulator.rateLimited();
@@ -413,6 +413,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
       '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
       '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
+      'What runs where: the gateway\'s sync code, both platform simulators and the payment platform\'s SDK share this process; dynalite runs in a child process. At 0 ms a reconcile is CPU-bound in the two (about 8 ms of this process\'s CPU and as much of dynalite\'s per 100-record page, about a twentieth of it the in-process simulator); at 300 ms neither is (this process about 40% busy): a run\'s first answers (before any split) and its last slices bound it. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows the breakdown.',
       'The machine is shared: timings vary from run to run with other work on its 2 cores.',
     ],
   };

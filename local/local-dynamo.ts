@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { withoutCallLog } from '../shared/aws/sdk-call-log';
 import { createTable } from '../shared/store/create-table';
 
 export interface LocalDynamo {
@@ -58,11 +59,13 @@ async function connect(port: number, tableName: string, stopServer: () => Promis
 
 /** A client for a local DynamoDB-API server; dynalite ignores the credentials. */
 export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    region: 'us-east-1',
-    endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  return withoutCallLog(
+    new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
 }
 
 /** The keys a write command touches, read from its input (every item of a BatchWriteItem). */

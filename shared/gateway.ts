@@ -8,6 +8,7 @@ import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
 import { tracedAwsClient } from './tracing/segments';
+import { withoutCallLog } from './aws/sdk-call-log';
 import { Vault } from './vault/vault';
 import type { PollerNotices } from './workflows/poller-notices';
 import type { StateMachines } from './workflows/state-machines';
@@ -96,7 +97,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: tracedAwsClient(new DynamoDBClient({})), tableName: required(env, 'TABLE_NAME') }),
+    store: new Store({ client: tracedAwsClient(withoutCallLog(new DynamoDBClient({}))), tableName: required(env, 'TABLE_NAME') }),
     vault: new Vault({
       // Making a client opens no connection: functions that never open credentials make no KMS call.
       keySource: new KmsDataKeySource({ client: tracedAwsClient(new KMSClient({})), keyId: env.CREDENTIALS_KEY_ID ?? 'CREDENTIALS_KEY_ID-not-set' }),

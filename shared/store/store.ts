@@ -200,6 +200,9 @@ export class Store implements RateBuckets {
   ): Promise<syncedRecords.RecordPage> {
     return syncedRecords.listRecords(this.#table, accountId, connector, object, options);
   }
+  listRecordIds(accountId: string, connector: ConnectorName, object: string, options?: { limit?: number; startKey?: string }): Promise<{ ids: string[]; nextStartKey?: string }> {
+    return syncedRecords.listRecordIds(this.#table, accountId, connector, object, options);
+  }
   findRecordsByEmail(accountId: string, email: string, options?: { includeDeleted?: boolean }): Promise<SyncedRecord[]> {
     return syncedRecords.findRecordsByEmail(this.#table, accountId, email, options);
   }

@@ -177,6 +177,38 @@ export async function listRecords(
   };
 }
 
+/**
+ * One page of a data object's live record ids, in id order (deleted ones left out), the same pages
+ * as `listRecords` without the records: only the key comes back, so a caller that needs ids (the
+ * deletion sweep) neither reads nor decodes bodies. `nextStartKey` as in `listRecords`.
+ */
+export async function listRecordIds(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  options: { limit?: number; startKey?: string } = {},
+): Promise<{ ids: string[]; nextStartKey?: string }> {
+  const place = { accountId, connector, object };
+  const page = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'attribute_not_exists(deletedAt)',
+      ProjectionExpression: 'sk',
+      ExpressionAttributeValues: toItem({ ':pk': recordPartition(place) }),
+      Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
+      ExclusiveStartKey: options.startKey === undefined ? undefined : recordKey(place, options.startKey),
+      ConsistentRead: true,
+    }),
+  );
+  const lastId = page.LastEvaluatedKey?.sk?.S;
+  return {
+    ids: (page.Items ?? []).flatMap((item) => (item.sk?.S === undefined ? [] : [item.sk.S])),
+    ...(lastId === undefined ? {} : { nextStartKey: lastId }),
+  };
+}
+
 /** Every record of the account with this email address (any connector, any object), through gsi1. */
 export async function findRecordsByEmail(
   table: Table,

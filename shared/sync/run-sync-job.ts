@@ -211,8 +211,8 @@ async function sweepDeleted(
   do {
     const chunk: string[] = [];
     do {
-      const page = await gateway.store.listRecords(job.accountId, job.connector, job.object, { limit: 1000, ...(startKey ? { startKey } : {}) });
-      chunk.push(...page.records.map((record) => record.id));
+      const page = await gateway.store.listRecordIds(job.accountId, job.connector, job.object, { limit: 1000, ...(startKey ? { startKey } : {}) });
+      chunk.push(...page.ids);
       startKey = page.nextStartKey;
     } while (startKey && chunk.length < chunkIds);
     const seen = await gateway.store.seenAmong(seenScope, new Set(chunk));

@@ -14,15 +14,20 @@ import type { SliceOrder, SliceRange } from './sync-source';
  *   the density the pages so far showed (records per second of creation time).
  * - Only what is known to hold records is cut evenly. A listing's far end may be unknown (the payment
  *   platform lists newest first and nothing tells how far back records go): past the deepest page
- *   listed, pieces double in size (500, 500, 1,000, 2,000... records at the density seen), so a few
+ *   listed, pieces double in size (300, 300, 600, 1,200... records at the density seen), so a few
  *   pieces bracket where records end and only the deepest come back empty; the last stays open.
  * - A slice is split at a page boundary: it ends there, and its remaining range (overlapping by the
  *   second its last record was created in, which the cursor had not finished) is listed afresh in
  *   pieces. The boundary second may list a record twice; the engine compares before writing.
  */
 
-/** Fewest records a slice is cut to: its part-filled last page then wastes at most a tenth of its requests. */
-export const MIN_SLICE_RECORDS = 500;
+/**
+ * Fewest records a slice is cut to: its part-filled last page then wastes at most a sixth of its
+ * requests (half a page on average). Not more: a slice holding less than twice this cannot be split,
+ * so at a run's end such slices page alone, one answer after another (at 500, runs at 300 ms spent
+ * their last second or more on a few slices of 5 to 9 pages; `npm run bench -- sync`).
+ */
+export const MIN_SLICE_RECORDS = 300;
 /** Most slices of one data object in flight: bounds memory (at most four pages each) and open connections. */
 export const MAX_SLICES = 48;
 /** Records per page of both platforms' lists. */

@@ -9,6 +9,7 @@ import {
   EVENT_RETENTION_SECONDS,
   eventChanges,
   eventFilter,
+  isListedItem,
   EventWindowExceeded,
   MAX_DELETIONS_PER_EVENTS_RUN,
   paymentSource,
@@ -458,6 +459,25 @@ describe('faults', () => {
     expect(error).toBeInstanceOf(PlatformError);
     expect(error).toMatchObject({ kind: 'invalid_response' });
     expect((error as PlatformError).message).toMatch(new RegExp(`${customer.id}.*email`));
+  });
+
+  it('a listed record without its created second fails the page, naming where, and is not retried', async () => {
+    const customer = [...sim.state.test.customers.values()][0]!;
+    sim.state.test.customers.put({ ...customer, created: 'yesterday' as unknown as number });
+    const before = requestCount(sim, 'GET /v1/customers');
+    const error = await pageAll(source('customers'), FULL).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error).toMatchObject({ kind: 'invalid_response', retryable: false });
+    expect((error as PlatformError).message).toMatch(/data\.\d+: expected a record with an id and a whole-second created time/);
+    expect((error as PlatformError).message).not.toContain('yesterday');
+    expect(requestCount(sim, 'GET /v1/customers') - before).toBeLessThanOrEqual(2);
+  });
+
+  it('isListedItem: an object with a non-empty id and a whole-second created', () => {
+    expect(isListedItem({ id: 'cus_1', created: 1_700_000_000, email: 'a@example.com' })).toBe(true);
+    for (const value of [null, 'cus_1', { id: '', created: 1 }, { id: 'cus_1' }, { id: 'cus_1', created: 1.5 }, { id: 7, created: 1 }, { created: 1 }]) {
+      expect(isListedItem(value)).toBe(false);
+    }
   });
 
   it('simulator rate limits (25/s for test keys) are absorbed by retries', async () => {

@@ -117,6 +117,35 @@ describe('listRecords', () => {
   });
 });
 
+describe('listRecordIds', () => {
+  it('pages the same ids as listRecords, in id order, leaving deleted records out and reading no body', async () => {
+    const ids = Array.from({ length: 25 }, (_, i) => `ch_${String(i).padStart(2, '0')}`);
+    await db.store.putRecordsIfChanged('acct-ri', 'payment', 'charges', ids.map((id) => customer(id)));
+    await db.store.putRecordsIfChanged('acct-ri', 'payment', 'customers', [customer('cus_elsewhere')]);
+    await db.store.markRecordDeleted('acct-ri', 'payment', 'charges', 'ch_03', { deletedAt: new Date() });
+
+    const { client, watched } = watchedStore();
+    const bodies: unknown[] = [];
+    client.middlewareStack.add((next) => async (args) => {
+      const result = await next(args);
+      bodies.push(...(((result.output as { Items?: Array<Record<string, unknown>> }).Items ?? []).map((item) => item.body)));
+      return result;
+    }, { step: 'initialize' });
+    const counted = new Store({ client, tableName: db.dynamo.tableName });
+    const listed: string[] = [];
+    let startKey: string | undefined;
+    do {
+      const page = await counted.listRecordIds('acct-ri', 'payment', 'charges', { limit: 10, ...(startKey ? { startKey } : {}) });
+      listed.push(...page.ids);
+      startKey = page.nextStartKey;
+    } while (startKey);
+    expect(listed).toEqual(ids.filter((id) => id !== 'ch_03'));
+    expect(watched.sent('QueryCommand')).toBe(3);
+    expect(bodies.every((body) => body === undefined)).toBe(true);
+    expect(bodies).toHaveLength(24);
+  });
+});
+
 describe('findRecordsByEmail', () => {
   it("finds an account's records by email, whatever the case, across connectors, and only that account's", async () => {
     await db.store.putRecordIfChanged('acct-e1', 'payment', 'customers', customer('cus_e', { email: 'Ada@Example.com' }));

@@ -79,8 +79,8 @@ describe('splitting what a slice still has to list', () => {
     expectTiles(ranges, { to: 6_000_000 }, 'newest_first');
     expect(ranges.at(-1)).toEqual({ to: ranges.at(-2)!.from });
     const sizes = ranges.slice(0, -1).map((range) => Math.round((range.to! - range.from!) / 60));
-    // Reaching as far as the 7 wanted pieces of the minimum would (3,500 records); the rest is open.
-    expect(sizes).toEqual([500, 500, 1_000, 2_000]);
+    // Reaching as far as the 7 wanted pieces of the minimum would (7 x MIN_SLICE_RECORDS records); the rest is open.
+    expect(sizes).toEqual([1, 1, 2, 4].map((times) => times * MIN_SLICE_RECORDS));
     // At most as many as wanted more, plus the open end.
     expect(ranges.length).toBeLessThanOrEqual(8);
   });
@@ -116,8 +116,9 @@ describe('splitting what a slice still has to list', () => {
   });
 
   it('evenPieces and pageDensity', () => {
-    expect(evenPieces(60 * 1_000, 1 / 60, 10)).toEqual([30_000, 30_000]);
-    expect(evenPieces(60 * 999, 1 / 60, 10)).toBeUndefined();
+    // Records one a minute: room for two pieces of the minimum, and one record short of it.
+    expect(evenPieces(60 * 2 * MIN_SLICE_RECORDS, 1 / 60, 10)).toEqual([60 * MIN_SLICE_RECORDS, 60 * MIN_SLICE_RECORDS]);
+    expect(evenPieces(60 * (2 * MIN_SLICE_RECORDS - 1), 1 / 60, 10)).toBeUndefined();
     expect(pageDensity(100, { first: 6_000, last: 60 })).toBeCloseTo(100 / 5_940);
     expect(pageDensity(100, { first: 5, last: 5 })).toBe(100);
     expect(pageDensity(1, { first: 5, last: 5 })).toBeUndefined();

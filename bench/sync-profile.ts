@@ -1,0 +1,101 @@
+/**
+ * Where a payment sync's time goes, outside `npm run bench`: the bench's own scenario (bench/sync.ts),
+ * one connection's payment objects synced in full at 0 ms, then reconciled at 0 ms and (with
+ * `latency`) at 300 ms ± 100 ms. Prints per run the seconds, platform calls, the CPU this process
+ * and its children (dynalite) used, the records written per second per object, and at 300 ms the
+ * requests started / in flight per quarter second. Run it under the CPU profiler to see functions:
+ *
+ *   node_modules/.bin/node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/sync-profile.ts latency
+ */
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { forgetRateBudgets } from '../shared/http/rate-budget';
+import { setLogSink } from '../shared/log/logger';
+import { writeUnits } from '../shared/sync/page-slices';
+import { measured, scenario, syncObjects } from './sync';
+
+setLogSink(() => {});
+const withLatency = process.argv[2] === 'latency';
+const s = await scenario();
+forgetRateBudgets();
+await s.connect('profiled');
+
+const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+/** CPU milliseconds a process used so far (utime + stime, in clock ticks of 10 ms). */
+const cpuMs = (pid: string | number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+const cpuNow = () => ({ own: cpuMs(process.pid), children: children.map(cpuMs).reduce((a, b) => a + b, 0) });
+let cpuBefore = cpuNow();
+/** Monotonic microseconds, the clock --cpu-prof stamps samples with: to cut a profile by run. */
+const mark = (name: string) => process.stdout.write(`mark ${name} ${process.hrtime.bigint() / 1000n}\n`);
+const report = (name: string, run: { seconds: number; calls: number; maxInFlight: number }) => {
+  const after = cpuNow();
+  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, children ${after.children - cpuBefore.children}\n`);
+  cpuBefore = after;
+};
+
+// Every platform call's start and end (the client takes the global fetch when it is made).
+const calls: Array<{ start: number; end: number; url: string }> = [];
+const realFetch = globalThis.fetch;
+globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+  const start = performance.now();
+  try {
+    return await realFetch(input, init);
+  } finally {
+    calls.push({ start, end: performance.now(), url: String(input) });
+  }
+}) as typeof fetch;
+const timeline = (from: number) => {
+  const own = calls.filter((call) => call.start >= from && call.url.includes('/v1/'));
+  const first = Math.min(...own.map((call) => call.start));
+  const last = Math.max(...own.map((call) => call.end));
+  const quarters: string[] = [];
+  for (let t = first; t < last; t += 250) {
+    const started = own.filter((call) => call.start >= t && call.start < t + 250).length;
+    const flying = own.filter((call) => call.start <= t + 125 && call.end > t + 125).length;
+    quarters.push(`${((t - first) / 1000).toFixed(2)}:${started}/${flying}`);
+  }
+  process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
+};
+
+// Record writes as they leave for the store, per data object.
+const batches: Array<{ at: number; object: string; records: number; units: number }> = [];
+const store = s.local.gateway.store;
+const putRecordsBatch = store.putRecordsBatch.bind(store);
+store.putRecordsBatch = (async (...args: Parameters<typeof putRecordsBatch>) => {
+  batches.push({ at: performance.now(), object: args[2], records: args[3].length, units: args[3].reduce((sum, record) => sum + writeUnits(record), 0) });
+  return putRecordsBatch(...args);
+}) as typeof store.putRecordsBatch;
+
+const fullFrom = performance.now();
+mark('full');
+report('full sync at 0 ms', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment')));
+for (const object of ['customers', 'subscriptions']) {
+  const own = batches.filter((batch) => batch.object === object);
+  const perSecond: number[] = [];
+  for (const batch of own) {
+    const second = Math.floor((batch.at - fullFrom) / 1000);
+    perSecond[second] = (perSecond[second] ?? 0) + batch.records;
+  }
+  const units = own.reduce((sum, batch) => sum + batch.units, 0) / own.reduce((sum, batch) => sum + batch.records, 0);
+  process.stdout.write(`  ${object}: ${own.length} batches, ${units.toFixed(2)} write units a record, records written per second ${perSecond.join(' ')}; last sent at ${((own.at(-1)!.at - fullFrom) / 1000).toFixed(2)} s\n`);
+}
+mark('reconcile');
+report('reconcile at 0 ms', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true)));
+if (withLatency) {
+  s.payment.setLatency({ ms: 300, jitterMs: 100 });
+  mark('reconcile300');
+  const from = performance.now();
+  const lag = monitorEventLoopDelay({ resolution: 5 });
+  lag.enable();
+  report('reconcile at 300 ms', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true)));
+  lag.disable();
+  const ms = (ns: number) => (ns / 1e6).toFixed(0);
+  process.stdout.write(`event loop delay: p50 ${ms(lag.percentile(50))} ms, p99 ${ms(lag.percentile(99))} ms, max ${ms(lag.max)} ms\n`);
+  timeline(from);
+}
+mark('end');
+await s.stop();
+process.exit(0);
