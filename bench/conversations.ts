@@ -247,7 +247,7 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
     // Each handover: the release, the claim, and the conversation read with the claim.
     handovers: rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead),
     // And the session tokens opened again: one KMS Decrypt per shared key a run takes over. Runs prefer
-    // whole accounts (poller.ts preferredShards), so a run holds about accounts / pollers accounts (+1
+    // whole accounts (poller.ts preferredShard), so a run holds about accounts / pollers accounts (+1
     // spilled over), each with its shared keys; the instance address is kept with the conversation.
     kms: (rounds * PRICE.kmsRequest * Math.min(p.accounts, Math.ceil(p.accounts / pollers) + 1) * p.sessionKeysPerAccount) / perPoller,
   };

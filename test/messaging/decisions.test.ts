@@ -3,7 +3,7 @@ import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
 import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
-import { handoverWaitMs, homeShard, leaseLapsed, messageOf, preferredShards, reconnectDelayMs } from '../../shared/messaging/poller';
+import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -58,7 +58,7 @@ describe('messaging decisions (pure)', () => {
   });
 
   it('spreads conversations over poller slots, backs off with full jitter, and judges leases by the owner heartbeat', () => {
-    const slots = new Set(Array.from({ length: 200 }, (_, i) => homeShard(`acct_${i}`, 4)));
+    const slots = new Set(Array.from({ length: 200 }, (_, i) => preferredShard(`acct_${i}`, 'cv', 4, 1)));
     expect([...slots].sort()).toEqual([0, 1, 2, 3]);
     expect(reconnectDelayMs(1, () => 0.999)).toBeLessThan(500);
     expect(reconnectDelayMs(3, () => 0.999)).toBeLessThan(2000);
@@ -74,32 +74,20 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
   });
 
-  it('places an account\'s conversations on its home slot, spilling to the next slots past the bounded load', () => {
-    const live = (accounts: number, each: number) =>
-      Array.from({ length: accounts * each }, (_, i) => ({ accountId: `acct_${i % accounts}`, conversationId: `cv_${String(i).padStart(5, '0')}` }));
-    // 1,000 conversations of 100 accounts over 7 slots: balanced within the bound, each account on one or two slots.
-    const many = live(100, 10);
-    const placed = preferredShards(many, 7, 200);
-    expect(placed.size).toBe(1000);
-    const loads = Array.from({ length: 7 }, (_, slot) => [...placed.values()].filter((s) => s === slot).length);
-    expect(Math.max(...loads)).toBeLessThanOrEqual(Math.ceil((1000 / 7) * 1.25));
-    expect(loads.reduce((a, b) => a + b, 0)).toBe(1000);
-    const slotsOf = (accountId: string) => new Set(many.filter((c) => c.accountId === accountId).map((c) => placed.get(`${c.accountId}/${c.conversationId}`)));
-    const spread = Array.from({ length: 100 }, (_, a) => slotsOf(`acct_${a}`).size);
-    expect(Math.max(...spread)).toBeLessThanOrEqual(2);
-    expect(spread.filter((n) => n === 1).length).toBeGreaterThanOrEqual(90);
-    // Accounts per slot: about 100 / 7, not the ~80 that hashing each conversation gives.
-    const accountsPerSlot = Array.from({ length: 7 }, (_, slot) => new Set(many.filter((c) => placed.get(`${c.accountId}/${c.conversationId}`) === slot).map((c) => c.accountId)).size);
-    expect(Math.max(...accountsPerSlot)).toBeLessThan(30);
-    // One huge account fills its home slot to the bound and spills over the next ones in turn.
-    const huge = live(1, 500);
-    const hugeLoads = Array.from({ length: 5 }, (_, slot) => [...preferredShards(huge, 5, 200).values()].filter((s) => s === slot).length);
-    expect(hugeLoads.reduce((a, b) => a + b, 0)).toBe(500);
-    expect(hugeLoads.filter((load) => load === 125)).toHaveLength(4);
-    // The same listing in another order: the same answer (every run computes it on its own).
-    expect(preferredShards([...many].reverse(), 7, 200)).toEqual(placed);
-    // More live than the slots may hold: every conversation still has a slot.
-    expect(preferredShards(live(3, 100), 1, 50).size).toBe(300);
+  it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {
+    const slotOf = (accountId: string, conversationId: string, accountLive: number) => preferredShard(accountId, conversationId, 7, accountSpread(accountLive, 207, 7));
+    // 100 accounts of 10 live conversations, 7 slots: each account whole on one slot.
+    const slotsOfAccount = (a: number) => new Set(Array.from({ length: 10 }, (_, i) => slotOf(`acct_${a}`, `cv_${a}_${i}`, 10)));
+    for (let a = 0; a < 100; a++) expect(slotsOfAccount(a).size).toBe(1);
+    expect(new Set(Array.from({ length: 100 }, (_, a) => [...slotsOfAccount(a)][0])).size).toBe(7);
+    // One account of 1,000: spread over every slot, by conversation, evenly within hashing noise.
+    const loads = new Array<number>(7).fill(0);
+    for (let i = 0; i < 1000; i++) loads[slotOf('acct_big', `cv_${i}`, 1000)]!++;
+    expect(Math.min(...loads)).toBeGreaterThan(100);
+    // An account's spread grows with it, a quarter of a planned poller at a time, never past the slots.
+    expect([1, 51, 52, 104, 500, 5000].map((live) => accountSpread(live, 207, 7))).toEqual([1, 1, 2, 3, 7, 7]);
+    // Stable: the slot depends on the conversation and its account's spread only, not on the rest of the listing.
+    expect(slotOf('acct_big', 'cv_42', 1000)).toBe(slotOf('acct_big', 'cv_42', 999));
   });
 
   it('waits out the handover grace after a release, and never for a conversation nobody held', () => {
