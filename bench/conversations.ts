@@ -247,7 +247,7 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
     // Each handover: the release, the claim, and the conversation read with the claim.
     handovers: rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead),
     // And the session tokens opened again: one KMS Decrypt per shared key a run takes over. Runs prefer
-    // whole accounts (poller.ts preferredShards), so a run holds about accounts / pollers accounts (+1
+    // whole accounts (poller.ts preferredShard), so a run holds about accounts / pollers accounts (+1
     // spilled over), each with its shared keys; the instance address is kept with the conversation.
     kms: (rounds * PRICE.kmsRequest * Math.min(p.accounts, Math.ceil(p.accounts / pollers) + 1) * p.sessionKeysPerAccount) / perPoller,
   };
@@ -286,7 +286,6 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     const live = main.counts.conversations;
     const perPoller = live / shardCount(live, PRODUCTION.capacity, MAX_POLLER_SHARDS);
     for (const [key, value] of Object.entries(costModel(perPoller, live, Math.min(writesPerMessage, 3)))) figures[`conversations.${key}`] = value;
-    // Last: it points this process's TLS trust at the simulator's certificate.
     const memory = await benchPollerMemory();
     for (const [key, value] of Object.entries(memory.figures)) figures[`conversations.${key}`] = value;
     return {

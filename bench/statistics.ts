@@ -12,3 +12,13 @@ export const median = (values: readonly number[]): number => percentile(values, 
 
 /** Rounded to `digits` decimals, as figures are written. */
 export const round = (value: number, digits = 2): number => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** The least-squares slope of y over x (how much y grows per unit of x); 0 with fewer than two distinct x. */
+export function slope(points: ReadonlyArray<{ x: number; y: number }>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((sum, p) => sum + p.x, 0) / n;
+  const my = points.reduce((sum, p) => sum + p.y, 0) / n;
+  const sxx = points.reduce((sum, p) => sum + (p.x - mx) ** 2, 0);
+  return sxx === 0 ? 0 : points.reduce((sum, p) => sum + (p.x - mx) * (p.y - my), 0) / sxx;
+}

@@ -53,16 +53,16 @@ export class Conversations extends Construct {
   constructor(scope: Construct, id: string, props: ConversationsProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const fn = (fnId: string, handler: 'conversation-task' | 'poller-fleet-plan' | 'poller', purpose: string, timeout: Duration, memorySize?: number) =>
-      new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention, ...(memorySize ? { memorySize } : {}) });
+    const fn = (fnId: string, handler: 'conversation-task' | 'poller-fleet-plan' | 'poller', purpose: string, timeout: Duration, memorySize?: number, lean?: boolean) =>
+      new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention, ...(memorySize ? { memorySize } : {}), ...(lean ? { lean } : {}) });
 
     this.task = fn('Task', 'conversation-task', 'runs each step of a conversation lifecycle', Duration.seconds(30));
     this.fleetPlan = fn('FleetPlan', 'poller-fleet-plan', 'sizes the poller fleet to the active conversations', Duration.seconds(30));
     // The poller returns after ~14 minutes, before this limit. It waits on sockets, nearly all the
     // time while any conversation lives: at 128 MB a shard costs ~$4.30 a month running nonstop
-    // ($17 at 512 MB), which is what keeps a full shard (200 polls) under the design's
-    // $0.00005 per conversation-hour (README "Cost").
-    this.poller = fn('Poller', 'poller', 'holds the long-polls of one shard of active conversations', Duration.minutes(15), 128);
+    // ($17 at 512 MB). It runs lean (no source maps, a small young generation: lib/bundling.ts) so
+    // that its 128 MB hold POLLER_CAPACITY (230) polls with a fifth to spare (README "Conversation cost").
+    this.poller = fn('Poller', 'poller', 'holds the long-polls of one shard of active conversations', Duration.minutes(15), 128, true);
 
     this.noticeQueue = new sqs.Queue(this, 'PollerNotices', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

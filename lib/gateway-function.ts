@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { GatewayEnvironment } from '../shared/config';
 import type { HandlerName } from '../shared/handler/function-settings';
-import { lambdaBundling } from './bundling';
+import { lambdaBundling, leanRuntime } from './bundling';
 
 // Every Lambda handler of the gateway (one file each in functions/), and the settings each one needs.
 export { handlerNames, type HandlerName } from '../shared/handler/function-settings';
@@ -25,6 +25,8 @@ export interface GatewayFunctionProps {
   readonly timeout: Duration;
   /** @default 512 */
   readonly memorySize?: number;
+  /** Runs lean (lib/bundling.ts `leanRuntime`): no source maps, a small young generation. */
+  readonly lean?: boolean;
   readonly logRetention: logs.RetentionDays;
 }
 
@@ -61,7 +63,7 @@ export class GatewayFunction extends NodejsFunction {
       logGroup,
       tracing: Tracing.ACTIVE,
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: props.lean ? leanRuntime.nodeOptions : '--enable-source-maps',
         GATEWAY_MODE: 'aws' satisfies GatewayEnvironment['GATEWAY_MODE'],
       },
       // The same esbuild settings as the bundle benchmark (lib/bundling.ts), plus ESM output and source maps.
@@ -72,7 +74,7 @@ export class GatewayFunction extends NodejsFunction {
         mainFields: [...lambdaBundling.mainFields],
         banner: lambdaBundling.banner,
         esbuildArgs: Object.fromEntries(Object.entries(lambdaBundling.alias).map(([from, to]) => [`--alias:${from}`, to])),
-        sourceMap: true,
+        sourceMap: props.lean ? leanRuntime.sourceMap : true,
         // Stack traces need the mappings, not a copy of the sources: keeps the upload small.
         sourcesContent: false,
         // Bundle the AWS SDK clients too: a bundled client loaded 2-3x faster than the runtime's copy here.

@@ -14,8 +14,32 @@ import { recordMetric } from '../metrics/gateway-metrics';
 /** Pollers running at once at most (the fleet state machine's Map concurrency, lib/conversations.ts). */
 export const MAX_POLLER_SHARDS = 50;
 
-/** Live conversations per poller the plan aims for: 80% of capacity, so a round has room for new ones. */
-export const PLAN_FILL = 0.8;
+/**
+ * Live conversations per poller the plan aims for: 90% of capacity, so each poller has room for 10%
+ * more started during its round (23 at the default 230) before a surge poller is asked for. Memory is
+ * not the reason: capacity (POLLER_CAPACITY) is already what a 128 MB poller holds safely, and no path
+ * (plan, notices, sweeps, surge) ever makes a run hold more than it.
+ */
+export const PLAN_FILL = 0.9;
+
+/**
+ * The share of a poller's memory its floor and held conversations may fill. The fifth left free
+ * (25.6 MB of 128) is headroom for what is not resident at rest: the old generation growing between
+ * major GCs (the young one is capped at 1 MB a semi-space: lib/bundling.ts leanRuntime) and a burst
+ * of answers arriving together.
+ */
+export const POLLER_MEMORY_BUDGET = 0.8;
+
+/**
+ * Pure: how many conversations a poller of `memoryMb` holds within `budget` of its memory, given its
+ * floor (the bundle's RSS once loaded, fetch included) and what each held conversation adds (RSS, KB).
+ * `npm run bench -- conversations` measures both (poller_floor_rss_mb, memory_rss_kb_per_conversation).
+ */
+export function pollerCapacity(memory: { memoryMb: number; floorMb: number; perConversationKb: number; budget?: number }): number {
+  const room = memory.memoryMb * (memory.budget ?? POLLER_MEMORY_BUDGET) - memory.floorMb;
+  if (room <= 0 || memory.perConversationKb <= 0) return 0;
+  return Math.floor((room * 1024) / memory.perConversationKb);
+}
 
 export const FleetPlanInput = z.object({
   executionId: z.string().min(1),
@@ -38,10 +62,15 @@ export interface FleetPlan {
   shards: PollerInput[];
 }
 
+/** Pure: how many conversations the plan gives each poller (whole conversations, at least one). */
+export function plannedPerPoller(capacity: number): number {
+  return Math.max(1, Math.floor(capacity * PLAN_FILL));
+}
+
 /** Pure: how many pollers for this many live conversations. */
 export function shardCount(live: number, capacity: number, maxShards: number): number {
   if (live <= 0) return 0;
-  return Math.min(maxShards, Math.max(1, Math.ceil(live / (capacity * PLAN_FILL))));
+  return Math.min(maxShards, Math.max(1, Math.ceil(live / plannedPerPoller(capacity))));
 }
 
 export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {

@@ -7,6 +7,7 @@ import type { Conversation, LiveConversation, MessageWrite } from '../store/item
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
+import { plannedPerPoller } from './fleet';
 import { keepsMessageType, type MessagingSettings } from './settings';
 
 /**
@@ -60,46 +61,28 @@ export interface PollerStats {
   fenced: boolean;
 }
 
-/** Pure: an account's home poller slot. */
-export function homeShard(accountId: string, shards: number): number {
-  return createHash('sha256').update(accountId).digest().readUInt32BE(0) % Math.max(1, shards);
+/** An account fills at most this share of a planned poller before its conversations spread over more slots. */
+const ACCOUNT_SHARE_OF_POLLER = 0.25;
+
+function hash32(text: string): number {
+  return createHash('sha256').update(text).digest().readUInt32BE(0);
 }
 
-/** How far above an even share a slot's preferred load may go before an account spills to the next slot. */
-const PLACEMENT_SLACK = 1.25;
+/** Pure: over how many slots an account with `live` conversations spreads them. */
+export function accountSpread(live: number, perPoller: number, shards: number): number {
+  return Math.max(1, Math.min(Math.max(1, shards), Math.ceil(live / Math.max(1, perPoller * ACCOUNT_SHARE_OF_POLLER))));
+}
 
 /**
- * Pure: which poller slot prefers each live conversation (key `account/conversation`). An
- * account's conversations go to its home slot, so a run taking them over unwraps the account's
- * shared session-token key once rather than once per conversation; a slot takes at most
- * `min(capacity, 1.25 x an even share)`, and the rest spills to the next slots (consistent
- * hashing with bounded loads). Every run computes the same answer from the same listing; it is a
- * preference only (the leases decide who polls).
+ * Pure: which poller slot prefers a conversation. An account's conversations share its home slot,
+ * so a run taking them over unwraps the account's shared session-token key once rather than once
+ * per conversation; an account with many spreads them by conversation over `spread` slots from its
+ * home. Stable: a conversation's slot moves only when its account's spread does, so runs listing
+ * at slightly different moments agree. A preference only: the leases decide who polls.
  */
-export function preferredShards(live: ReadonlyArray<{ accountId: string; conversationId: string }>, shards: number, capacity: number): Map<string, number> {
+export function preferredShard(accountId: string, conversationId: string, shards: number, spread: number): number {
   const slots = Math.max(1, shards);
-  const cap = Math.max(1, Math.min(capacity, Math.ceil((live.length / slots) * PLACEMENT_SLACK)));
-  const byAccount = new Map<string, string[]>();
-  for (const { accountId, conversationId } of live) {
-    const ids = byAccount.get(accountId);
-    if (ids) ids.push(conversationId);
-    else byAccount.set(accountId, [conversationId]);
-  }
-  const accounts = [...byAccount.keys()].map((accountId) => ({ accountId, home: homeShard(accountId, slots) }));
-  accounts.sort((a, b) => a.home - b.home || (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
-  const loads = new Array<number>(slots).fill(0);
-  const placed = new Map<string, number>();
-  for (const { accountId, home } of accounts) {
-    let slot = home;
-    for (const conversationId of byAccount.get(accountId)!.sort()) {
-      // Every slot at the cap (more live than the slots hold): the home slot, the claims stop at capacity anyway.
-      for (let tried = 0; loads[slot]! >= cap && tried < slots; tried++) slot = (slot + 1) % slots;
-      if (loads[slot]! >= cap) slot = home;
-      loads[slot]!++;
-      placed.set(`${accountId}/${conversationId}`, slot);
-    }
-  }
-  return placed;
+  return (hash32(accountId) + (spread > 1 ? hash32(conversationId) % spread : 0)) % slots;
 }
 
 /** Pure: full-jitter backoff for the n-th consecutive failure. */
@@ -397,8 +380,11 @@ export class PollerRun {
       return owners.get(runId)!;
     };
     const listed = await this.gateway.store.listLiveConversations();
-    const placement = preferredShards(listed, this.options.shards, this.capacity);
-    const isMine = (live: LiveConversation) => placement.get(`${live.accountId}/${live.conversationId}`) === this.options.shard;
+    const perAccount = new Map<string, number>();
+    for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
+    const { shards, shard } = this.options;
+    const perPoller = plannedPerPoller(this.capacity);
+    const isMine = (live: LiveConversation) => preferredShard(live.accountId, live.conversationId, shards, accountSpread(perAccount.get(live.accountId) ?? 1, perPoller, shards)) === shard;
     const candidates = listed.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`));
     const mine = candidates.filter(isMine);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
@@ -422,6 +408,10 @@ export class PollerRun {
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
+    // Full before it took all it prefers (a big account, or accounts hashed unevenly): the running
+    // fleet is told of the rest now, rather than leaving them to another run's next listing.
+    const leftovers = ready.slice(next).filter(({ live }) => isMine(live));
+    await Promise.all(leftovers.map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
     // A lapsed run's heartbeat, once nothing listed is held under it: otherwise every run would keep listing for it.
     const holders = new Set(candidates.map((live) => live.leaseOwner).filter(Boolean));
     const lapsed = await this.lapsedRuns(this.gateway.now());

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayApp } from '../../lib/app';
+import { leanRuntime } from '../../lib/bundling';
 import { handlerNames, type HandlerName } from '../../lib/gateway-function';
 import { GatewayEnvironment } from '../../shared/config';
 import { tableDefinition } from '../../shared/store/table';
@@ -555,7 +556,8 @@ describe('functions', () => {
       expect(fn.Properties.Architectures).toEqual(['arm64']);
       expect(fn.Properties.TracingConfig?.Mode).toBe('Active');
       expect(resource(fn.Properties.LoggingConfig!.LogGroup.Ref).Properties.RetentionInDays).toBe(30);
-      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: '--enable-source-maps', GATEWAY_MODE: 'aws' });
+      // The poller runs lean (lib/bundling.ts leanRuntime): its memory holds long-polls, not a source map.
+      expect(fn.Properties.Environment.Variables).toMatchObject({ NODE_OPTIONS: handler === 'poller' ? leanRuntime.nodeOptions : '--enable-source-maps', GATEWAY_MODE: 'aws' });
       const role = resource(fn.Properties.Role['Fn::GetAtt'][0]);
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
     }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
-import { shardCount } from '../../shared/messaging/fleet';
-import { handoverWaitMs, homeShard, leaseLapsed, messageOf, preferredShards, reconnectDelayMs } from '../../shared/messaging/poller';
+import { GatewayEnvironment } from '../../shared/config';
+import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
+import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -15,17 +16,49 @@ describe('messaging decisions (pure)', () => {
     expect(MessagingSettings.safeParse({ transcriptField: 'Transcript' }).success).toBe(false);
   });
 
-  it('sizes the fleet at 80% of capacity, at least one poller while anything is live, none when nothing is', () => {
-    expect(shardCount(0, 200, 50)).toBe(0);
-    expect(shardCount(1, 200, 50)).toBe(1);
-    expect(shardCount(160, 200, 50)).toBe(1);
-    expect(shardCount(161, 200, 50)).toBe(2);
-    expect(shardCount(1000, 200, 50)).toBe(7);
-    expect(shardCount(1_000_000, 200, 50)).toBe(50);
+  it('sizes the fleet at 90% of capacity (whole conversations), at least one poller while anything is live, none when nothing is', () => {
+    expect(plannedPerPoller(230)).toBe(207);
+    expect(plannedPerPoller(240)).toBe(216);
+    expect(plannedPerPoller(200)).toBe(180);
+    expect(plannedPerPoller(1)).toBe(1);
+    expect(shardCount(0, 240, 50)).toBe(0);
+    expect(shardCount(1, 240, 50)).toBe(1);
+    expect(shardCount(216, 240, 50)).toBe(1);
+    expect(shardCount(217, 240, 50)).toBe(2);
+    expect(shardCount(1000, 240, 50)).toBe(5);
+    expect(shardCount(1000, 200, 50)).toBe(6);
+    expect(shardCount(1_000_000, 240, 50)).toBe(50);
+  });
+
+  it('a planned poller never holds more than its capacity, at any size (below the shard limit; past it surges take the rest)', () => {
+    for (const capacity of [1, 7, 200, 240, 333, 2000]) {
+      for (const live of [1, 50, 999, 1000, 12_345]) {
+        const shards = shardCount(live, capacity, 1_000_000);
+        expect(Math.ceil(live / shards), `${live} live at capacity ${capacity}`).toBeLessThanOrEqual(capacity);
+      }
+    }
+  });
+
+  it('a 128 MB poller holds what fits in four fifths of its memory after its floor', () => {
+    // (128 × 0.8 − 77) MB × 1024 / 90.1 KB = 288.7
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 })).toBe(288);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 })).toBe(230);
+    expect(pollerCapacity({ memoryMb: 256, floorMb: 77, perConversationKb: 90.1 })).toBe(1452);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1, budget: 0.75 })).toBe(215);
+    // No room, or nothing measured: none.
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 103, perConversationKb: 90.1 })).toBe(0);
+    expect(pollerCapacity({ memoryMb: 128, floorMb: 90, perConversationKb: 0 })).toBe(0);
+  });
+
+  it("the default capacity fits a 128 MB poller at the bench's higher per-conversation figure with a quarter more for variation", () => {
+    const capacity = GatewayEnvironment.parse({}).POLLER_CAPACITY;
+    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 }));
+    // And the plan gives a poller no more than that.
+    expect(Math.ceil(1000 / shardCount(1000, capacity, 50))).toBeLessThanOrEqual(capacity);
   });
 
   it('spreads conversations over poller slots, backs off with full jitter, and judges leases by the owner heartbeat', () => {
-    const slots = new Set(Array.from({ length: 200 }, (_, i) => homeShard(`acct_${i}`, 4)));
+    const slots = new Set(Array.from({ length: 200 }, (_, i) => preferredShard(`acct_${i}`, 'cv', 4, 1)));
     expect([...slots].sort()).toEqual([0, 1, 2, 3]);
     expect(reconnectDelayMs(1, () => 0.999)).toBeLessThan(500);
     expect(reconnectDelayMs(3, () => 0.999)).toBeLessThan(2000);
@@ -41,32 +74,20 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
   });
 
-  it('places an account\'s conversations on its home slot, spilling to the next slots past the bounded load', () => {
-    const live = (accounts: number, each: number) =>
-      Array.from({ length: accounts * each }, (_, i) => ({ accountId: `acct_${i % accounts}`, conversationId: `cv_${String(i).padStart(5, '0')}` }));
-    // 1,000 conversations of 100 accounts over 7 slots: balanced within the bound, each account on one or two slots.
-    const many = live(100, 10);
-    const placed = preferredShards(many, 7, 200);
-    expect(placed.size).toBe(1000);
-    const loads = Array.from({ length: 7 }, (_, slot) => [...placed.values()].filter((s) => s === slot).length);
-    expect(Math.max(...loads)).toBeLessThanOrEqual(Math.ceil((1000 / 7) * 1.25));
-    expect(loads.reduce((a, b) => a + b, 0)).toBe(1000);
-    const slotsOf = (accountId: string) => new Set(many.filter((c) => c.accountId === accountId).map((c) => placed.get(`${c.accountId}/${c.conversationId}`)));
-    const spread = Array.from({ length: 100 }, (_, a) => slotsOf(`acct_${a}`).size);
-    expect(Math.max(...spread)).toBeLessThanOrEqual(2);
-    expect(spread.filter((n) => n === 1).length).toBeGreaterThanOrEqual(90);
-    // Accounts per slot: about 100 / 7, not the ~80 that hashing each conversation gives.
-    const accountsPerSlot = Array.from({ length: 7 }, (_, slot) => new Set(many.filter((c) => placed.get(`${c.accountId}/${c.conversationId}`) === slot).map((c) => c.accountId)).size);
-    expect(Math.max(...accountsPerSlot)).toBeLessThan(30);
-    // One huge account fills its home slot to the bound and spills over the next ones in turn.
-    const huge = live(1, 500);
-    const hugeLoads = Array.from({ length: 5 }, (_, slot) => [...preferredShards(huge, 5, 200).values()].filter((s) => s === slot).length);
-    expect(hugeLoads.reduce((a, b) => a + b, 0)).toBe(500);
-    expect(hugeLoads.filter((load) => load === 125)).toHaveLength(4);
-    // The same listing in another order: the same answer (every run computes it on its own).
-    expect(preferredShards([...many].reverse(), 7, 200)).toEqual(placed);
-    // More live than the slots may hold: every conversation still has a slot.
-    expect(preferredShards(live(3, 100), 1, 50).size).toBe(300);
+  it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {
+    const slotOf = (accountId: string, conversationId: string, accountLive: number) => preferredShard(accountId, conversationId, 7, accountSpread(accountLive, 207, 7));
+    // 100 accounts of 10 live conversations, 7 slots: each account whole on one slot.
+    const slotsOfAccount = (a: number) => new Set(Array.from({ length: 10 }, (_, i) => slotOf(`acct_${a}`, `cv_${a}_${i}`, 10)));
+    for (let a = 0; a < 100; a++) expect(slotsOfAccount(a).size).toBe(1);
+    expect(new Set(Array.from({ length: 100 }, (_, a) => [...slotsOfAccount(a)][0])).size).toBe(7);
+    // One account of 1,000: spread over every slot, by conversation, evenly within hashing noise.
+    const loads = new Array<number>(7).fill(0);
+    for (let i = 0; i < 1000; i++) loads[slotOf('acct_big', `cv_${i}`, 1000)]!++;
+    expect(Math.min(...loads)).toBeGreaterThan(100);
+    // An account's spread grows with it, a quarter of a planned poller at a time, never past the slots.
+    expect([1, 51, 52, 104, 500, 5000].map((live) => accountSpread(live, 207, 7))).toEqual([1, 1, 2, 3, 7, 7]);
+    // Stable: the slot depends on the conversation and its account's spread only, not on the rest of the listing.
+    expect(slotOf('acct_big', 'cv_42', 1000)).toBe(slotOf('acct_big', 'cv_42', 999));
   });
 
   it('waits out the handover grace after a release, and never for a conversation nobody held', () => {

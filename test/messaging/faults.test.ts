@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../shared/gateway';
 import { log } from '../../shared/log/logger';
-import { PollerRun } from '../../shared/messaging/poller';
+import { plannedPerPoller } from '../../shared/messaging/fleet';
+import { accountSpread, PollerRun, preferredShard } from '../../shared/messaging/poller';
 import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
@@ -236,6 +237,24 @@ describe('session tokens at a handover', () => {
     // All five session tokens under the account's shared key; the instance address is kept with each
     // conversation, so the connection's credentials stay sealed (and the identity platform is not asked).
     expect(decrypts).toBe(1);
+  });
+  it('a run full before it took every conversation it prefers tells the running fleet of the rest', async () => {
+    const local = sandbox.gateway.runtime.local;
+    const listed = await local.gateway.store.listLiveConversations();
+    expect(listed).toHaveLength(5);
+    const slotOf = (live: (typeof listed)[number]) => preferredShard(live.accountId, live.conversationId, 2, accountSpread(listed.length, plannedPerPoller(2), 2));
+    const crowded = [0, 1].find((slot) => listed.filter((live) => slotOf(live) === slot).length >= 3)!;
+    const withCapacity = (capacity: number) => ({ ...local.gateway, env: { ...local.gateway.env, POLLER_CAPACITY: capacity } });
+    const full = new PollerRun({ gateway: withCapacity(2), log, shard: crowded, shards: 2, endsAt: Date.now() + 4_000 });
+    const fullDone = full.run();
+    await sandbox.until('the crowded slot full', () => full.holding === 2);
+    const roomy = new PollerRun({ gateway: withCapacity(2), log, shard: 1 - crowded, shards: 2, endsAt: Date.now() + 3_000 });
+    const roomyDone = roomy.run();
+    await sandbox.until('every conversation held', () => full.holding + roomy.holding === 4, 10_000);
+    // The roomy run took its own at its first look, and the crowded slot's rest from the notices (up to its capacity).
+    expect(roomy.stats.claimedOnNotice).toBeGreaterThanOrEqual(1);
+    await Promise.all([fullDone, roomyDone]);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
   });
 });
 
