@@ -218,12 +218,12 @@ export class MessagingPlatform {
     this.sessionFields = new Set(options.sessionFields ?? ['Transcript__c']);
   }
 
-  /** Adds a custom field to MessagingSession (an admin adding the transcript's long-text field). */
   /** From now on the platform notices a client's closed poll this much later (its slot stays taken meanwhile). */
   setCloseNoticeLag(ms: number): void {
     this.closeNoticeLagMs = Math.max(0, ms);
   }
 
+  /** Adds a custom field to MessagingSession (an admin adding the transcript's long-text field). */
   defineSessionField(name: string): void {
     this.sessionFields.add(name);
   }
