@@ -218,7 +218,9 @@ export async function releaseFleetLease(table: Table, executionId: string): Prom
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: toItem(key.fleet()),
-        UpdateExpression: 'SET #until = :zero, shards = :zero',
+        // The start turn goes too: a conversation started after the stopping plan's last count
+        // must be able to start a fleet, even if another start took the turn a moment ago.
+        UpdateExpression: 'SET #until = :zero, shards = :zero REMOVE startUntil',
         ConditionExpression: 'executionId = :me',
         ExpressionAttributeNames: { '#until': 'until' },
         ExpressionAttributeValues: toItem({ ':me': executionId, ':zero': 0 }),

@@ -94,6 +94,11 @@ describe('live conversation leases', () => {
     expect(await db.store.takeFleetTurn('surge', 100, 500)).toBe(true);
     expect(await db.store.takeFleetTurn('surge', 200, 500)).toBe(false);
     expect(await db.store.takeFleetTurn('surge', 601, 500)).toBe(true);
+    // A fleet that stops gives the start turn back: a conversation started just after may start one.
+    expect(await db.store.takeFleetTurn('start', 700, 5_000)).toBe(true);
+    expect(await db.store.takeFleetTurn('start', 800, 5_000)).toBe(false);
+    expect(await db.store.releaseFleetLease('ex-3')).toBe(true);
+    expect(await db.store.takeFleetTurn('start', 900, 5_000)).toBe(true);
   });
 });
 
