@@ -410,7 +410,8 @@ export class PollerRun {
     await Promise.all(Array.from({ length: 16 }, claimer));
     // Full before it took all it prefers (a big account, or accounts hashed unevenly): the running
     // fleet is told of the rest now, rather than leaving them to another run's next listing.
-    const leftovers = ready.slice(next).filter(({ live }) => isMine(live));
+    // (A run that is ending leaves them to the next round's first look.)
+    const leftovers = this.stop.signal.aborted ? [] : ready.slice(next).filter(({ live }) => isMine(live));
     await Promise.all(leftovers.map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
     // A lapsed run's heartbeat, once nothing listed is held under it: otherwise every run would keep listing for it.
     const holders = new Set(candidates.map((live) => live.leaseOwner).filter(Boolean));
