@@ -7,6 +7,13 @@ import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
+/** A sandbox with no fleet: the test runs the poller runs itself, so which run holds what is certain. */
+async function startSandboxWithoutFleet(): Promise<MessagingSandbox> {
+  const sandbox = await startMessagingSandbox();
+  sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+  return sandbox;
+}
+
 /**
  * Faults against the simulator over real HTTP: dropped connections and 503 mid-poll, a 401
  * mid-conversation, a poller killed mid-run, two pollers on one shard, a lease renewal that fails.
@@ -107,9 +114,7 @@ describe('conversation faults', () => {
 describe('a lease renewal that fails', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
-    sandbox = await startMessagingSandbox();
-    // No fleet here: the test runs the poller runs itself, so which run holds what is certain.
-    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+    sandbox = await startSandboxWithoutFleet();
   });
   afterAll(() => sandbox?.stop());
 
@@ -163,9 +168,7 @@ describe('a lease renewal that fails', () => {
 describe('a handover while the platform notices a closed poll late', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
-    sandbox = await startMessagingSandbox();
-    // No fleet here: the test runs each round's poller run itself.
-    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+    sandbox = await startSandboxWithoutFleet();
   });
   afterAll(() => sandbox?.stop());
 
@@ -208,8 +211,7 @@ describe('a handover while the platform notices a closed poll late', () => {
 describe('session tokens at a handover', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
-    sandbox = await startMessagingSandbox();
-    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+    sandbox = await startSandboxWithoutFleet();
   });
   afterAll(() => sandbox?.stop());
 
@@ -261,8 +263,7 @@ describe('session tokens at a handover', () => {
 describe('listing the live conversations', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
-    sandbox = await startMessagingSandbox();
-    sandbox.gateway.runtime.local.gateway.stateMachines.startFleet = async () => undefined;
+    sandbox = await startSandboxWithoutFleet();
   });
   afterAll(() => sandbox?.stop());
 
