@@ -106,6 +106,34 @@ export function handoverWaitMs(releasedAt: number | undefined, now: number, grac
   return releasedAt === undefined ? 0 : Math.max(0, Math.min(graceMs, releasedAt + graceMs - now));
 }
 
+/**
+ * Pure: of a batch of received notices, how many a run with `room` free places claims (side by
+ * side); it gives the rest back at once so another poller takes them.
+ */
+export function noticesToClaim(received: number, room: number): number {
+  return Math.max(0, Math.min(received, room));
+}
+
+/**
+ * Pure: the room under which a run asks for a surge poller before it is full: half of what the plan
+ * leaves free in a poller (12 at the default 230). A surge poller takes a second or more to start
+ * and list, so one asked for only once a run is full comes after the burst's next conversations.
+ */
+export function surgeHeadroom(capacity: number): number {
+  return Math.max(1, Math.ceil((capacity - plannedPerPoller(capacity)) / 2));
+}
+
+/**
+ * Pure: whether a run that just took a batch of notices asks the fleet for a surge poller: when it
+ * had to give some back (full), or when taking them brought its room under the headroom (once, as it
+ * crosses it: a run hovering there asks again only when full).
+ */
+export function surgeWanted(notice: { roomBefore: number; roomAfter: number; gaveBack: number; capacity: number }): boolean {
+  if (notice.gaveBack > 0) return true;
+  const headroom = surgeHeadroom(notice.capacity);
+  return notice.roomBefore >= headroom && notice.roomAfter < headroom;
+}
+
 /** Pure: the stored message for a polled event (undefined for shapes the gateway does not know). */
 export function messageOf(event: PolledEvent, fallbackAt: string): MessageWrite & { lifecycle?: 'queued' | 'agent_joined' | 'ended' } {
   const m = event.message;
@@ -144,6 +172,9 @@ interface Held {
   live: LiveConversation;
   controller: AbortController;
   done: Promise<void>;
+  /** Resolves once its session is open (just before its first poll, or the handover grace), or it ended. */
+  ready: Promise<void>;
+  markReady: () => void;
 }
 
 export class PollerRun {
@@ -273,10 +304,15 @@ export class PollerRun {
     return this.held.size + this.claiming < this.capacity && !this.stop.signal.aborted;
   }
 
-  /** Claims a conversation and starts holding its poll; false if it is held, gone, or there is no room. */
-  private async claim(accountId: string, conversationId: string, lapsedOwner?: string): Promise<boolean> {
+  /** Room for this many more conversations. */
+  private get room(): number {
+    return this.stop.signal.aborted ? 0 : Math.max(0, this.capacity - this.held.size - this.claiming);
+  }
+
+  /** Claims a conversation and starts holding its poll; undefined if it is held, gone, or there is no room. */
+  private async claim(accountId: string, conversationId: string, lapsedOwner?: string): Promise<Held | undefined> {
     const key = `${accountId}/${conversationId}`;
-    if (this.held.has(key) || !this.hasRoom()) return false;
+    if (this.held.has(key) || !this.hasRoom()) return undefined;
     this.guard();
     const now = this.gateway.now();
     this.claiming++;
@@ -292,37 +328,45 @@ export class PollerRun {
     } finally {
       this.claiming--;
     }
-    if (!live) return false;
-    if (this.held.has(key) || this.killed) return false;
+    if (!live) return undefined;
+    if (this.held.has(key) || this.killed) return undefined;
     this.stats.claimed++;
     const controller = new AbortController();
-    const held: Held = { live, controller, done: Promise.resolve() };
+    let markReady = (): void => undefined;
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const held: Held = { live, controller, done: Promise.resolve(), ready, markReady };
     this.held.set(key, held);
-    held.done = this.hold(held).finally(() => this.held.delete(key));
-    return true;
+    held.done = this.hold(held).finally(() => {
+      held.markReady();
+      this.held.delete(key);
+    });
+    return held;
   }
 
   /** New conversations, as the start route tells the fleet: the first poll opens within a second. */
   private async noticeLoop(): Promise<void> {
     while (!this.stop.signal.aborted) {
       const received = await this.gateway.pollerNotices.receive({ max: 10, waitMs: Math.min(20_000, Math.max(0, this.options.endsAt - this.gateway.now())), signal: this.stop.signal });
-      let full = false;
-      for (const item of received) {
-        if (this.killed) return;
-        if (!this.hasRoom()) {
-          await item.giveBack();
-          full = true;
-          continue;
-        }
-        if (await this.claim(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
-        // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
-        await item.done();
+      if (this.killed) return;
+      const roomBefore = this.room;
+      const taken = noticesToClaim(received.length, roomBefore);
+      const givenBack = received.slice(taken);
+      // Side by side: a burst of starts waits one claim, not one claim per notice ahead of it.
+      await Promise.all([
+        ...givenBack.map((item) => item.giveBack()),
+        ...received.slice(0, taken).map(async (item) => {
+          if (await this.claim(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
+          // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
+          await item.done();
+        }),
+      ]);
+      if (this.stop.signal.aborted) continue;
+      if (surgeWanted({ roomBefore, roomAfter: this.room, gaveBack: givenBack.length, capacity: this.capacity })) {
+        // Every poller that sees it full (or nearly) asks; the fleet starts one extra poller a second at most.
+        await this.options.requestSurge?.().catch((error: unknown) => this.log.warn('surge poller not started', { error }));
       }
-      if (full && !this.stop.signal.aborted) {
-        // Every poller that sees it full asks; the fleet starts one extra poller per few seconds.
-        await this.options.requestSurge?.();
-        await this.sleep(1000, this.stop.signal);
-      }
+      // Full: leave the queue to pollers with room for a moment.
+      if (givenBack.length > 0) await this.sleep(1000, this.stop.signal);
     }
   }
 
@@ -399,12 +443,15 @@ export class PollerRun {
         if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
       }
     }
-    // Claims side by side (a handover takes the whole previous run's conversations at once).
+    // Claims side by side (a handover takes the whole previous run's conversations at once), each
+    // claimer taking the next once its conversation's session is open: a round's hundreds of reads
+    // and session opens never queue all at once ahead of a new conversation's (taken on notice).
     let next = 0;
     const claimer = async (): Promise<void> => {
       while (next < ready.length && this.hasRoom()) {
         const { live, lapsedOwner } = ready[next++]!;
-        await this.claim(live.accountId, live.conversationId, lapsedOwner);
+        const held = await this.claim(live.accountId, live.conversationId, lapsedOwner);
+        if (held) await held.ready;
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
@@ -465,6 +512,7 @@ export class PollerRun {
         try {
           this.guard();
           session ??= await conversationSession(this.gateway, conversation, conversation.instanceUrl ?? (await this.instanceUrl(accountId)), this.options.fetch ? { fetch: this.options.fetch } : {});
+          held.markReady();
           if (first) {
             const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
             if (wait > 0) await this.sleep(wait, signal);
@@ -483,6 +531,8 @@ export class PollerRun {
           ack = answer.sequence;
           if (outcome === 'ended') return;
         } catch (error) {
+          // Its claimer need not wait out a backoff.
+          held.markReady();
           if (signal.aborted || error instanceof Killed) return;
           if (error instanceof PlatformError && error.status === 401) {
             this.stats.expired++;

@@ -1,0 +1,222 @@
+/**
+ * `npx tsx bench/conversations-profile.ts`: where a new conversation's first poll spends its time.
+ * Starts BENCH_CONVERSATIONS (default 300) conversations 25 at a time against the messaging
+ * simulator, as `npm run bench -- conversations` does, and stamps each one's path from the outside
+ * (wrapping the local gateway's store, vault, notice channel and state machines; no production code
+ * changes): platform start → conversation stored → notice told → notice received → lease claimed →
+ * session token opened → first poll (at the platform). Prints each step's p50/p99/max, the steps of
+ * the slowest 1%, surge pollers asked for, and the event loop's delay while starting.
+ * BENCH_LATENCY_MS adds that much to every platform call (the sandbox slow fault); BENCH_RUN_SECONDS
+ * sets the round length (15 s; the bench's latency300 run has 7); BENCH_WINDOW_MS, agents' replies after the starts.
+ * Run it under the shared lock: `flock /tmp/bench.lock npx tsx bench/conversations-profile.ts`.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setLogSink } from '../shared/log/logger';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
+import { platformIdOf, startMessagingSandbox } from '../test/messaging/support';
+import { percentile } from './statistics';
+
+const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 300);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 0);
+const STARTERS = 25;
+
+setMetricSink(() => {});
+setLogSink(() => {});
+
+type Step = 'requested' | 'answered' | 'stored' | 'told' | 'received' | 'claimStart' | 'claimed' | 'opened' | 'pollSent' | 'firstPoll';
+const stamps = new Map<string, Partial<Record<Step, number>> & { owner?: string; platformStart?: number }>();
+const stamp = (conversationId: string, step: Step, at = Date.now()) => {
+  const entry = stamps.get(conversationId) ?? {};
+  entry[step] ??= at;
+  stamps.set(conversationId, entry);
+};
+
+const sandbox = await startMessagingSandbox({
+  simulator: { pollSecondsToMs: 100, sessionTokenLifetimeMs: 24 * 3600 * 1000 },
+  settings: { maxConcurrentConversations: 100_000 },
+  dynamoInChildProcess: true,
+  env: { POLLER_CAPACITY: '230', POLLER_RUN_SECONDS: process.env.BENCH_RUN_SECONDS ?? '15', POLLER_HEARTBEAT_SECONDS: '5', POLLER_LEASE_SECONDS: '20', POLLER_IDLE_SECONDS: '30', PLATFORM_TIMEOUT_MS: '20000' },
+});
+const local = sandbox.gateway.runtime.local;
+const gateway = local.gateway;
+if (LATENCY_MS > 0) sandbox.crm.faults.setRandom({ rate: 1, faults: [{ kind: 'slow', delayMs: LATENCY_MS }] });
+
+// ---- stamps, from the outside ----
+const store = gateway.store;
+const byPlatformId = new Map<string, string>();
+const putConversation = store.putConversation.bind(store);
+store.putConversation = async (conversation) => {
+  if (conversation.platformConversationId) byPlatformId.set(conversation.platformConversationId, conversation.conversationId);
+  const result = await putConversation(conversation);
+  stamp(conversation.conversationId, 'stored');
+  return result;
+};
+const claim = store.claimConversationLease.bind(store);
+store.claimConversationLease = async (accountId, conversationId, lease) => {
+  stamp(conversationId, 'claimStart');
+  const live = await claim(accountId, conversationId, lease);
+  if (live && !stamps.get(conversationId)?.claimed) {
+    stamp(conversationId, 'claimed');
+    stamps.get(conversationId)!.owner = lease.owner;
+  }
+  return live;
+};
+// Each fleet round's plan (a round change: its pollers end, the next round's start and list).
+const plans: number[] = [];
+const claimFleetLease = store.claimFleetLease.bind(store);
+store.claimFleetLease = async (lease) => {
+  plans.push(Date.now());
+  return claimFleetLease(lease);
+};
+const open = gateway.vault.open.bind(gateway.vault);
+gateway.vault.open = (async (...args: Parameters<typeof open>) => {
+  const opened = await open(...args);
+  for (const name of Object.keys(opened)) if (name.startsWith('sessionToken:')) stamp(name.slice('sessionToken:'.length), 'opened');
+  return opened;
+}) as typeof open;
+// The first poll as the poller sends it (the platform stamps it as it arrives).
+const fetchBefore = globalThis.fetch;
+globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+  const url = String(input instanceof Request ? input.url : input);
+  const polled = /\/conversations\/([^/?]+)\/messages\?ack=-1/.exec(url);
+  const conversationId = polled ? byPlatformId.get(decodeURIComponent(polled[1]!)) : undefined;
+  if (conversationId) stamp(conversationId, 'pollSent');
+  return fetchBefore(input, init);
+}) as typeof fetch;
+const notices = local.pollerNotices;
+const tell = notices.tell.bind(notices);
+notices.tell = async (notice) => {
+  stamp(notice.conversationId, 'told');
+  return tell(notice);
+};
+const receive = notices.receive.bind(notices);
+const batches: number[] = [];
+notices.receive = async (options) => {
+  const received = await receive(options);
+  if (received.length) batches.push(received.length);
+  for (const item of received) stamp(item.notice.conversationId, 'received');
+  return received;
+};
+const fleets: Array<{ at: number; input: Record<string, unknown> }> = [];
+const machines = local.stateMachines;
+const startFleet = machines.startFleet.bind(machines);
+machines.startFleet = async (input) => {
+  fleets.push({ at: Date.now(), input });
+  return startFleet(input);
+};
+
+function row(label: string, values: number[]): string {
+  return `${label.padEnd(28)} n=${String(values.length).padStart(4)}  p50 ${String(percentile(values, 50)).padStart(6)}  p90 ${String(percentile(values, 90)).padStart(6)}  p99 ${String(percentile(values, 99)).padStart(6)}  max ${String(Math.max(0, ...values)).padStart(6)}`;
+}
+
+// ---- the starts ----
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+const ids: string[] = [];
+let next = 0;
+const t0 = Date.now();
+await Promise.all(
+  Array.from({ length: STARTERS }, async () => {
+    while (next < CONVERSATIONS) {
+      next++;
+      const requested = Date.now();
+      const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+      if (started.status !== 201) throw new Error(`start answered ${started.status}`);
+      const id = started.body.id as string;
+      stamp(id, 'requested', requested);
+      stamp(id, 'answered');
+      ids.push(id);
+    }
+  }),
+);
+const startSeconds = (Date.now() - t0) / 1000;
+loop.disable();
+
+// BENCH_WINDOW_MS: agents then reply every 3-15 s for that long; each message's delivery (platform
+// emits → message.received published) is split by whether a round change (a plan) came within 3 s before it.
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 0);
+const deliveryLines: string[] = [];
+if (WINDOW_MS > 0) {
+  const published = new Map<string, number>();
+  local.bus.subscribe((event) => {
+    if (event.type !== 'message.received') return;
+    const key = `${(event.data.conversation as { id: string }).id}:${(event.data.message as { sequence: number }).sequence}`;
+    if (!published.has(key)) published.set(key, Date.now());
+  });
+  const platformOf = new Map<string, string>();
+  for (const id of ids) platformOf.set(id, await platformIdOf(sandbox, id));
+  const windowEnd = Date.now() + WINDOW_MS;
+  await Promise.all(
+    ids.map(async (id) => {
+      const platformId = platformOf.get(id)!;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
+      sandbox.crm.messaging.agentJoins(platformId, 'Agent');
+      while (Date.now() < windowEnd - 1000) {
+        await new Promise((resolve) => setTimeout(resolve, 3000 + Math.random() * 12_000));
+        if (Date.now() < windowEnd - 1000) sandbox.crm.messaging.agentSays(platformId, `reply at ${Date.now()}`);
+      }
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const near: number[] = [];
+  const away: number[] = [];
+  for (const id of ids) {
+    const platformId = platformOf.get(id)!;
+    const count = sandbox.crm.messaging.transcript(platformId).filter((e) => e.role !== 'EndUser').length;
+    for (let sequence = 1; sequence <= count; sequence++) {
+      const at = published.get(`${id}:${sequence}`);
+      const emittedAt = sandbox.crm.messaging.emittedAtOf(platformId, sequence);
+      if (at === undefined || emittedAt === undefined) continue;
+      (plans.some((plan) => plan <= emittedAt && emittedAt - plan < 3000) ? near : away).push(at - emittedAt);
+    }
+  }
+  deliveryLines.push(row('delivery, all', [...near, ...away]), row('delivery, <3 s after a plan', near), row('delivery, otherwise', away));
+}
+// Let the last first polls open.
+await new Promise((resolve) => setTimeout(resolve, 3000));
+
+for (const id of ids) {
+  const timings = sandbox.crm.messaging.pollTimings(await platformIdOf(sandbox, id));
+  const entry = stamps.get(id)!;
+  entry.platformStart = timings.startedAt;
+  if (timings.firstPollAt !== undefined) entry.firstPoll = timings.firstPollAt;
+}
+
+// ---- report ----
+const order: Step[] = ['stored', 'told', 'received', 'claimStart', 'claimed', 'opened', 'pollSent', 'firstPoll'];
+const lines: string[] = [];
+lines.push(`${ids.length} conversations started ${STARTERS} at a time in ${startSeconds.toFixed(1)} s (${((startSeconds * 1000) / ids.length).toFixed(1)} ms each), latency ${LATENCY_MS} ms`);
+lines.push(`event loop delay while starting: p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`);
+lines.push(`notice batches received: ${batches.length}, sizes p50 ${percentile(batches, 50)} max ${Math.max(0, ...batches)}`);
+lines.push(`fleet executions started: ${fleets.map((f) => `+${f.at - t0}ms ${JSON.stringify(f.input)}`).join('; ')}`);
+const owners = new Map<string, number>();
+for (const id of ids) owners.set(stamps.get(id)!.owner ?? '-', (owners.get(stamps.get(id)!.owner ?? '-') ?? 0) + 1);
+lines.push(`first claimed by: ${[...owners.values()].join(', ')} (runs)`);
+const crossed = (id: string) => {
+  const e = stamps.get(id)!;
+  return plans.some((at) => at > e.platformStart! && at < (e.firstPoll ?? Infinity));
+};
+lines.push(`fleet plans (round changes) at: ${plans.map((at) => `+${at - t0}ms`).join(', ')}; conversations whose first poll waited across one: ${ids.filter(crossed).length}`);
+const within = ids.filter((id) => !crossed(id));
+lines.push(row('within a round: start → poll', within.map((id) => stamps.get(id)!.firstPoll! - stamps.get(id)!.platformStart!)));
+const afterPlan = (id: string) => plans.some((at) => at <= stamps.get(id)!.platformStart! && stamps.get(id)!.platformStart! - at < 3000);
+lines.push(row('within, started ≥3 s after a plan', within.filter((id) => !afterPlan(id)).map((id) => stamps.get(id)!.firstPoll! - stamps.get(id)!.platformStart!)));
+lines.push(row('within, started <3 s after a plan', within.filter(afterPlan).map((id) => stamps.get(id)!.firstPoll! - stamps.get(id)!.platformStart!)));
+lines.push(row('platform start → first poll', ids.map((id) => (stamps.get(id)!.firstPoll ?? Infinity) - stamps.get(id)!.platformStart!)));
+let previous: Step | 'platformStart' = 'platformStart';
+for (const step of order) {
+  const from = previous;
+  lines.push(row(`${from} → ${step}`, within.map((id) => stamps.get(id)!).filter((e) => e[step] !== undefined && e[from] !== undefined).map((e) => e[step]! - e[from]!)));
+  previous = step;
+}
+lines.push(row('stored → answered', ids.map((id) => stamps.get(id)!).map((e) => e.answered! - e.stored!)));
+// The slowest 1%: where their time went.
+const slowest = [...within].sort((a, b) => (stamps.get(b)!.firstPoll ?? Infinity) - stamps.get(b)!.platformStart! - ((stamps.get(a)!.firstPoll ?? Infinity) - stamps.get(a)!.platformStart!)).slice(0, Math.max(3, Math.ceil(ids.length / 100)));
+lines.push('slowest first polls within a round (ms from platform start at each step):');
+for (const id of slowest) {
+  const e = stamps.get(id)!;
+  lines.push(`  ${id} +${e.platformStart! - t0}ms: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}`);
+}
+process.stdout.write(`${[...lines, ...deliveryLines].join('\n')}\n`);
+await sandbox.stop();
+process.exit(0);
