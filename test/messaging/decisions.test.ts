@@ -3,7 +3,7 @@ import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
 import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
-import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, preferredShard, reconnectDelayMs } from '../../shared/messaging/poller';
+import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -99,6 +99,34 @@ describe('messaging decisions (pure)', () => {
     // A release stamped ahead of this clock (skew) waits no longer than the grace.
     expect(handoverWaitMs(9_000, 5_000, 1_000)).toBe(1_000);
     expect(handoverWaitMs(5_000, 5_000, 0)).toBe(0);
+  });
+
+  it('claims as many received notices as it has room for, and gives the rest back', () => {
+    expect(noticesToClaim(10, 230)).toBe(10);
+    expect(noticesToClaim(10, 4)).toBe(4);
+    expect(noticesToClaim(10, 0)).toBe(0);
+    expect(noticesToClaim(0, 5)).toBe(0);
+    expect(noticesToClaim(3, -2)).toBe(0);
+  });
+
+  it('asks for a surge poller as a run fills past half the room the plan leaves it, once, and whenever it is full', () => {
+    // The plan puts 207 in a 230 poller: 23 free; a surge is asked for with 11 left.
+    expect(surgeHeadroom(230)).toBe(12);
+    expect(surgeHeadroom(8)).toBe(1);
+    expect(surgeHeadroom(1)).toBe(1);
+    const at230 = (roomBefore: number, roomAfter: number, gaveBack = 0) => surgeWanted({ roomBefore, roomAfter, gaveBack, capacity: 230 });
+    expect(at230(23, 22)).toBe(false);
+    expect(at230(13, 12)).toBe(false);
+    expect(at230(12, 11)).toBe(true);
+    expect(at230(15, 5)).toBe(true);
+    // Under it already (asked as it crossed): not again for each conversation ...
+    expect(at230(11, 10)).toBe(false);
+    expect(at230(1, 0)).toBe(false);
+    // ... but a run that had to give notices back (full) always asks.
+    expect(at230(0, 0, 3)).toBe(true);
+    expect(at230(2, 0, 1)).toBe(true);
+    // Room that grew (conversations ended) asks nothing.
+    expect(at230(5, 20)).toBe(false);
   });
 
   it('maps the platform events to messages and lifecycle effects', () => {

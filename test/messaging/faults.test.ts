@@ -260,6 +260,97 @@ describe('session tokens at a handover', () => {
   });
 });
 
+describe('a burst of new conversations', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxWithoutFleet();
+  });
+  afterAll(() => sandbox?.stop());
+
+  /** The store with its reads of conversations and lease claims slowed and counted in flight, and (with `unlisted`) no listing. */
+  function watchedStore(gateway: Gateway, options: { unlisted?: boolean } = {}) {
+    const inFlight = { claims: 0, maxClaims: 0, reads: 0, maxReads: 0 };
+    const store = new Proxy(gateway.store, {
+      get(target, name, receiver) {
+        if (name === 'claimConversationLease') {
+          return async (...args: Parameters<typeof target.claimConversationLease>) => {
+            inFlight.maxClaims = Math.max(inFlight.maxClaims, ++inFlight.claims);
+            try {
+              await new Promise((resolve) => setTimeout(resolve, 50));
+              return await target.claimConversationLease(...args);
+            } finally {
+              inFlight.claims--;
+            }
+          };
+        }
+        if (name === 'getConversation') {
+          return async (...args: Parameters<typeof target.getConversation>) => {
+            inFlight.maxReads = Math.max(inFlight.maxReads, ++inFlight.reads);
+            try {
+              await new Promise((resolve) => setTimeout(resolve, 200));
+              return await target.getConversation(...args);
+            } finally {
+              inFlight.reads--;
+            }
+          };
+        }
+        // Not listed yet (as when the run listed just before they started): only the notices bring them.
+        if (name === 'listLiveConversations' && options.unlisted) return async () => [];
+        const value = Reflect.get(target, name, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { store, inFlight };
+  }
+
+  async function startInbound(count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+      expect(started.status).toBe(201);
+      ids.push(started.body.id as string);
+    }
+    return ids;
+  }
+
+  it('a run claims a batch of notices side by side, and asks for a surge poller as it fills, before any notice finds it full', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    // Told while no poller ran: the next receive takes them as one batch.
+    const ids = await startInbound(4);
+    expect(sandbox.gateway.runtime.local.pollerNotices.depth).toBe(4);
+    const { store, inFlight } = watchedStore(gateway, { unlisted: true });
+    let surges = 0;
+    const env = { ...gateway.env, POLLER_CAPACITY: 4, POLLER_IDLE_SECONDS: 60 };
+    const run = new PollerRun({ gateway: { ...gateway, env, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000, requestSurge: async () => void surges++ });
+    const done = run.run();
+    await sandbox.until('all four polled', async () => (await Promise.all(ids.map(async (id) => sandbox.crm.messaging.isPolling(await platformIdOf(sandbox, id))))).every(Boolean), 10_000);
+    expect(run.stats.claimedOnNotice).toBe(4);
+    // One claim's wait for the batch, not four in a row.
+    expect(inFlight.maxClaims).toBe(4);
+    // Full with the batch (room 0, under the headroom of 1 at capacity 4), though nothing was given back: a surge is asked for now.
+    expect(surges).toBe(1);
+    await done;
+  });
+
+  it('a run taking over many conversations opens them a bounded number at a time, so a new one never queues behind them all', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    await startInbound(20);
+    // Taken by its first look, as at a round change (nothing comes through the notices).
+    const notices = sandbox.gateway.runtime.local.pollerNotices;
+    await notices.receive({ max: notices.depth, waitMs: 0, signal: new AbortController().signal });
+    const { store, inFlight } = watchedStore(gateway);
+    const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 }, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 4_000 });
+    const done = run.run();
+    // With the first test's four.
+    await sandbox.until('all held', () => run.holding === 24, 10_000);
+    // 20 claimed at its first look: reads of the conversations (and session opens) 16 at a time at most.
+    expect(inFlight.maxReads).toBeLessThanOrEqual(16);
+    expect(inFlight.maxReads).toBeGreaterThan(1);
+    expect((await done).claimedOnNotice).toBe(0);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
 describe('listing the live conversations', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
