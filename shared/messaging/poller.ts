@@ -172,9 +172,8 @@ interface Held {
   live: LiveConversation;
   controller: AbortController;
   done: Promise<void>;
-  /** Resolves once its session is open (just before its first poll, or the handover grace), or it ended. */
-  ready: Promise<void>;
-  markReady: () => void;
+  /** Read with the others a sweep takes over (one batched read); otherwise read as the hold starts. */
+  conversation?: Conversation;
 }
 
 export class PollerRun {
@@ -242,6 +241,7 @@ export class PollerRun {
       if (!(error instanceof Killed)) throw error;
     } finally {
       clearInterval(heartbeat);
+      clearTimeout(this.fenceTimer);
       clearInterval(pollsOpen);
       clearTimeout(deadline);
       await this.handOver();
@@ -280,6 +280,7 @@ export class PollerRun {
     if (this.killed) throw new Killed('killed');
     await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
     this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
+    this.armFence();
   }
 
   /**
@@ -287,14 +288,33 @@ export class PollerRun {
    * may take its conversations (their claimers wait for the lease plus a clock-skew margin).
    */
   private async heartbeat(): Promise<void> {
-    if (this.killed || this.stop.signal.aborted) return;
+    if (this.killed || this.stop.signal.aborted || this.beating) return;
+    this.beating = true;
     try {
       await this.beat(this.gateway.now());
     } catch (error) {
       if (error instanceof Killed) return;
       this.log.warn('poller heartbeat failed', { error });
+    } finally {
+      this.beating = false;
     }
     if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
+  }
+
+  /** A renewal in flight: the next period's waits for it rather than queueing behind it. */
+  private beating = false;
+  private fenceTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Fences the run when its last renewal gets too old, on a timer of its own: a renewal stuck in a
+   * slow write (a throttled table, a saturated connection pool) must not hold the fence back until
+   * it answers, nor a poll already open until its next guard.
+   */
+  private armFence(): void {
+    clearTimeout(this.fenceTimer);
+    if (this.killed || this.stats.fenced || this.stop.signal.aborted) return;
+    this.fenceTimer = setTimeout(() => !this.killed && !this.stop.signal.aborted && this.fence(), Math.max(0, this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs - this.gateway.now()));
+    this.fenceTimer.unref?.();
   }
 
   /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
@@ -310,7 +330,7 @@ export class PollerRun {
   }
 
   /** Claims a conversation and starts holding its poll; undefined if it is held, gone, or there is no room. */
-  private async claim(accountId: string, conversationId: string, lapsedOwner?: string): Promise<Held | undefined> {
+  private async claim(accountId: string, conversationId: string, lapsedOwner?: string, conversation?: Conversation): Promise<Held | undefined> {
     const key = `${accountId}/${conversationId}`;
     if (this.held.has(key) || !this.hasRoom()) return undefined;
     this.guard();
@@ -332,14 +352,9 @@ export class PollerRun {
     if (this.held.has(key) || this.killed) return undefined;
     this.stats.claimed++;
     const controller = new AbortController();
-    let markReady = (): void => undefined;
-    const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const held: Held = { live, controller, done: Promise.resolve(), ready, markReady };
+    const held: Held = { live, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
     this.held.set(key, held);
-    held.done = this.hold(held).finally(() => {
-      held.markReady();
-      this.held.delete(key);
-    });
+    held.done = this.hold(held).finally(() => this.held.delete(key));
     return held;
   }
 
@@ -443,15 +458,15 @@ export class PollerRun {
         if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
       }
     }
-    // Claims side by side (a handover takes the whole previous run's conversations at once), each
-    // claimer taking the next once its conversation's session is open: a round's hundreds of reads
-    // and session opens never queue all at once ahead of a new conversation's (taken on notice).
+    // Claims side by side (a handover takes the whole previous run's conversations at once).
+    // Their conversations read together first (a handover's hundreds in a few requests, not one each):
+    // read after the listing, so after their last holder's release and its last write.
+    const conversations = ready.length > 0 ? await this.gateway.store.getConversations(ready.slice(0, this.room).map(({ live }) => live)) : new Map<string, Conversation>();
     let next = 0;
     const claimer = async (): Promise<void> => {
       while (next < ready.length && this.hasRoom()) {
         const { live, lapsedOwner } = ready[next++]!;
-        const held = await this.claim(live.accountId, live.conversationId, lapsedOwner);
-        if (held) await held.ready;
+        await this.claim(live.accountId, live.conversationId, lapsedOwner, conversations.get(`${live.accountId}/${live.conversationId}`));
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
@@ -502,7 +517,7 @@ export class PollerRun {
     let failures = 0;
     let first = true;
     try {
-      const conversation = await this.gateway.store.getConversation(accountId, conversationId);
+      const conversation = held.conversation ?? (await this.gateway.store.getConversation(accountId, conversationId));
       if (!conversation || !isLive(conversation)) {
         await this.gateway.store.deleteLiveConversation(accountId, conversationId);
         return;
@@ -512,7 +527,6 @@ export class PollerRun {
         try {
           this.guard();
           session ??= await conversationSession(this.gateway, conversation, conversation.instanceUrl ?? (await this.instanceUrl(accountId)), this.options.fetch ? { fetch: this.options.fetch } : {});
-          held.markReady();
           if (first) {
             const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
             if (wait > 0) await this.sleep(wait, signal);
@@ -531,8 +545,6 @@ export class PollerRun {
           ack = answer.sequence;
           if (outcome === 'ended') return;
         } catch (error) {
-          // Its claimer need not wait out a backoff.
-          held.markReady();
           if (signal.aborted || error instanceof Killed) return;
           if (error instanceof PlatformError && error.status === 401) {
             this.stats.expired++;

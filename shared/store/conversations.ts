@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { Conversation, ConversationState, Message, MessageWrite, SentMessage, StoredTranscript } from './items';
 import { key } from './table';
 import { checkAccountId, fromItem, isConditionalCheckFailed, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
@@ -30,6 +30,31 @@ export async function getConversation(table: Table, accountId: string, conversat
     }),
   );
   return Item ? Conversation.parse(fromItem(Item)) : undefined;
+}
+
+/**
+ * Many conversations at once (BatchGetItem, 100 keys a call, strongly consistent: the same read
+ * units as one GetItem each, in a hundredth of the requests), by `accountId/conversationId`.
+ * A poller taking over a round's conversations reads them this way.
+ */
+export async function getConversations(table: Table, keys: ReadonlyArray<{ accountId: string; conversationId: string }>): Promise<Map<string, Conversation>> {
+  const found = new Map<string, Conversation>();
+  const unique = [...new Map(keys.map((k) => [`${k.accountId}/${k.conversationId}`, k])).values()];
+  for (let start = 0; start < unique.length; start += 100) {
+    let batch: Array<Record<string, AttributeValue>> | undefined = unique.slice(start, start + 100).map((k) => toItem(key.conversation(checkAccountId(k.accountId), k.conversationId)));
+    for (let attempt = 0; batch && batch.length > 0; attempt += 1) {
+      if (attempt >= 10) throw new Error(`DynamoDB left ${batch.length} conversation key(s) unprocessed after ${attempt} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const response: BatchGetItemCommandOutput = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: batch, ConsistentRead: true } } }));
+      for (const item of response.Responses?.[table.tableName] ?? []) {
+        const conversation = Conversation.parse(fromItem(item));
+        found.set(`${conversation.accountId}/${conversation.conversationId}`, conversation);
+      }
+      // DynamoDB may leave keys unprocessed under load; they are asked for again with backoff.
+      batch = response.UnprocessedKeys?.[table.tableName]?.Keys;
+    }
+  }
+  return found;
 }
 
 export interface ConversationChange {

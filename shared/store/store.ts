@@ -252,6 +252,9 @@ export class Store implements RateBuckets {
   getConversation(accountId: string, conversationId: string): Promise<Conversation | undefined> {
     return conversations.getConversation(this.#table, accountId, conversationId);
   }
+  getConversations(keys: ReadonlyArray<{ accountId: string; conversationId: string }>): Promise<Map<string, Conversation>> {
+    return conversations.getConversations(this.#table, keys);
+  }
   updateConversation(accountId: string, conversationId: string, change: conversations.ConversationChange): Promise<Conversation | undefined> {
     return conversations.updateConversation(this.#table, accountId, conversationId, change);
   }
