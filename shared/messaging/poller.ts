@@ -288,21 +288,16 @@ export class PollerRun {
    * may take its conversations (their claimers wait for the lease plus a clock-skew margin).
    */
   private async heartbeat(): Promise<void> {
-    if (this.killed || this.stop.signal.aborted || this.beating) return;
-    this.beating = true;
+    if (this.killed || this.stop.signal.aborted) return;
     try {
       await this.beat(this.gateway.now());
     } catch (error) {
       if (error instanceof Killed) return;
       this.log.warn('poller heartbeat failed', { error });
-    } finally {
-      this.beating = false;
     }
     if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
   }
 
-  /** A renewal in flight: the next period's waits for it rather than queueing behind it. */
-  private beating = false;
   private fenceTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
