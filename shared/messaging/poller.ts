@@ -241,7 +241,6 @@ export class PollerRun {
       if (!(error instanceof Killed)) throw error;
     } finally {
       clearInterval(heartbeat);
-      clearTimeout(this.fenceTimer);
       clearInterval(pollsOpen);
       clearTimeout(deadline);
       await this.handOver();
@@ -280,7 +279,6 @@ export class PollerRun {
     if (this.killed) throw new Killed('killed');
     await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
     this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
-    this.armFence();
   }
 
   /**
@@ -296,20 +294,6 @@ export class PollerRun {
       this.log.warn('poller heartbeat failed', { error });
     }
     if (this.gateway.now() > this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs) this.fence();
-  }
-
-  private fenceTimer: ReturnType<typeof setTimeout> | undefined;
-
-  /**
-   * Fences the run when its last renewal gets too old, on a timer of its own: a renewal stuck in a
-   * slow write (a throttled table, a saturated connection pool) must not hold the fence back until
-   * it answers, nor a poll already open until its next guard.
-   */
-  private armFence(): void {
-    clearTimeout(this.fenceTimer);
-    if (this.killed || this.stats.fenced || this.stop.signal.aborted) return;
-    this.fenceTimer = setTimeout(() => !this.killed && !this.stop.signal.aborted && this.fence(), Math.max(0, this.lastBeatSentAt + this.leaseMs - this.fenceMarginMs - this.gateway.now()));
-    this.fenceTimer.unref?.();
   }
 
   /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
