@@ -56,6 +56,8 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
+  /** Also told the seen ids of each page of a full window as it is written (the sweep in memory). */
+  onSeen?: (ids: readonly string[]) => void;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -300,7 +302,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const writePage = async (pageNumber: number, page: Fetched) => {
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
     // What a full run saw is kept for its deletion sweep: saved with the next checkpoint, before it.
-    if (window.mode === 'full') unsavedSeen.set(pageNumber, page.records.filter((record) => context.keeps(record)).map((record) => record.id));
+    if (window.mode === 'full') {
+      const seen = page.records.filter((record) => context.keeps(record)).map((record) => record.id);
+      unsavedSeen.set(pageNumber, seen);
+      context.onSeen?.(seen);
+    }
     const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
