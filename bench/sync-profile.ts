@@ -31,9 +31,9 @@ const cpuNow = () => ({ own: cpuMs(process.pid), simulators: cpuMs(simulators), 
 let cpuBefore = cpuNow();
 /** Monotonic microseconds, the clock --cpu-prof stamps samples with: to cut a profile by run. */
 const mark = (name: string) => process.stdout.write(`mark ${name} ${process.hrtime.bigint() / 1000n}\n`);
-const report = (name: string, run: { seconds: number; calls: number; maxInFlight: number }) => {
+const report = (name: string, run: { seconds: number; calls: number; http429: number; maxInFlight: number }) => {
   const after = cpuNow();
-  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}\n`);
+  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.http429} answered 429, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}\n`);
   cpuBefore = after;
 };
 
@@ -48,7 +48,7 @@ globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters
     calls.push({ start, end: performance.now(), url: String(input) });
   }
 }) as typeof fetch;
-const timeline = (from: number) => {
+const timeline = (from: number, ended: number) => {
   const own = calls.filter((call) => call.start >= from && call.url.includes('/v1/'));
   const first = Math.min(...own.map((call) => call.start));
   const last = Math.max(...own.map((call) => call.end));
@@ -59,6 +59,7 @@ const timeline = (from: number) => {
     quarters.push(`${((t - first) / 1000).toFixed(2)}:${started}/${flying}`);
   }
   process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
+  process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
 };
 
 // Record writes as they leave for the store, per data object.
@@ -94,11 +95,13 @@ if (withLatency) {
     const from = performance.now();
     const lag = monitorEventLoopDelay({ resolution: 5 });
     lag.enable();
-    report(name === 'reconcile300' ? 'reconcile at 300 ms' : 'reconcile at 300 ms, slices planned', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true)));
+    const run = await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true));
+    const ended = performance.now();
+    report(name === 'reconcile300' ? 'reconcile at 300 ms' : 'reconcile at 300 ms, slices planned', run);
     lag.disable();
     const ms = (ns: number) => (ns / 1e6).toFixed(0);
     process.stdout.write(`event loop delay: p50 ${ms(lag.percentile(50))} ms, p99 ${ms(lag.percentile(99))} ms, max ${ms(lag.max)} ms\n`);
-    timeline(from);
+    timeline(from, ended);
   }
 }
 mark('end');
