@@ -38,14 +38,22 @@ const report = (name: string, run: { seconds: number; calls: number; http429: nu
 };
 
 // Every platform call's start and end (the client takes the global fetch when it is made).
-const calls: Array<{ start: number; end: number; url: string }> = [];
+const calls: Array<{ start: number; end: number; url: string; records?: number }> = [];
 const realFetch = globalThis.fetch;
 globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
   const start = performance.now();
+  let records: number | undefined;
   try {
-    return await realFetch(input, init);
+    const response = await realFetch(input, init);
+    // Records a list answer carried: part-filled pages are the requests slices waste.
+    records = await response
+      .clone()
+      .json()
+      .then((body: unknown) => (body as { data?: unknown[] }).data?.length)
+      .catch(() => undefined);
+    return response;
   } finally {
-    calls.push({ start, end: performance.now(), url: String(input) });
+    calls.push({ start, end: performance.now(), url: String(input), ...(records === undefined ? {} : { records }) });
   }
 }) as typeof fetch;
 const timeline = (from: number, ended: number) => {
@@ -59,6 +67,8 @@ const timeline = (from: number, ended: number) => {
     quarters.push(`${((t - first) / 1000).toFixed(2)}:${started}/${flying}`);
   }
   process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
+  const part = own.filter((call) => call.records !== undefined && call.records < 100);
+  process.stdout.write(`part-filled pages: ${part.length} (${part.map((call) => call.records).join(' ')})\n`);
   process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
 };
 
