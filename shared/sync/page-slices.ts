@@ -146,6 +146,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let nextSlice = resumed.nextSlice;
   // A full run starting afresh over a listing seen complete before: its slices are cut now.
   const previous = context.previousListing;
+  /** Where the previous complete listing ended (newest first): see `ListingView.floor`. */
+  let floor: number | undefined;
   if (order && previous?.order === order && start.slices === undefined && start.pageIndex === 0 && !start.page) {
     const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
     const most = context.maxSlices ?? MAX_SLICES;
@@ -153,6 +155,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (planned) {
       slices.clear();
       for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });
+      // Records are never created in the past: a newest-first listing by creation time has nothing
+      // new below where the previous complete one ended, so a split probes no further than that.
+      const held = previous.pieces.filter((piece) => piece.records > 0);
+      if (order === 'newest_first' && held.length > 0) floor = Math.min(...held.map((piece) => piece.from));
     }
   }
   /** Where this full run's listed records lay (ascending key pieces). */
@@ -254,6 +260,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       density: density.seconds > 0 ? density.records / density.seconds : undefined,
       reached,
       farEnd: order === 'oldest_first' ? context.runStartedAt + 1 : undefined,
+      ...(floor === undefined ? {} : { floor }),
       active,
       wanted: wantedSlices(known, active, context.maxSlices ?? MAX_SLICES),
       listed,
