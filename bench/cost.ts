@@ -89,6 +89,8 @@ export const REFERENCE = {
   apiReadsPerDay: 10_000,
 } as const;
 
+/** The payment platform's live limit, which a full run pages at. */
+const PAYMENT_REQUESTS_PER_SECOND = 100;
 /** Latencies the model charges while a function waits (in-region AWS calls; platform calls as the sync bench). */
 const LATENCY_MS = { dynamo: 6, sqs: 10, kms: 8, eventBridge: 15, platform: 300, cpu: 3 } as const;
 /** How long an opened credential stays cached (VAULT_CACHE_TTL_SECONDS default) and a warm container lives between cold starts. */
@@ -442,7 +444,10 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   add(ref, 'sqs', (incrementalJobs + fullPages / 20) * 3 * PRICES.sqsFifoRequest); // send, receive, delete; a full run hands over every ~20 pages
   const syncJobMs = LATENCY_MS.platform * Math.max(1, sync.incremental.callsPerJob) + 8 * LATENCY_MS.dynamo + LATENCY_MS.kms + LATENCY_MS.cpu;
   lambda(ref, 'sync-job', incrementalJobs, syncJobMs);
-  lambda(ref, 'sync-job', fullPages / 20, 20 * (LATENCY_MS.platform + 3 * LATENCY_MS.dynamo));
+  // A full run pages in slices side by side at the platform's pace, so a page costs its CPU, or its
+  // turn in the rate budget if that is longer (the platform's wait overlaps other slices').
+  const fullPageMs = Math.max(results['sync.latency300.payment.cpu_ms_per_page'] ?? 12, 1000 / PAYMENT_REQUESTS_PER_SECOND);
+  lambda(ref, 'sync-job', fullPages / 20, 20 * fullPageMs);
   coldStarts(ref, 'sync-job', incrementalJobs);
   logLines(ref, incrementalJobs * 2 + fullPages / 10);
   add(ref, 'kms', (incrementalJobs + fullPages / 20) * PRICES.kmsRequest);

@@ -31,24 +31,32 @@ const cpuNow = () => ({ own: cpuMs(process.pid), simulators: cpuMs(simulators), 
 let cpuBefore = cpuNow();
 /** Monotonic microseconds, the clock --cpu-prof stamps samples with: to cut a profile by run. */
 const mark = (name: string) => process.stdout.write(`mark ${name} ${process.hrtime.bigint() / 1000n}\n`);
-const report = (name: string, run: { seconds: number; calls: number; maxInFlight: number }) => {
+const report = (name: string, run: { seconds: number; calls: number; http429: number; maxInFlight: number }) => {
   const after = cpuNow();
-  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}\n`);
+  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.http429} answered 429, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}\n`);
   cpuBefore = after;
 };
 
 // Every platform call's start and end (the client takes the global fetch when it is made).
-const calls: Array<{ start: number; end: number; url: string }> = [];
+const calls: Array<{ start: number; end: number; url: string; records?: number }> = [];
 const realFetch = globalThis.fetch;
 globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
   const start = performance.now();
+  let records: number | undefined;
   try {
-    return await realFetch(input, init);
+    const response = await realFetch(input, init);
+    // Records a list answer carried: part-filled pages are the requests slices waste.
+    records = await response
+      .clone()
+      .json()
+      .then((body: unknown) => (body as { data?: unknown[] }).data?.length)
+      .catch(() => undefined);
+    return response;
   } finally {
-    calls.push({ start, end: performance.now(), url: String(input) });
+    calls.push({ start, end: performance.now(), url: String(input), ...(records === undefined ? {} : { records }) });
   }
 }) as typeof fetch;
-const timeline = (from: number) => {
+const timeline = (from: number, ended: number) => {
   const own = calls.filter((call) => call.start >= from && call.url.includes('/v1/'));
   const first = Math.min(...own.map((call) => call.start));
   const last = Math.max(...own.map((call) => call.end));
@@ -59,6 +67,10 @@ const timeline = (from: number) => {
     quarters.push(`${((t - first) / 1000).toFixed(2)}:${started}/${flying}`);
   }
   process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
+  const part = own.filter((call) => call.records !== undefined && call.records < 100);
+  process.stdout.write(`part-filled pages: ${part.length} (${part.map((call) => call.records).join(' ')})\n`);
+  if (process.env.SHOW_EMPTY) for (const call of part.filter((c) => c.records === 0)) process.stdout.write(`  empty: ${decodeURIComponent(call.url.replace(/^https?:\/\/[^/]+/, ''))}\n`);
+  process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
 };
 
 // Record writes as they leave for the store, per data object.
@@ -94,11 +106,13 @@ if (withLatency) {
     const from = performance.now();
     const lag = monitorEventLoopDelay({ resolution: 5 });
     lag.enable();
-    report(name === 'reconcile300' ? 'reconcile at 300 ms' : 'reconcile at 300 ms, slices planned', await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true)));
+    const run = await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true));
+    const ended = performance.now();
+    report(name === 'reconcile300' ? 'reconcile at 300 ms' : 'reconcile at 300 ms, slices planned', run);
     lag.disable();
     const ms = (ns: number) => (ns / 1e6).toFixed(0);
     process.stdout.write(`event loop delay: p50 ${ms(lag.percentile(50))} ms, p99 ${ms(lag.percentile(99))} ms, max ${ms(lag.max)} ms\n`);
-    timeline(from);
+    timeline(from, ended);
   }
 }
 mark('end');

@@ -156,8 +156,11 @@ export async function measured(s: Scenario, connector: ConnectorName, sync: () =
   const before = await s.platforms.totals(platform);
   await s.platforms.resetMaxInFlight(platform);
   const started = performance.now();
+  // The gateway's own CPU (the simulators and the store run in other processes).
+  const cpuBefore = process.cpuUsage();
   const results = await sync();
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   const after = await s.platforms.totals(platform);
   const calls = after.requests - before.requests;
   const ceiling = connector === 'payment' ? PAYMENT_PER_SECOND : BILLING_PER_MINUTE_SCALED / 60;
@@ -169,6 +172,7 @@ export async function measured(s: Scenario, connector: ConnectorName, sync: () =
     http429: after.rateLimited - before.rateLimited,
     maxInFlight: after.maxInFlight,
     rateFraction: calls / seconds / ceiling,
+    cpuMsPerCall: (cpu.user + cpu.system) / 1000 / Math.max(1, calls),
   };
 }
 
@@ -369,6 +373,9 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     figures['sync.latency300.payment.max_in_flight'] = payment.maxInFlight;
     figures['sync.latency300.payment.seconds'] = round(payment.seconds, 1);
     figures['sync.latency300.payment.calls'] = payment.calls;
+    // CPU a page costs the sync function, and the vCPUs it needs at the platform's limit (lib/sync.ts sizes the function by it).
+    figures['sync.latency300.payment.cpu_ms_per_page'] = round(payment.cpuMsPerCall, 1);
+    figures['sync.latency300.payment.vcpu_at_limit'] = round((payment.cpuMsPerCall * PAYMENT_PER_SECOND) / 1000, 2);
     figures['sync.latency300.billing.rate_fraction'] = round(billing.rateFraction);
     figures['sync.latency300.billing.http_429'] = round(billing.http429 / billing.calls, 4);
     figures['sync.latency300.billing.max_in_flight'] = billing.maxInFlight;
@@ -397,7 +404,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
       `${CUSTOMERS.toLocaleString('en')} customers and ${CUSTOMERS.toLocaleString('en')} subscriptions on each platform; each connection's two objects sync side by side (their jobs run in parallel Lambdas). Payment limited to ${PAYMENT_PER_SECOND} requests/s (live); billing to 150/min scaled 10x in time (${BILLING_PER_MINUTE_SCALED}/min, the client budget likewise).`,
       '`sync.*` runs with platforms that answer at once; `sync.latency300.*` repeats everything with every answer taking 300 ms ± 100 ms. In each: `full` is the first full sync (writes every record), `reconcile` a full sync over unchanged data (every page read and compared with one BatchGetItem, nothing written; it cuts its slices at the start from the profile the first full sync kept with its watermark, which at 0 ms says the platform answers at once: one listing), `incremental` a sync with nothing changed.',
       'calls: platform requests (ideal: 1 per 100 records); rate_fraction: requests per second over the limit; max_in_flight: most requests the simulator was answering at once; duplicates: records written more than once; writes: record writes by an incremental sync with nothing changed; max_writes_per_key_second: the most record writes one partition key took in a second (DynamoDB serves about 1,000).',
-      '`sync.latency300.payment.*` is the payment full reconcile at 300 ms (what the gateway makes of the platform\'s limit); the first full sync at 300 ms (`sync.latency300.full.payment.*`) also writes 20,000 records and waits on the local store. `sdk_ratio`: the same 20,000 records listed by the payment platform\'s own SDK (`stripe`, auto-pagination) against the same simulator, seconds(SDK) / seconds(gateway reconcile).',
+      '`sync.latency300.payment.*` is the payment full reconcile at 300 ms (what the gateway makes of the platform\'s limit); the first full sync at 300 ms (`sync.latency300.full.payment.*`) also writes 20,000 records and waits on the local store. `sdk_ratio`: the same 20,000 records listed by the payment platform\'s own SDK (`stripe`, auto-pagination) against the same simulator, seconds(SDK) / seconds(gateway reconcile). `cpu_ms_per_page`: this process\'s CPU over the reconcile\'s calls (the simulators and the store run in other processes); `vcpu_at_limit`: the vCPUs that takes at 100 calls a second (Lambda gives one vCPU at 1,769 MB, a share in proportion below).',
       '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
       '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',

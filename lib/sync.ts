@@ -22,6 +22,17 @@ export type SyncFrequency = keyof typeof syncFrequencies;
 /** How EventBridge Scheduler retries a target that failed, before it gives the event to the DLQ. */
 export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) } as const;
 
+/**
+ * The sync job's memory: Lambda gives CPU in proportion to memory, one vCPU at 1,769 MB. A page of
+ * 100 records costs the job about 10-14 ms of CPU (reading and checking the platform's JSON,
+ * hashing, the store's client: `npm run bench -- sync`, `sync.latency300.payment.cpu_ms_per_page`),
+ * so the payment platform's 100 pages a second take about one vCPU. At the default 512 MB (0.29
+ * vCPU) a reconcile would be held to about a third of the platform's limit by its own CPU. The
+ * bill barely moves: CPU-bound work finishes proportionally sooner, and only the waiting of small
+ * incremental runs costs more (README "What it costs").
+ */
+export const SYNC_JOB_MEMORY_MB = 1769;
+
 export interface SyncProps {
   readonly logRetention: RetentionDays;
   /** Where EventBridge Scheduler puts an invocation it could not deliver. */
@@ -55,6 +66,7 @@ export class Sync extends Construct {
       handler: 'sync-job',
       purpose: 'syncs one data object of one connection, page by page, from its checkpoint',
       timeout: jobTimeout,
+      memorySize: SYNC_JOB_MEMORY_MB,
       logRetention: props.logRetention,
     });
     // One job per invocation: a job can run for minutes, and its failure must not retry another job.

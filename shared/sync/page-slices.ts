@@ -56,6 +56,8 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
+  /** Also told the seen ids of each page of a full window as it is written (the sweep in memory). */
+  onSeen?: (ids: readonly string[]) => void;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -144,6 +146,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let nextSlice = resumed.nextSlice;
   // A full run starting afresh over a listing seen complete before: its slices are cut now.
   const previous = context.previousListing;
+  /** Where the previous complete listing ended (newest first): see `ListingView.floor`. */
+  let floor: number | undefined;
   if (order && previous?.order === order && start.slices === undefined && start.pageIndex === 0 && !start.page) {
     const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
     const most = context.maxSlices ?? MAX_SLICES;
@@ -151,6 +155,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (planned) {
       slices.clear();
       for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });
+      // Records are never created in the past: a newest-first listing by creation time has nothing
+      // new below where the previous complete one ended, so a split probes no further than that.
+      const held = previous.pieces.filter((piece) => piece.records > 0);
+      if (order === 'newest_first' && held.length > 0) floor = Math.min(...held.map((piece) => piece.from));
     }
   }
   /** Where this full run's listed records lay (ascending key pieces). */
@@ -252,6 +260,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       density: density.seconds > 0 ? density.records / density.seconds : undefined,
       reached,
       farEnd: order === 'oldest_first' ? context.runStartedAt + 1 : undefined,
+      ...(floor === undefined ? {} : { floor }),
       active,
       wanted: wantedSlices(known, active, context.maxSlices ?? MAX_SLICES),
       listed,
@@ -300,7 +309,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const writePage = async (pageNumber: number, page: Fetched) => {
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
     // What a full run saw is kept for its deletion sweep: saved with the next checkpoint, before it.
-    if (window.mode === 'full') unsavedSeen.set(pageNumber, page.records.filter((record) => context.keeps(record)).map((record) => record.id));
+    if (window.mode === 'full') {
+      const seen = page.records.filter((record) => context.keeps(record)).map((record) => record.id);
+      unsavedSeen.set(pageNumber, seen);
+      context.onSeen?.(seen);
+    }
     const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];

@@ -11,6 +11,7 @@ import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
 import { retryAfterFailure } from './sync-retry';
+import { sweepFromStore, SweepInMemory } from './deletion-sweep';
 
 export type SyncRunResult =
   | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
@@ -27,7 +28,7 @@ export interface SyncRunOptions {
   leaseSeconds?: number;
   /** Called after each checkpoint save with the run's pages so far (benchmarks use it to stop a run as a kill would). */
   afterPage?: (pages: number) => void | Promise<void>;
-  /** Stored ids the deletion sweep compares at a time (bounds its memory). Default SWEEP_CHUNK_IDS. */
+  /** Ids the deletion sweep holds at a time, in memory or from the store (bounds its memory). Default SWEEP_CHUNK_IDS. */
   sweepChunk?: number;
   /** Most slices of the listing in flight at once (default MAX_SLICES); 1 pages it as one listing. */
   maxSlices?: number;
@@ -99,6 +100,10 @@ export async function runSyncJob(
   // complete even when the run spans several invocations.
   const seenScope = { accountId, connector, object, run: checkpoint.lastRunStartedAt ?? runId };
   const SEEN_KEPT_SECONDS = 8 * 24 * 60 * 60;
+  // A full run starting afresh sweeps in memory, reading the stored ids while its pages are fetched;
+  // a resumed one (what it saw before is only in the store) sweeps from the store.
+  const freshFull = point.window.mode === 'full' && point.pageIndex === 0 && point.slices === undefined && !point.page;
+  const sweepInMemory = freshFull ? new SweepInMemory(store, { accountId, connector, object }, options.sweepChunk ?? SWEEP_CHUNK_IDS) : undefined;
 
   try {
     let outcome: PagingOutcome;
@@ -115,6 +120,7 @@ export async function runSyncJob(
           batchWrites: settings.method === 'api',
           seenScope,
           seenExpiresAt: () => Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS,
+          ...(sweepInMemory ? { onSeen: (ids: readonly string[]) => sweepInMemory.noteSeen(ids) } : {}),
           runStartedAt,
           ...(point.window.mode === 'full' && watermarkOf(checkpoint)?.listing ? { previousListing: watermarkOf(checkpoint)!.listing! } : {}),
           now: () => gateway.now(),
@@ -148,7 +154,15 @@ export async function runSyncJob(
     if (point.window.mode === 'full') {
       // The exact start: a record synced earlier in the same second was not written by this run.
       const startedAt = new Date(checkpoint.lastRunStartedAt ?? runStartedAt * 1000);
-      counts.deleted += await sweepDeleted(gateway, job, seenScope, now(), startedAt, options.sweepChunk ?? SWEEP_CHUNK_IDS);
+      const deletedAt = now();
+      // A record written since the run started (a webhook's) is new, not missing.
+      const markDeleted = (id: string) => store.markRecordDeleted(accountId, connector, object, id, { deletedAt, syncedBefore: startedAt });
+      const missing = await sweepInMemory?.missing();
+      if (missing) {
+        for (const id of missing) if (await markDeleted(id)) counts.deleted += 1;
+      } else {
+        counts.deleted += await sweepFromStore(store, { accountId, connector, object }, seenScope, options.sweepChunk ?? SWEEP_CHUNK_IDS, markDeleted);
+      }
     }
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
@@ -195,34 +209,3 @@ export async function runSyncJob(
   }
 }
 
-/**
- * After a complete full sync (however many invocations it took): records still stored but no
- * longer listed were deleted on the platform (or left the settings' filter). Stored ids are taken a
- * chunk at a time and checked against the run's seen pages, so memory stays bounded.
- */
-async function sweepDeleted(
-  gateway: Gateway,
-  job: SyncJob,
-  seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
-  now: Date,
-  runStartedAt: Date,
-  chunkIds: number,
-): Promise<number> {
-  let deleted = 0;
-  let startKey: string | undefined;
-  do {
-    const chunk: string[] = [];
-    do {
-      const page = await gateway.store.listRecordIds(job.accountId, job.connector, job.object, { limit: 1000, ...(startKey ? { startKey } : {}) });
-      chunk.push(...page.ids);
-      startKey = page.nextStartKey;
-    } while (startKey && chunk.length < chunkIds);
-    const seen = await gateway.store.seenAmong(seenScope, new Set(chunk));
-    for (const id of chunk) {
-      if (seen.has(id)) continue;
-      // A record written since the run started (a webhook's) is new, not missing.
-      if (await gateway.store.markRecordDeleted(job.accountId, job.connector, job.object, id, { deletedAt: now, syncedBefore: runStartedAt })) deleted += 1;
-    }
-  } while (startKey);
-  return deleted;
-}

@@ -46,6 +46,12 @@ export interface ListingView {
   reached: number | undefined;
   /** Where an open far end stands for estimates: the run's start for oldest-first listings (nothing was created after it); undefined when unknown. */
   farEnd: number | undefined;
+  /**
+   * Newest-first listings: the lowest key of the previous complete listing. Records are not
+   * created in the past, so below it the listing holds only what a changed filter lets in: a split
+   * probes no deeper (its pieces would come back empty) and leaves the rest to one open piece.
+   */
+  floor?: number;
   /** Slices being paged now, this one included. */
   active: number;
   /** Slices wanted in flight (`wantedSlices`). */
@@ -103,6 +109,14 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const reach = Math.max(want * MIN_SLICE_RECORDS, 2 * view.listed);
   for (let cut = 0; ranges.length < want && depth < reach; cut += 1) {
     const from = Math.floor(to - Math.max(1, size / density));
+    if (view.floor !== undefined && from < view.floor) {
+      // The stretch left above the floor: a piece of its own if it is worth a slice, else the open rest takes it.
+      if ((to - view.floor) * density >= MIN_SLICE_RECORDS) {
+        ranges.push({ from: view.floor, to });
+        to = view.floor;
+      }
+      break;
+    }
     if (remaining.from !== undefined && from <= remaining.from) break;
     ranges.push({ from, to });
     to = from;

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayApp } from '../../lib/app';
 import { leanRuntime } from '../../lib/bundling';
 import { handlerNames, type HandlerName } from '../../lib/gateway-function';
+import { SYNC_JOB_MEMORY_MB } from '../../lib/sync';
 import { GatewayEnvironment } from '../../shared/config';
 import { tableDefinition } from '../../shared/store/table';
 import { DEFINITIONS_FILE, definitionsFromTemplate } from '../../local/state-machine-definitions';
@@ -26,6 +27,7 @@ interface LambdaProperties {
   Runtime: string;
   Architectures: string[];
   Timeout: number;
+  MemorySize?: number;
   Role: GetAtt;
   TracingConfig?: { Mode: string };
   LoggingConfig?: { LogGroup: Ref };
@@ -260,6 +262,9 @@ describe('queues', () => {
     expect(mappingOf('webhook-event')).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(mappingOf('sync-job')).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(functionOf('sync-job')[1].Properties.Timeout).toBe(300);
+    // One whole vCPU: the job's CPU per page, not its memory, bounds how fast it pages (lib/sync.ts).
+    expect(functionOf('sync-job')[1].Properties.MemorySize).toBe(SYNC_JOB_MEMORY_MB);
+    expect(SYNC_JOB_MEMORY_MB).toBeGreaterThanOrEqual(1769);
 
     // AWS: visibility timeout >= 6x the consumer's timeout (+ batching window).
     for (const mapping of mappings) {

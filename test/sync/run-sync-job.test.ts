@@ -166,6 +166,36 @@ describe('sync engine', () => {
     expect((await c.storedIds()).length).toBe(449);
   });
 
+  it('a full sync in one invocation sweeps in memory; an object too big for the sweep’s memory sweeps from the store, with the same answer', async () => {
+    const store = local.gateway.store;
+    const original = store.seenAmong.bind(store);
+    let seenReads = 0;
+    store.seenAmong = (scope, candidates) => {
+      seenReads += 1;
+      return original(scope, candidates);
+    };
+    try {
+      const c = await connected(450);
+      await c.run();
+      const [first, second] = c.platformIds();
+      // Gone from the platform altogether (no deleted row to see): only the sweep can notice.
+      c.site.data.customers.remove(first!);
+      seenReads = 0;
+      // 450 stored and 449 seen fit in the default sweep memory: no read of the seen pages.
+      expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 1 } });
+      expect(seenReads).toBe(0);
+      expect(await c.storedIds()).not.toContain(first);
+
+      c.site.data.customers.remove(second!);
+      // 100 ids at most: the sweep lets its memory go and reads the seen pages, a chunk at a time.
+      expect(await c.run({ sweepChunk: 100 }, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 1 } });
+      expect(seenReads).toBeGreaterThan(1);
+      expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
+    } finally {
+      store.seenAmong = original;
+    }
+  });
+
   it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
     const c = await connected(350);
     const sent: SyncJob[] = [];

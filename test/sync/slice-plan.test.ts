@@ -90,6 +90,19 @@ describe('splitting what a slice still has to list', () => {
     expect(ranges.length).toBeLessThanOrEqual(8);
   });
 
+  it('probes no deeper than where the previous complete listing ended (nothing is created in the past): one open piece below it', () => {
+    // The same split, with the previous listing's bottom 900 records below the page.
+    const floor = 6_000_000 - 900 * 60;
+    const ranges = splitRemaining({ to: 6_000_000 }, view({ reached: 6_000_000, wanted: 8, listed: 100, floor }))!;
+    expectTiles(ranges, { to: 6_000_000 }, 'newest_first');
+    // 300 + 300 records, then the 300 left above the floor (not the 600 a probe would take), and the open rest.
+    expect(ranges.slice(0, -1).map((range) => Math.round((range.to! - range.from!) / 60))).toEqual([300, 300, 300]);
+    expect(ranges.at(-2)!.from).toBe(floor);
+    expect(ranges.at(-1)).toEqual({ to: floor });
+    // A slice less than a slice's worth above the floor does not split at all.
+    expect(splitRemaining({ to: floor + 200 * 60 }, view({ reached: floor + 200 * 60, wanted: 8, floor }))).toBeUndefined();
+  });
+
   it('an oldest-first listing splits up to the run start, the last piece left open for records created meanwhile', () => {
     const ranges = splitRemaining({ from: 1_000_000_000 }, view({ order: 'oldest_first', farEnd: 1_000_600_000, wanted: 4 }))!;
     expect(ranges).toHaveLength(4);
