@@ -260,7 +260,7 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
     notices: (3600 / p.noticeWaitSeconds) * PRICE.sqsRequest,
   };
   const perConversationHour = {
-    // Each handover: the release, the claim, and the conversation read with the claim.
+    // Each handover: the release, the claim, and the conversation read (batched: the same read units).
     handovers: rounds * (2 * PRICE.dynamoWrite + PRICE.dynamoRead),
     // And the session tokens opened again: one KMS Decrypt per shared key a run takes over. Runs prefer
     // whole accounts (poller.ts preferredShard), so a run holds about accounts / pollers accounts (+1
