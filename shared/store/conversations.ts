@@ -1,7 +1,7 @@
-import { BatchGetItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Conversation, ConversationState, Message, MessageWrite, SentMessage, StoredTranscript } from './items';
 import { key } from './table';
-import { checkAccountId, fromItem, isConditionalCheckFailed, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { batchGetAll, checkAccountId, fromItem, isConditionalCheckFailed, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /** States in which a conversation's long-poll is held by a poller. */
 export const LIVE_STATES: readonly ConversationState[] = ['starting', 'queued', 'active'];
@@ -38,21 +38,12 @@ export async function getConversation(table: Table, accountId: string, conversat
  * A poller taking over a round's conversations reads them this way.
  */
 export async function getConversations(table: Table, keys: ReadonlyArray<{ accountId: string; conversationId: string }>): Promise<Map<string, Conversation>> {
-  const found = new Map<string, Conversation>();
   const unique = [...new Map(keys.map((k) => [`${k.accountId}/${k.conversationId}`, k])).values()];
-  for (let start = 0; start < unique.length; start += 100) {
-    let batch: Array<Record<string, AttributeValue>> | undefined = unique.slice(start, start + 100).map((k) => toItem(key.conversation(checkAccountId(k.accountId), k.conversationId)));
-    for (let attempt = 0; batch && batch.length > 0; attempt += 1) {
-      if (attempt >= 10) throw new Error(`DynamoDB left ${batch.length} conversation key(s) unprocessed after ${attempt} attempts`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const response: BatchGetItemCommandOutput = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: batch, ConsistentRead: true } } }));
-      for (const item of response.Responses?.[table.tableName] ?? []) {
-        const conversation = Conversation.parse(fromItem(item));
-        found.set(`${conversation.accountId}/${conversation.conversationId}`, conversation);
-      }
-      // DynamoDB may leave keys unprocessed under load; they are asked for again with backoff.
-      batch = response.UnprocessedKeys?.[table.tableName]?.Keys;
-    }
+  const items = await batchGetAll(table, unique.map((k) => toItem(key.conversation(checkAccountId(k.accountId), k.conversationId))), { ConsistentRead: true });
+  const found = new Map<string, Conversation>();
+  for (const item of items) {
+    const conversation = Conversation.parse(fromItem(item));
+    found.set(`${conversation.accountId}/${conversation.conversationId}`, conversation);
   }
   return found;
 }

@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type BatchGetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { indexKey, key } from './table';
@@ -11,6 +11,7 @@ import {
   toItem,
   writeIfCondition,
   type Table,
+  batchGetAll,
   batchWriteAll,
 } from './table-access';
 
@@ -261,27 +262,16 @@ export async function getStoredVersions(
   ids: readonly string[],
 ): Promise<Map<string, StoredVersion>> {
   const place = { accountId, connector, object };
-  const found = new Map<string, StoredVersion>();
   const unique = [...new Set(ids)];
-  for (let start = 0; start < unique.length; start += 100) {
-    let keys: Array<Record<string, AttributeValue>> | undefined = unique.slice(start, start + 100).map((id) => recordKey(place, id));
-    for (let attempt = 0; keys && keys.length > 0; attempt += 1) {
-      if (attempt >= 10) throw new Error(`DynamoDB left ${keys.length} key(s) unprocessed after ${attempt} attempts`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const response: BatchGetItemCommandOutput = await table.client.send(
-        new BatchGetItemCommand({
-          RequestItems: {
-            [table.tableName]: { Keys: keys, ProjectionExpression: 'sk, #hash, sourceVersion, deletedAt', ExpressionAttributeNames: { '#hash': 'hash' } },
-          },
-        }),
-      );
-      for (const item of response.Responses?.[table.tableName] ?? []) {
-        const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
-        found.set(stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined });
-      }
-      // DynamoDB may leave keys unprocessed under load; they are asked for again with backoff.
-      keys = response.UnprocessedKeys?.[table.tableName]?.Keys;
-    }
+  const items = await batchGetAll(
+    table,
+    unique.map((id) => recordKey(place, id)),
+    { ProjectionExpression: 'sk, #hash, sourceVersion, deletedAt', ExpressionAttributeNames: { '#hash': 'hash' } },
+  );
+  const found = new Map<string, StoredVersion>();
+  for (const item of items) {
+    const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
+    found.set(stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined });
   }
   return found;
 }

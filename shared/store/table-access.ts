@@ -1,4 +1,5 @@
 import {
+  BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
   PutItemCommand,
@@ -8,6 +9,8 @@ import {
   type QueryCommandInput,
   type WriteRequest,
   type BatchWriteItemCommandOutput,
+  type BatchGetItemCommandOutput,
+  type KeysAndAttributes,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { AccountId, ConnectorName } from '../connectors';
@@ -120,4 +123,23 @@ export async function batchWriteAll(table: Table, requests: readonly WriteReques
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, batches.length)) }, worker));
+}
+
+/**
+ * Reads items by key, 100 per BatchGetItem, asking again with a short backoff for the keys DynamoDB
+ * leaves unprocessed under load; throws if some remain after 10 attempts. Missing items are absent.
+ */
+export async function batchGetAll(table: Table, keys: readonly Item[], read: Omit<KeysAndAttributes, 'Keys'> = {}): Promise<Item[]> {
+  const items: Item[] = [];
+  for (let start = 0; start < keys.length; start += 100) {
+    let pending: Item[] | undefined = keys.slice(start, start + 100);
+    for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
+      if (attempt >= 10) throw new Error(`DynamoDB left ${pending.length} key(s) unprocessed after ${attempt} attempts`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const response: BatchGetItemCommandOutput = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: { ...read, Keys: pending } } }));
+      items.push(...(response.Responses?.[table.tableName] ?? []));
+      pending = response.UnprocessedKeys?.[table.tableName]?.Keys;
+    }
+  }
+  return items;
 }
