@@ -7,6 +7,19 @@ import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
+type Store = Gateway['store'];
+
+/** The store with some of its methods replaced; every other call goes to the store itself. */
+function storeWith(store: Store, replaced: Partial<Store>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (Object.hasOwn(replaced, name)) return replaced[name as keyof Store];
+      const value = Reflect.get(target, name, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** A sandbox with no fleet: the test runs the poller runs itself, so which run holds what is certain. */
 async function startSandboxWithoutFleet(): Promise<MessagingSandbox> {
   const sandbox = await startMessagingSandbox();
@@ -122,16 +135,10 @@ describe('a lease renewal that fails', () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     // A run whose heartbeats fail once it holds the conversation (the table refuses its writes).
     let failBeats = false;
-    const store = new Proxy(gateway.store, {
-      get(target, name, receiver) {
-        if (name === 'beatPollerRun') {
-          return async (...args: Parameters<Gateway['store']['beatPollerRun']>) => {
-            if (failBeats) throw new Error('ProvisionedThroughputExceededException');
-            return target.beatPollerRun(...args);
-          };
-        }
-        const value = Reflect.get(target, name, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
+    const store = storeWith(gateway.store, {
+      beatPollerRun: async (...args) => {
+        if (failBeats) throw new Error('ProvisionedThroughputExceededException');
+        return gateway.store.beatPollerRun(...args);
       },
     });
     const failing = new PollerRun({ gateway: { ...gateway, store, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 } }, log, shard: 0, shards: 1, endsAt: Date.now() + 20_000 });
@@ -269,36 +276,23 @@ describe('a burst of new conversations', () => {
 
   /** The store with its single reads of conversations and lease claims slowed and counted in flight, and (with `unlisted`) no listing. */
   function watchedStore(gateway: Gateway, options: { unlisted?: boolean } = {}) {
-    const inFlight = { claims: 0, maxClaims: 0, reads: 0, maxReads: 0 };
-    const store = new Proxy(gateway.store, {
-      get(target, name, receiver) {
-        if (name === 'claimConversationLease') {
-          return async (...args: Parameters<typeof target.claimConversationLease>) => {
-            inFlight.maxClaims = Math.max(inFlight.maxClaims, ++inFlight.claims);
-            try {
-              await new Promise((resolve) => setTimeout(resolve, 50));
-              return await target.claimConversationLease(...args);
-            } finally {
-              inFlight.claims--;
-            }
-          };
+    const inFlight = { claims: { now: 0, max: 0 }, reads: { now: 0, max: 0 } };
+    const slowed =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>, delayMs: number, count: { now: number; max: number }) =>
+      async (...args: A): Promise<R> => {
+        count.max = Math.max(count.max, ++count.now);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          return await call(...args);
+        } finally {
+          count.now--;
         }
-        if (name === 'getConversation') {
-          return async (...args: Parameters<typeof target.getConversation>) => {
-            inFlight.maxReads = Math.max(inFlight.maxReads, ++inFlight.reads);
-            try {
-              await new Promise((resolve) => setTimeout(resolve, 200));
-              return await target.getConversation(...args);
-            } finally {
-              inFlight.reads--;
-            }
-          };
-        }
-        // Not listed yet (as when the run listed just before they started): only the notices bring them.
-        if (name === 'listLiveConversations' && options.unlisted) return async () => [];
-        const value = Reflect.get(target, name, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+      };
+    const store = storeWith(gateway.store, {
+      claimConversationLease: slowed(gateway.store.claimConversationLease.bind(gateway.store), 50, inFlight.claims),
+      getConversation: slowed(gateway.store.getConversation.bind(gateway.store), 200, inFlight.reads),
+      // Not listed yet (as when the run listed just before they started): only the notices bring them.
+      ...(options.unlisted ? { listLiveConversations: async () => [] } : {}),
     });
     return { store, inFlight };
   }
@@ -326,7 +320,7 @@ describe('a burst of new conversations', () => {
     await sandbox.until('all four polled', async () => (await Promise.all(ids.map(async (id) => sandbox.crm.messaging.isPolling(await platformIdOf(sandbox, id))))).every(Boolean), 10_000);
     expect(run.stats.claimedOnNotice).toBe(4);
     // One claim's wait for the batch, not four in a row.
-    expect(inFlight.maxClaims).toBe(4);
+    expect(inFlight.claims.max).toBe(4);
     // Full with the batch (room 0, under the headroom of 1 at capacity 4), though nothing was given back: a surge is asked for now.
     expect(surges).toBe(1);
     await done;
@@ -340,20 +334,14 @@ describe('a burst of new conversations', () => {
     await notices.receive({ max: notices.depth, waitMs: 0, signal: new AbortController().signal });
     const { store, inFlight } = watchedStore(gateway);
     let batchedReads = 0;
-    const counted = new Proxy(store, {
-      get(target, name, receiver) {
-        if (name === 'getConversations') return (...args: Parameters<typeof target.getConversations>) => (batchedReads++, target.getConversations(...args));
-        const value = Reflect.get(target, name, receiver) as unknown;
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const counted = storeWith(store, { getConversations: (...args) => (batchedReads++, store.getConversations(...args)) });
     const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 }, store: counted }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
     const done = run.run();
     // With the first test's four.
     await sandbox.until('all held', () => run.holding === 24, 10_000);
     await sandbox.until('all polled', () => run.stats.polls >= 24, 10_000);
     expect(batchedReads).toBe(1);
-    expect(inFlight.maxReads).toBe(0);
+    expect(inFlight.reads.max).toBe(0);
     expect((await done).claimedOnNotice).toBe(0);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
   });
@@ -370,16 +358,10 @@ describe('listing the live conversations', () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     const listings = new Map<string, number>();
     const counting = (runName: string) =>
-      new Proxy(gateway.store, {
-        get(target, name, receiver) {
-          if (name === 'listLiveConversations') {
-            return () => {
-              listings.set(runName, (listings.get(runName) ?? 0) + 1);
-              return target.listLiveConversations();
-            };
-          }
-          const value = Reflect.get(target, name, receiver) as unknown;
-          return typeof value === 'function' ? value.bind(target) : value;
+      storeWith(gateway.store, {
+        listLiveConversations: () => {
+          listings.set(runName, (listings.get(runName) ?? 0) + 1);
+          return gateway.store.listLiveConversations();
         },
       });
     // A listing every 60 s at most, besides the first and lapses; periods of a second.
