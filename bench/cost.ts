@@ -11,6 +11,7 @@ import { forgetRateBudgets } from '../shared/http/rate-budget';
 import { platformCallCounts, resetPlatformCallCounts } from '../shared/http/platform-client';
 import { log, setLogSink } from '../shared/log/logger';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
+import { paymentRateLimits } from '../shared/payment/client';
 import { runSyncJob } from '../shared/sync/run-sync-job';
 import { storeConnection } from '../test/support/stored-connection';
 import { startWebhookWorld } from '../test/webhooks/support';
@@ -89,8 +90,6 @@ export const REFERENCE = {
   apiReadsPerDay: 10_000,
 } as const;
 
-/** The payment platform's live limit, which a full run pages at. */
-const PAYMENT_REQUESTS_PER_SECOND = 100;
 /** Latencies the model charges while a function waits (in-region AWS calls; platform calls as the sync bench). */
 const LATENCY_MS = { dynamo: 6, sqs: 10, kms: 8, eventBridge: 15, platform: 300, cpu: 3 } as const;
 /** How long an opened credential stays cached (VAULT_CACHE_TTL_SECONDS default) and a warm container lives between cold starts. */
@@ -446,7 +445,7 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   lambda(ref, 'sync-job', incrementalJobs, syncJobMs);
   // A full run pages in slices side by side at the platform's pace, so a page costs its CPU, or its
   // turn in the rate budget if that is longer (the platform's wait overlaps other slices').
-  const fullPageMs = Math.max(results['sync.latency300.payment.cpu_ms_per_page'] ?? 12, 1000 / PAYMENT_REQUESTS_PER_SECOND);
+  const fullPageMs = Math.max(results['sync.latency300.payment.cpu_ms_per_page'] ?? 12, 1000 / paymentRateLimits({ mode: 'live' }).ratePerSecond);
   lambda(ref, 'sync-job', fullPages / 20, 20 * fullPageMs);
   coldStarts(ref, 'sync-job', incrementalJobs);
   logLines(ref, incrementalJobs * 2 + fullPages / 10);

@@ -29,7 +29,7 @@ export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) 
  * so the payment platform's 100 pages a second take about one vCPU. At the default 512 MB (0.29
  * vCPU) a reconcile would be held to about a third of the platform's limit by its own CPU. The
  * bill barely moves: CPU-bound work finishes proportionally sooner, and only the waiting of small
- * incremental runs costs more (README "What it costs").
+ * incremental runs costs more (README "Cost").
  */
 export const SYNC_JOB_MEMORY_MB = 1769;
 

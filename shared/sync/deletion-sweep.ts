@@ -1,5 +1,6 @@
 import type { ConnectorName } from '../connectors';
 import type { Store } from '../store/store';
+import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
  * The deletion sweep of a full sync: records still stored but no longer listed were deleted on
@@ -18,6 +19,18 @@ export interface SweepPlace {
   accountId: string;
   connector: ConnectorName;
   object: string;
+}
+
+/**
+ * Pure: whether a run sweeps in memory. Only a full run starting afresh (a resumed one saw its
+ * earlier pages in another invocation), and only when the previous complete listing says the
+ * object's stored and seen ids fit in `limit`: a bigger one would read its stored ids twice, once
+ * until memory overflows and again from the store.
+ */
+export function sweepsInMemory(point: RunCursor, previousListing: ListingProfile | undefined, limit: number): boolean {
+  const fresh = point.window.mode === 'full' && point.pageIndex === 0 && point.slices === undefined && !point.page;
+  const expected = previousListing?.pieces.reduce((sum, piece) => sum + piece.records, 0) ?? 0;
+  return fresh && 2 * expected <= limit;
 }
 
 /** Stored ids read per Query: DynamoDB reads up to 1 MB a page, about 700 records' items. */

@@ -11,7 +11,7 @@ import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
 import { retryAfterFailure } from './sync-retry';
-import { sweepFromStore, SweepInMemory } from './deletion-sweep';
+import { sweepFromStore, SweepInMemory, sweepsInMemory } from './deletion-sweep';
 
 export type SyncRunResult =
   | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
@@ -100,10 +100,9 @@ export async function runSyncJob(
   // complete even when the run spans several invocations.
   const seenScope = { accountId, connector, object, run: checkpoint.lastRunStartedAt ?? runId };
   const SEEN_KEPT_SECONDS = 8 * 24 * 60 * 60;
-  // A full run starting afresh sweeps in memory, reading the stored ids while its pages are fetched;
-  // a resumed one (what it saw before is only in the store) sweeps from the store.
-  const freshFull = point.window.mode === 'full' && point.pageIndex === 0 && point.slices === undefined && !point.page;
-  const sweepInMemory = freshFull ? new SweepInMemory(store, { accountId, connector, object }, options.sweepChunk ?? SWEEP_CHUNK_IDS) : undefined;
+  // A full run starting afresh sweeps in memory, reading the stored ids while its pages are fetched.
+  const sweepChunk = options.sweepChunk ?? SWEEP_CHUNK_IDS;
+  const sweepInMemory = sweepsInMemory(point, watermarkOf(checkpoint)?.listing, sweepChunk) ? new SweepInMemory(store, { accountId, connector, object }, sweepChunk) : undefined;
 
   try {
     let outcome: PagingOutcome;
@@ -161,7 +160,7 @@ export async function runSyncJob(
       if (missing) {
         for (const id of missing) if (await markDeleted(id)) counts.deleted += 1;
       } else {
-        counts.deleted += await sweepFromStore(store, { accountId, connector, object }, seenScope, options.sweepChunk ?? SWEEP_CHUNK_IDS, markDeleted);
+        counts.deleted += await sweepFromStore(store, { accountId, connector, object }, seenScope, sweepChunk, markDeleted);
       }
     }
     const finishedAt = now().toISOString();
