@@ -1,5 +1,5 @@
 import type { ConnectorName } from '../connectors';
-import type { Store } from '../store/store';
+import type { Store, StoredVersion } from '../store/store';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
@@ -37,22 +37,32 @@ export function sweepsInMemory(point: RunCursor, previousListing: ListingProfile
 const IDS_PER_QUERY = 1000;
 
 /**
- * Both sides of the sweep in memory, up to `limit` ids in all (stored plus seen). Past it, or if
- * the stored ids could not be read, `missing()` answers undefined and the run sweeps from the store.
+ * What a full run starting afresh holds of its data object in memory, up to `limit` ids in all:
+ * the versions stored before it (read side by side with its listing, tombstones included), what
+ * it stored itself, and the ids its pages keep. Two uses:
+ * - the deletion sweep: `missing()` names the stored ids the run did not see;
+ * - the comparison of each page: once the stored versions are read whole, `versionsOf` answers
+ *   what one BatchGetItem a page would. Only a run that is its object's only writer may use it
+ *   (API Direct): under webhooks a record may change after it was read here.
+ * Past the limit, or if the stored versions could not be read, both answer undefined (the run
+ * compares through the store and sweeps from the store).
  */
 export class SweepInMemory {
-  private readonly stored = new Set<string>();
+  private readonly stored = new Map<string, StoredVersion>();
+  /** What this run wrote or deleted: newer than the listing, whenever the listing read those items. */
+  private readonly own = new Map<string, StoredVersion>();
   private readonly seen = new Set<string>();
   private overflowed = false;
+  private listedWhole = false;
   private readonly listing: Promise<boolean>;
 
   constructor(
-    store: Pick<Store, 'listRecordIds'>,
+    store: Pick<Store, 'listStoredVersions'>,
     place: SweepPlace,
     private readonly limit: number,
   ) {
     this.listing = this.listStored(store, place).then(
-      () => true,
+      () => (this.listedWhole = !this.overflowed),
       () => false,
     );
   }
@@ -64,29 +74,52 @@ export class SweepInMemory {
     this.checkLimit();
   }
 
+  /** What the run itself stored (a write, or a deletion). */
+  noteStored(id: string, version: StoredVersion): void {
+    if (this.overflowed) return;
+    this.own.set(id, version);
+    this.checkLimit();
+  }
+
+  /** The stored versions of these ids (absent: not stored), or undefined until every stored version is read. */
+  versionsOf(ids: readonly string[]): Map<string, StoredVersion> | undefined {
+    if (!this.listedWhole || this.overflowed) return undefined;
+    const found = new Map<string, StoredVersion>();
+    for (const id of ids) {
+      const version = this.own.get(id) ?? this.stored.get(id);
+      if (version) found.set(id, version);
+    }
+    return found;
+  }
+
   /** Stored ids the run did not see (candidates: a record written since the run started is spared by the caller). */
   async missing(): Promise<string[] | undefined> {
     const listed = await this.listing;
     if (!listed || this.overflowed) return undefined;
-    return [...this.stored].filter((id) => !this.seen.has(id));
+    const missing: string[] = [];
+    for (const [id, version] of this.stored) {
+      if (!version.deleted && !this.seen.has(id) && !this.own.get(id)?.deleted) missing.push(id);
+    }
+    return missing;
   }
 
-  private async listStored(store: Pick<Store, 'listRecordIds'>, place: SweepPlace): Promise<void> {
+  private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
     let startKey: string | undefined;
     do {
-      const page = await store.listRecordIds(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
+      const page = await store.listStoredVersions(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
       if (this.overflowed) return;
-      for (const id of page.ids) this.stored.add(id);
+      for (const [id, version] of page.versions) this.stored.set(id, version);
       this.checkLimit();
       startKey = page.nextStartKey;
     } while (startKey && !this.overflowed);
   }
 
   private checkLimit(): void {
-    if (this.stored.size + this.seen.size <= this.limit) return;
-    // Too big to hold: let both go (bounded memory); the store's sweep does the work instead.
+    if (this.stored.size + this.own.size + this.seen.size <= this.limit) return;
+    // Too big to hold: let everything go (bounded memory); the store does the work instead.
     this.overflowed = true;
     this.stored.clear();
+    this.own.clear();
     this.seen.clear();
   }
 }

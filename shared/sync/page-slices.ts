@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger';
 import type { SyncCounts } from '../store/items';
 import type { Store } from '../store/store';
 import type { ConnectorName } from '../connectors';
+import type { SweepInMemory } from './deletion-sweep';
 import { addToProfile, MAX_SLICES, pageDensity, plannedSlices, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
 import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
@@ -56,8 +57,12 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
-  /** Also told the seen ids of each page of a full window as it is written (the sweep in memory). */
-  onSeen?: (ids: readonly string[]) => void;
+  /**
+   * The object held in memory by a full run starting afresh (shared/sync/deletion-sweep.ts): told
+   * the ids each page keeps and what the run stores; with `batchWrites` (the run is the only
+   * writer) it also answers each page's comparison once it holds every stored version.
+   */
+  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteStored' | 'versionsOf'>;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -312,9 +317,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (window.mode === 'full') {
       const seen = page.records.filter((record) => context.keeps(record)).map((record) => record.id);
       unsavedSeen.set(pageNumber, seen);
-      context.onSeen?.(seen);
+      context.inMemory?.noteSeen(seen);
     }
-    const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
+    // The only writer compares with what it read at its start and wrote since: no read a page.
+    const inMemory = context.batchWrites ? context.inMemory?.versionsOf(ids) : undefined;
+    const stored = inMemory ?? (await store.getStoredVersions(place.accountId, place.connector, place.object, ids));
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;
@@ -336,6 +343,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
       for (const write of batched) counts[stored.has(write.id) ? 'updated' : 'created'] += 1;
       for (const outcome of outcomes ?? []) counts[outcome] += 1;
+      const written = [...batched, ...conditional.filter((_, index) => outcomes?.[index] !== 'unchanged')];
+      for (const write of written) context.inMemory?.noteStored(write.id, { hash: write.hash, ...(write.sourceVersion === undefined ? {} : { sourceVersion: write.sourceVersion }), deleted: false });
     } finally {
       for (const write of batched) writing.delete(write.id);
     }
@@ -344,6 +353,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       const deletedAt = new Date(context.now());
       if (await store.markRecordDeleted(place.accountId, place.connector, place.object, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
         counts.deleted += 1;
+        context.inMemory?.noteStored(id, { hash: stored.get(id)?.hash ?? '', ...(sourceVersion === undefined ? {} : { sourceVersion }), deleted: true });
       }
     }
   };

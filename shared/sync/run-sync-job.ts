@@ -119,7 +119,7 @@ export async function runSyncJob(
           batchWrites: settings.method === 'api',
           seenScope,
           seenExpiresAt: () => Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS,
-          ...(sweepInMemory ? { onSeen: (ids: readonly string[]) => sweepInMemory.noteSeen(ids) } : {}),
+          ...(sweepInMemory ? { inMemory: sweepInMemory } : {}),
           runStartedAt,
           ...(point.window.mode === 'full' && watermarkOf(checkpoint)?.listing ? { previousListing: watermarkOf(checkpoint)!.listing! } : {}),
           now: () => gateway.now(),

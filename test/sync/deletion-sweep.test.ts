@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
+import type { StoredVersion } from '../../shared/store/store';
 import type { ListingProfile, RunCursor } from '../../shared/sync/sync-decisions';
 
 const fresh: RunCursor = { window: { mode: 'full' }, pageIndex: 0 };
 const profile = (records: number): ListingProfile => ({ order: 'newest_first', pieces: [{ from: 0, to: 100, records }] });
 
-/** Stored ids served a page at a time, as the store's listRecordIds does. */
-function storedIds(ids: string[], pageSize = 3) {
+/** Stored versions served a page at a time, as the store's listStoredVersions does ('~' marks a tombstone). */
+function storedIds(ids: string[], pageSize = 3, gate: Promise<void> = Promise.resolve()) {
   return {
-    async listRecordIds(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
-      const from = options.startKey === undefined ? 0 : ids.indexOf(options.startKey) + 1;
+    async listStoredVersions(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
+      await gate;
+      const idOf = (entry: string) => entry.replace('~', '');
+      const from = options.startKey === undefined ? 0 : ids.map(idOf).indexOf(options.startKey) + 1;
       const page = ids.slice(from, from + Math.min(pageSize, options.limit ?? pageSize));
       const more = from + page.length < ids.length;
-      return { ids: page, ...(more ? { nextStartKey: page.at(-1)! } : {}) };
+      const versions = page.map((entry): [string, StoredVersion] => [idOf(entry), { hash: `h-${idOf(entry)}`, deleted: entry.startsWith('~') }]);
+      return { versions, ...(more ? { nextStartKey: idOf(page.at(-1)!) } : {}) };
     },
   };
 }
@@ -36,14 +40,39 @@ describe('the deletion sweep in memory', () => {
     expect((await sweep.missing())?.sort()).toEqual(['b', 'd']);
   });
 
+  it('a tombstone is not missing, nor a record the run deleted itself', async () => {
+    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd']), place, 100);
+    sweep.noteSeen(['a']);
+    sweep.noteStored('d', { hash: 'h-d', deleted: true });
+    expect(await sweep.missing()).toEqual(['b']);
+  });
+
+  it('answers a page’s comparison only once every stored version is read, with the run’s own writes over them', async () => {
+    let open = () => {};
+    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd', 'e'], 2, new Promise<void>((resolve) => (open = resolve))), place, 100);
+    // Written before the listing reached it: the listing's older copy must not win.
+    sweep.noteStored('e', { hash: 'h-new', deleted: false });
+    expect(sweep.versionsOf(['a'])).toBeUndefined();
+    open();
+    await sweep.missing();
+    expect(sweep.versionsOf(['a', 'c', 'e', 'x'])).toEqual(
+      new Map([
+        ['a', { hash: 'h-a', deleted: false }],
+        ['c', { hash: 'h-c', deleted: true }],
+        ['e', { hash: 'h-new', deleted: false }],
+      ]),
+    );
+  });
+
   it('past its limit it lets everything go and answers undefined: the run sweeps from the store', async () => {
     const sweep = new SweepInMemory(storedIds(['a', 'b', 'c', 'd', 'e']), place, 6);
     sweep.noteSeen(['a', 'b']);
     expect(await sweep.missing()).toBeUndefined();
+    expect(sweep.versionsOf(['a'])).toBeUndefined();
   });
 
   it('a store that fails to list leaves the sweep to the store too', async () => {
-    const sweep = new SweepInMemory({ listRecordIds: () => Promise.reject(new Error('throttled')) }, place, 100);
+    const sweep = new SweepInMemory({ listStoredVersions: () => Promise.reject(new Error('throttled')) }, place, 100);
     expect(await sweep.missing()).toBeUndefined();
   });
 });
