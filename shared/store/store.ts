@@ -35,10 +35,10 @@ import * as webhookEvents from './webhook-events';
 
 export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
-export type { RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
+export type { RecordPace, RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
 export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
 export type { DeliveryCounts, DeliveryHour, HeldEvent } from './held-events';
-import type { StoredVersion } from './synced-records';
+import type { RecordPace, StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
@@ -169,7 +169,7 @@ export class Store implements RateBuckets {
   ): Promise<syncedRecords.RecordWriteOutcome> {
     return syncedRecords.putRecordIfChanged(this.#table, accountId, connector, object, record);
   }
-  putRecordsBatch(accountId: string, connector: ConnectorName, object: string, records: readonly RecordWrite[], options?: { concurrency?: number }): Promise<void> {
+  putRecordsBatch(accountId: string, connector: ConnectorName, object: string, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace }): Promise<void> {
     return syncedRecords.putRecordsBatch(this.#table, accountId, connector, object, records, options);
   }
   putRecordsIfChanged(
@@ -177,7 +177,7 @@ export class Store implements RateBuckets {
     connector: ConnectorName,
     object: string,
     records: readonly RecordWrite[],
-    options?: { concurrency?: number; knownNew?: ReadonlySet<string> },
+    options?: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace },
   ): Promise<syncedRecords.RecordWriteOutcome[]> {
     return syncedRecords.putRecordsIfChanged(this.#table, accountId, connector, object, records, options);
   }

@@ -17,6 +17,12 @@ import {
 
 export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
 
+/**
+ * Waits until these records may be sent (a sync paces its writes into one partition key): awaited
+ * right before each write request leaves, retries included, so the pace holds where the table counts.
+ */
+export type RecordPace = (records: readonly RecordWrite[]) => Promise<void>;
+
 /** Where a record lives: one data object of one connection. */
 export type RecordPlace = { accountId: string; connector: ConnectorName; object: string };
 
@@ -84,7 +90,7 @@ export async function putRecordsIfChanged(
   connector: ConnectorName,
   object: string,
   records: readonly RecordWrite[],
-  options: { concurrency?: number; knownNew?: ReadonlySet<string> } = {},
+  options: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace } = {},
 ): Promise<RecordWriteOutcome[]> {
   const outcomes: RecordWriteOutcome[] = new Array<RecordWriteOutcome>(records.length);
   const concurrency = options.concurrency ?? 10;
@@ -93,6 +99,7 @@ export async function putRecordsIfChanged(
     while (next < records.length) {
       const index = next++;
       const record = records[index]!;
+      await options.pace?.([record]);
       outcomes[index] = options.knownNew?.has(record.id)
         ? await putNewRecord(table, accountId, connector, object, record)
         : await putRecordIfChanged(table, accountId, connector, object, record);
@@ -370,13 +377,18 @@ export async function putRecordsBatch(
   connector: ConnectorName,
   object: string,
   records: readonly RecordWrite[],
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; pace?: RecordPace } = {},
 ): Promise<void> {
   const place = { accountId, connector, object };
+  const { pace } = options;
+  const byId = new Map(records.map((record) => [record.id, record]));
   await batchWriteAll(
     table,
     records.map((record) => ({ PutRequest: { Item: recordItem(place, record) } })),
-    { concurrency: options.concurrency ?? 4 },
+    {
+      concurrency: options.concurrency ?? 4,
+      ...(pace ? { beforeSend: (requests) => pace(requests.flatMap((request) => byId.get(request.PutRequest?.Item?.sk?.S ?? '') ?? [])) } : {}),
+    },
   );
 }
 

@@ -106,7 +106,11 @@ export function checkConnector(connector: string): ConnectorName {
  * Writes (puts or deletes) 25 per BatchWriteItem, resending what DynamoDB leaves unprocessed with a
  * short backoff; throws if some remain after 10 attempts.
  */
-export async function batchWriteAll(table: Table, requests: readonly WriteRequest[], options: { concurrency?: number } = {}): Promise<void> {
+export async function batchWriteAll(
+  table: Table,
+  requests: readonly WriteRequest[],
+  options: { concurrency?: number; beforeSend?: (requests: readonly WriteRequest[]) => Promise<void> } = {},
+): Promise<void> {
   const batches: WriteRequest[][] = [];
   for (let start = 0; start < requests.length; start += 25) batches.push(requests.slice(start, start + 25));
   let next = 0;
@@ -117,6 +121,8 @@ export async function batchWriteAll(table: Table, requests: readonly WriteReques
       for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
         if (attempt >= 10) throw new Error(`DynamoDB left ${pending.length} write(s) unprocessed after ${attempt} attempts`);
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+        // A caller pacing its writes waits here, as each batch (or retry) leaves: the table counts them as they arrive.
+        await options.beforeSend?.(pending);
         const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }));
         pending = response.UnprocessedItems?.[table.tableName];
       }

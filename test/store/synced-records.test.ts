@@ -117,6 +117,54 @@ describe('listRecords', () => {
   });
 });
 
+describe('pacing record writes', () => {
+  it('awaits the pace right before each request leaves, with the records it carries: batches of 25, conditional puts one by one', async () => {
+    const { store: counted, watched, client } = watchedStore();
+    const records = Array.from({ length: 60 }, (_, i) => customer(`cus_p${String(i).padStart(2, '0')}`));
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const paced: string[][] = [];
+    const writing = counted.putRecordsBatch('acct-pace', 'payment', 'customers', records, {
+      concurrency: 2,
+      pace: async (batch) => {
+        paced.push(batch.map((record) => record.id));
+        await gate;
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Held at the pace: nothing sent yet, and only as many batches asked for as may be in flight.
+    expect(watched.sent('BatchWriteItemCommand')).toBe(0);
+    expect(paced.map((batch) => batch.length)).toEqual([25, 25]);
+    open();
+    await writing;
+    expect(paced.map((batch) => batch.length)).toEqual([25, 25, 10]);
+    expect(paced.flat().sort()).toEqual(records.map((record) => record.id));
+    expect(watched.sent('BatchWriteItemCommand')).toBe(3);
+
+    const one: string[][] = [];
+    await counted.putRecordsIfChanged('acct-pace', 'payment', 'customers', records.slice(0, 5).map((record) => ({ ...record, hash: 'changed' })), {
+      pace: async (batch) => void one.push(batch.map((record) => record.id)),
+    });
+    expect(one).toEqual(records.slice(0, 5).map((record) => [record.id]));
+    client.destroy();
+  });
+});
+
+describe('listStoredVersions', () => {
+  it('pages every stored version in id order, tombstones included, with what a sync compares', async () => {
+    await db.store.putRecordsIfChanged('acct-sv', 'payment', 'charges', [customer('ch_1'), customer('ch_2', { sourceVersion: 7 }), customer('ch_3')]);
+    await db.store.markRecordDeleted('acct-sv', 'payment', 'charges', 'ch_2', { deletedAt: new Date() });
+    const first = await db.store.listStoredVersions('acct-sv', 'payment', 'charges', { limit: 2 });
+    const rest = await db.store.listStoredVersions('acct-sv', 'payment', 'charges', { limit: 2, startKey: first.nextStartKey! });
+    expect([...first.versions, ...rest.versions]).toEqual([
+      ['ch_1', { hash: customer('ch_1').hash, deleted: false }],
+      ['ch_2', { hash: customer('ch_2').hash, sourceVersion: 7, deleted: true }],
+      ['ch_3', { hash: customer('ch_3').hash, deleted: false }],
+    ]);
+    expect(rest.nextStartKey).toBeUndefined();
+  });
+});
+
 describe('listRecordIds', () => {
   it('pages the same ids as listRecords, in id order, leaving deleted records out and reading no body', async () => {
     const ids = Array.from({ length: 25 }, (_, i) => `ch_${String(i).padStart(2, '0')}`);
