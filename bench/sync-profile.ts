@@ -72,7 +72,9 @@ const timeline = (from: number, ended: number) => {
   process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
   const part = own.filter((call) => call.records !== undefined && call.records < 100);
   process.stdout.write(`part-filled pages: ${part.length} (${part.map((call) => call.records).join(' ')})\n`);
-  if (process.env.SHOW_EMPTY) for (const call of part.filter((c) => c.records === 0)) process.stdout.write(`  empty: ${decodeURIComponent(call.url.replace(/^https?:\/\/[^/]+/, ''))}\n`);
+  // SHOW_EMPTY=1 lists the empty pages' requests; SHOW_EMPTY=part lists every part-filled one.
+  const shown = process.env.SHOW_EMPTY === 'part' ? part : part.filter((c) => c.records === 0);
+  if (process.env.SHOW_EMPTY) for (const call of shown) process.stdout.write(`  ${call.records} at ${(call.start - from).toFixed(0)} ms: ${decodeURIComponent(call.url.replace(/^https?:\/\/[^/]+/, ''))}\n`);
   process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
 };
 
