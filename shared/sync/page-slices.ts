@@ -63,12 +63,8 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
-  /**
-   * The object held in memory by a full run starting afresh (shared/sync/deletion-sweep.ts): told
-   * the ids each page keeps and what the run stores; with `batchWrites` (the run is the only
-   * writer) it also answers each page's comparison once it holds every stored version.
-   */
-  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteStored' | 'versionsOf'>;
+  /** The deletion sweep in memory of a full run starting afresh (shared/sync/deletion-sweep.ts): told the ids each page keeps and what the run stores. */
+  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteStored'>;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -325,9 +321,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       unsavedSeen.set(pageNumber, seen);
       context.inMemory?.noteSeen(seen);
     }
-    // The only writer compares with what it read at its start and wrote since: no read a page.
-    const inMemory = context.batchWrites ? context.inMemory?.versionsOf(ids) : undefined;
-    const stored = inMemory ?? (await store.getStoredVersions(place.accountId, place.connector, place.object, ids));
+    const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;

@@ -47,28 +47,10 @@ describe('the deletion sweep in memory', () => {
     expect(await sweep.missing()).toEqual(['b']);
   });
 
-  it('answers a page’s comparison only once every stored version is read, with the run’s own writes over them', async () => {
-    let open = () => {};
-    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd', 'e'], 2, new Promise<void>((resolve) => (open = resolve))), place, 100);
-    // Written before the listing reached it: the listing's older copy must not win.
-    sweep.noteStored('e', { hash: 'h-new', deleted: false });
-    expect(sweep.versionsOf(['a'])).toBeUndefined();
-    open();
-    await sweep.missing();
-    expect(sweep.versionsOf(['a', 'c', 'e', 'x'])).toEqual(
-      new Map([
-        ['a', { hash: 'h-a', deleted: false }],
-        ['c', { hash: 'h-c', deleted: true }],
-        ['e', { hash: 'h-new', deleted: false }],
-      ]),
-    );
-  });
-
   it('past its limit it lets everything go and answers undefined: the run sweeps from the store', async () => {
     const sweep = new SweepInMemory(storedIds(['a', 'b', 'c', 'd', 'e']), place, 6);
     sweep.noteSeen(['a', 'b']);
     expect(await sweep.missing()).toBeUndefined();
-    expect(sweep.versionsOf(['a'])).toBeUndefined();
   });
 
   it('a store that fails to list leaves the sweep to the store too', async () => {
