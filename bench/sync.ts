@@ -298,18 +298,25 @@ async function faultyRun(s: Scenario, figures: Figures) {
   try {
     for (const connector of CONNECTORS) {
       let killed = false;
-      // The kill: once 30 pages of an object are saved, the run stops dead (no cleanup, its claim held).
+      // The kill: once 30 pages of an object are saved, the process stops dead (no cleanup, claims
+      // held): every run of the connection, each at its next save. (Only the first one used to stop:
+      // the clock jump below then lapsed the lease of a run still going, and its successor wrote the
+      // pages it had in flight a second time.)
       const kill: SyncRunOptions = {
         leaseSeconds: 30,
         afterPage: (pages) => {
-          if (!killed && pages >= 30) {
+          if (killed || pages >= 30) {
             killed = true;
+            stopped += 1;
             return new Promise<void>(() => {});
           }
         },
       };
+      let stopped = 0;
       const first = syncObjects(s, accountId, connector, kill);
       while (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Every run stopped (a run saves at least every half second while it pages; one that finished first sends nothing more).
+      for (const until = performance.now() + 3_000; stopped < OBJECTS.length && performance.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
       void first;
       // A killed process sends nothing more; what it had sent lands long before its lease lapses.
       while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
