@@ -35,7 +35,7 @@ let cpuBefore = cpuNow();
 const mark = (name: string) => process.stdout.write(`mark ${name} ${process.hrtime.bigint() / 1000n}\n`);
 const report = (name: string, run: { seconds: number; calls: number; http429: number; maxInFlight: number }) => {
   const after = cpuNow();
-  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.http429} answered 429, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}; pages compared through the store (not in memory) ${storeComparisons}\n`);
+  process.stdout.write(`${name}: ${run.seconds.toFixed(2)} s, ${run.calls} calls, ${run.http429} answered 429, ${run.maxInFlight} most in flight; CPU ms here ${after.own - cpuBefore.own}, simulators ${after.simulators - cpuBefore.simulators}, dynalite ${after.children - cpuBefore.children}; pages compared through the store (BatchGetItem) ${storeComparisons}\n`);
   cpuBefore = after;
   storeComparisons = 0;
 };
@@ -82,7 +82,7 @@ const timeline = (from: number, ended: number) => {
 const batches: Array<{ at: number; object: string; records: number; units: number }> = [];
 const store = s.local.gateway.store;
 const putRecordsBatch = store.putRecordsBatch.bind(store);
-// Pages compared with one BatchGetItem each: the rest used the versions the run read at its start.
+// Pages compared with one BatchGetItem each.
 let storeComparisons = 0;
 const getStoredVersions = store.getStoredVersions.bind(store);
 store.getStoredVersions = (...args: Parameters<typeof getStoredVersions>) => {

@@ -298,6 +298,7 @@ async function faultyRun(s: Scenario, figures: Figures) {
   try {
     for (const connector of CONNECTORS) {
       let killed = false;
+      let stopped = 0;
       // The kill: once 30 pages of an object are saved, the process stops dead (no cleanup, claims
       // held): every run of the connection, each at its next save. (Only the first one used to stop:
       // the clock jump below then lapsed the lease of a run still going, and its successor wrote the
@@ -312,7 +313,6 @@ async function faultyRun(s: Scenario, figures: Figures) {
           }
         },
       };
-      let stopped = 0;
       const first = syncObjects(s, accountId, connector, kill);
       while (!killed) await new Promise((resolve) => setTimeout(resolve, 20));
       // Every run stopped (a run saves at least every half second while it pages; one that finished first sends nothing more).

@@ -195,34 +195,12 @@ export async function listRecordIds(
   };
 }
 
-/**
- * What a sync compares with, for a whole data object a Query page at a time (tombstones
- * included): a run that reads it once compares its pages in memory instead of one BatchGetItem
- * each. A Query is billed by the items it reads, so the three attributes cost no more than the ids.
- */
-export async function listStoredVersions(
-  table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
-  options: { limit?: number; startKey?: string } = {},
-): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
-  const page = await queryRecordPartition(table, { accountId, connector, object }, options, {
-    ProjectionExpression: 'sk, #hash, sourceVersion, deletedAt',
-    ExpressionAttributeNames: { '#hash': 'hash' },
-  });
-  return {
-    versions: page.items.map((item) => storedVersionOf(item)),
-    ...(page.nextStartKey === undefined ? {} : { nextStartKey: page.nextStartKey }),
-  };
-}
-
 /** One consistent Query page of a data object's partition, from `startKey` (an id). */
 async function queryRecordPartition(
   table: Table,
   place: RecordPlace,
   options: { limit?: number; startKey?: string },
-  read: { FilterExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> },
+  read: { FilterExpression?: string; ProjectionExpression?: string },
 ): Promise<{ items: Array<Record<string, AttributeValue>>; nextStartKey?: string }> {
   const page = await table.client.send(
     new QueryCommand({
@@ -297,13 +275,12 @@ export async function getStoredVersions(
     unique.map((id) => recordKey(place, id)),
     { ProjectionExpression: 'sk, #hash, sourceVersion, deletedAt', ExpressionAttributeNames: { '#hash': 'hash' } },
   );
-  return new Map(items.map((item) => storedVersionOf(item)));
-}
-
-/** A record item's id and what a sync compares of it (read with the projection above). */
-function storedVersionOf(item: Record<string, AttributeValue>): [string, StoredVersion] {
-  const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
-  return [stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined }];
+  const found = new Map<string, StoredVersion>();
+  for (const item of items) {
+    const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
+    found.set(stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined });
+  }
+  return found;
 }
 
 /**

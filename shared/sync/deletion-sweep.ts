@@ -1,5 +1,5 @@
 import type { ConnectorName } from '../connectors';
-import type { Store, StoredVersion } from '../store/store';
+import type { Store } from '../store/store';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
@@ -37,25 +37,21 @@ export function sweepsInMemory(point: RunCursor, previousListing: ListingProfile
 const IDS_PER_QUERY = 1000;
 
 /**
- * The deletion sweep in memory of a full run starting afresh, up to `limit` ids in all: the
- * versions stored before it (read side by side with its listing, tombstones included), what it
- * stored itself, and the ids its pages keep; `missing()` names the stored ids the run did not see
- * (not a tombstone, nor a record the run deleted itself). Past the limit, or if the stored
- * versions could not be read, it answers undefined and the run sweeps from the store.
- *
- * (Comparing each page with these versions instead of one BatchGetItem was tried: the faulty
- * benchmark then wrote some records twice in one run out of three; not kept.)
+ * The deletion sweep in memory of a full run starting afresh, up to `limit` ids in all: the ids
+ * stored before it (read side by side with its listing), the ids its pages keep, and the ids it
+ * deleted itself (a record that left the filter, or a deleted row: the listing may have read it
+ * before, and it must not be marked and counted a second time). Past the limit, or if the stored
+ * ids could not be read, `missing()` answers undefined and the run sweeps from the store.
  */
 export class SweepInMemory {
-  private readonly stored = new Map<string, StoredVersion>();
-  /** What this run wrote or deleted: newer than the listing, whenever the listing read those items. */
-  private readonly own = new Map<string, StoredVersion>();
+  private readonly stored = new Set<string>();
   private readonly seen = new Set<string>();
+  private readonly deleted = new Set<string>();
   private overflowed = false;
   private readonly listing: Promise<boolean>;
 
   constructor(
-    store: Pick<Store, 'listStoredVersions'>,
+    store: Pick<Store, 'listRecordIds'>,
     place: SweepPlace,
     private readonly limit: number,
   ) {
@@ -72,10 +68,10 @@ export class SweepInMemory {
     this.checkLimit();
   }
 
-  /** What the run itself stored (a write, or a deletion). */
-  noteStored(id: string, version: StoredVersion): void {
+  /** A record the run marked deleted itself. */
+  noteDeleted(id: string): void {
     if (this.overflowed) return;
-    this.own.set(id, version);
+    this.deleted.add(id);
     this.checkLimit();
   }
 
@@ -83,31 +79,27 @@ export class SweepInMemory {
   async missing(): Promise<string[] | undefined> {
     const listed = await this.listing;
     if (!listed || this.overflowed) return undefined;
-    const missing: string[] = [];
-    for (const [id, version] of this.stored) {
-      if (!version.deleted && !this.seen.has(id) && !this.own.get(id)?.deleted) missing.push(id);
-    }
-    return missing;
+    return [...this.stored].filter((id) => !this.seen.has(id) && !this.deleted.has(id));
   }
 
-  private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
+  private async listStored(store: Pick<Store, 'listRecordIds'>, place: SweepPlace): Promise<void> {
     let startKey: string | undefined;
     do {
-      const page = await store.listStoredVersions(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
+      const page = await store.listRecordIds(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
       if (this.overflowed) return;
-      for (const [id, version] of page.versions) this.stored.set(id, version);
+      for (const id of page.ids) this.stored.add(id);
       this.checkLimit();
       startKey = page.nextStartKey;
     } while (startKey && !this.overflowed);
   }
 
   private checkLimit(): void {
-    if (this.stored.size + this.own.size + this.seen.size <= this.limit) return;
-    // Too big to hold: let everything go (bounded memory); the store does the work instead.
+    if (this.stored.size + this.seen.size + this.deleted.size <= this.limit) return;
+    // Too big to hold: let everything go (bounded memory); the store's sweep does the work instead.
     this.overflowed = true;
     this.stored.clear();
-    this.own.clear();
     this.seen.clear();
+    this.deleted.clear();
   }
 }
 

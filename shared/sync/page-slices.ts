@@ -1,7 +1,6 @@
 import type { ClientPace } from '../http/platform-client';
 import type { Logger } from '../log/logger';
-import type { SyncCounts } from '../store/items';
-import type { RecordWrite } from '../store/items';
+import type { RecordWrite, SyncCounts } from '../store/items';
 import type { Store } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
@@ -63,8 +62,8 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
-  /** The deletion sweep in memory of a full run starting afresh (shared/sync/deletion-sweep.ts): told the ids each page keeps and what the run stores. */
-  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteStored'>;
+  /** The deletion sweep in memory of a full run starting afresh (shared/sync/deletion-sweep.ts): told the ids each page keeps and those the run deletes. */
+  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteDeleted'>;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -327,13 +326,15 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;
     for (const write of batched) writing.add(write.id);
     try {
-      const units = plan.writes.reduce((sum, write) => sum + writeUnits(write), 0);
+      // Each record's size measured once (it serialises the record): for the page's pace estimate and each request's turn.
+      const unitsOf = new Map(plan.writes.map((write) => [write.id, writeUnits(write)]));
+      const units = [...unitsOf.values()].reduce((sum, n) => sum + n, 0);
       unitsPerPage = writesDone === 0 ? units : unitsPerPage * 0.8 + units * 0.2;
       // Paced as each write request leaves (the store awaits this right before it sends). A run held
       // (killed, in tests and benchmarks) sends no more writes; a run that failed meanwhile sends
       // none either (its cursor stays before this page).
       const pace = async (records: readonly RecordWrite[]) => {
-        await writePace.take(records.reduce((sum, record) => sum + writeUnits(record), 0));
+        await writePace.take(records.reduce((sum, record) => sum + (unitsOf.get(record.id) ?? writeUnits(record)), 0));
         await hold;
         const stoppedBy = failure as { error: unknown } | undefined;
         if (stoppedBy) throw stoppedBy.error;
@@ -346,8 +347,6 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
       for (const write of batched) counts[stored.has(write.id) ? 'updated' : 'created'] += 1;
       for (const outcome of outcomes ?? []) counts[outcome] += 1;
-      const written = [...batched, ...conditional.filter((_, index) => outcomes?.[index] !== 'unchanged')];
-      for (const write of written) context.inMemory?.noteStored(write.id, { hash: write.hash, ...(write.sourceVersion === undefined ? {} : { sourceVersion: write.sourceVersion }), deleted: false });
     } finally {
       for (const write of batched) writing.delete(write.id);
     }
@@ -356,7 +355,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       const deletedAt = new Date(context.now());
       if (await store.markRecordDeleted(place.accountId, place.connector, place.object, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
         counts.deleted += 1;
-        context.inMemory?.noteStored(id, { hash: stored.get(id)?.hash ?? '', ...(sourceVersion === undefined ? {} : { sourceVersion }), deleted: true });
+        context.inMemory?.noteDeleted(id);
       }
     }
   };

@@ -1,22 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
-import type { StoredVersion } from '../../shared/store/store';
 import type { ListingProfile, RunCursor } from '../../shared/sync/sync-decisions';
 
 const fresh: RunCursor = { window: { mode: 'full' }, pageIndex: 0 };
 const profile = (records: number): ListingProfile => ({ order: 'newest_first', pieces: [{ from: 0, to: 100, records }] });
 
-/** Stored versions served a page at a time, as the store's listStoredVersions does ('~' marks a tombstone). */
-function storedIds(ids: string[], pageSize = 3, gate: Promise<void> = Promise.resolve()) {
+/** Stored ids served a page at a time, as the store's listRecordIds does. */
+function storedIds(ids: string[], pageSize = 3) {
   return {
-    async listStoredVersions(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
-      await gate;
-      const idOf = (entry: string) => entry.replace('~', '');
-      const from = options.startKey === undefined ? 0 : ids.map(idOf).indexOf(options.startKey) + 1;
+    async listRecordIds(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
+      const from = options.startKey === undefined ? 0 : ids.indexOf(options.startKey) + 1;
       const page = ids.slice(from, from + Math.min(pageSize, options.limit ?? pageSize));
       const more = from + page.length < ids.length;
-      const versions = page.map((entry): [string, StoredVersion] => [idOf(entry), { hash: `h-${idOf(entry)}`, deleted: entry.startsWith('~') }]);
-      return { versions, ...(more ? { nextStartKey: idOf(page.at(-1)!) } : {}) };
+      return { ids: page, ...(more ? { nextStartKey: page.at(-1)! } : {}) };
     },
   };
 }
@@ -40,10 +36,10 @@ describe('the deletion sweep in memory', () => {
     expect((await sweep.missing())?.sort()).toEqual(['b', 'd']);
   });
 
-  it('a tombstone is not missing, nor a record the run deleted itself', async () => {
-    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd']), place, 100);
+  it('a record the run deleted itself is not missing', async () => {
+    const sweep = new SweepInMemory(storedIds(['a', 'b', 'd']), place, 100);
     sweep.noteSeen(['a']);
-    sweep.noteStored('d', { hash: 'h-d', deleted: true });
+    sweep.noteDeleted('d');
     expect(await sweep.missing()).toEqual(['b']);
   });
 
@@ -54,7 +50,7 @@ describe('the deletion sweep in memory', () => {
   });
 
   it('a store that fails to list leaves the sweep to the store too', async () => {
-    const sweep = new SweepInMemory({ listStoredVersions: () => Promise.reject(new Error('throttled')) }, place, 100);
+    const sweep = new SweepInMemory({ listRecordIds: () => Promise.reject(new Error('throttled')) }, place, 100);
     expect(await sweep.missing()).toBeUndefined();
   });
 });

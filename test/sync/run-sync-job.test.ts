@@ -269,6 +269,16 @@ describe('sync engine', () => {
     expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/disconnected/) });
   });
 
+  it('a full sync that deletes a record from its pages does not sweep it and count it again', async () => {
+    const c = await connected(20);
+    await c.run();
+    const victim = c.platformIds()[5]!;
+    // Listed as a deleted row: the page removes it; the sweep in memory read it as stored before.
+    c.site.delete('customers', victim);
+    expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 1 } });
+    expect(await c.storedIds()).not.toContain(victim);
+  });
+
   it('the deletion sweep spares a record a webhook stored while the full sync ran', async () => {
     const c = await connected(150);
     const full = await c.run({

@@ -197,7 +197,8 @@ describe('slices in flight under one rate budget per connection', () => {
         leaseSeconds: 30,
         checkpointEveryMs: 0,
         afterPage: (pages) => {
-          if (!killed && pages >= 6) {
+          // Early (7 slices of about 3 pages): a save that lags on a busy machine still finds several in flight.
+          if (!killed && pages >= 3) {
             killed = true;
             return new Promise<void>(() => {});
           }
