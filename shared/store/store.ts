@@ -203,6 +203,9 @@ export class Store implements RateBuckets {
   listRecordIds(accountId: string, connector: ConnectorName, object: string, options?: { limit?: number; startKey?: string }): Promise<{ ids: string[]; nextStartKey?: string }> {
     return syncedRecords.listRecordIds(this.#table, accountId, connector, object, options);
   }
+  listStoredVersions(accountId: string, connector: ConnectorName, object: string, options?: { limit?: number; startKey?: string }): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
+    return syncedRecords.listStoredVersions(this.#table, accountId, connector, object, options);
+  }
   findRecordsByEmail(accountId: string, email: string, options?: { includeDeleted?: boolean }): Promise<SyncedRecord[]> {
     return syncedRecords.findRecordsByEmail(this.#table, accountId, email, options);
   }

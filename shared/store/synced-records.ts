@@ -195,12 +195,35 @@ export async function listRecordIds(
   };
 }
 
+/**
+ * One page of what a sync compares, for a whole data object (tombstones included), in id order:
+ * a full run that is its object's only writer reads it once and compares its pages in memory
+ * instead of one BatchGetItem each (shared/sync/deletion-sweep.ts). A Query is billed by the
+ * items it reads, so the three attributes cost no more than the ids. `nextStartKey` as in `listRecords`.
+ */
+export async function listStoredVersions(
+  table: Table,
+  accountId: string,
+  connector: ConnectorName,
+  object: string,
+  options: { limit?: number; startKey?: string } = {},
+): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
+  const page = await queryRecordPartition(table, { accountId, connector, object }, options, {
+    ProjectionExpression: STORED_VERSION_PROJECTION,
+    ExpressionAttributeNames: { '#hash': 'hash' },
+  });
+  return {
+    versions: page.items.map((item) => storedVersionOf(item)),
+    ...(page.nextStartKey === undefined ? {} : { nextStartKey: page.nextStartKey }),
+  };
+}
+
 /** One consistent Query page of a data object's partition, from `startKey` (an id). */
 async function queryRecordPartition(
   table: Table,
   place: RecordPlace,
   options: { limit?: number; startKey?: string },
-  read: { FilterExpression?: string; ProjectionExpression?: string },
+  read: { FilterExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> },
 ): Promise<{ items: Array<Record<string, AttributeValue>>; nextStartKey?: string }> {
   const page = await table.client.send(
     new QueryCommand({
@@ -273,14 +296,18 @@ export async function getStoredVersions(
   const items = await batchGetAll(
     table,
     unique.map((id) => recordKey(place, id)),
-    { ProjectionExpression: 'sk, #hash, sourceVersion, deletedAt', ExpressionAttributeNames: { '#hash': 'hash' } },
+    { ProjectionExpression: STORED_VERSION_PROJECTION, ExpressionAttributeNames: { '#hash': 'hash' } },
   );
-  const found = new Map<string, StoredVersion>();
-  for (const item of items) {
-    const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
-    found.set(stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined });
-  }
-  return found;
+  return new Map(items.map((item) => storedVersionOf(item)));
+}
+
+/** The attributes a sync compares (`#hash` names `hash`). */
+const STORED_VERSION_PROJECTION = 'sk, #hash, sourceVersion, deletedAt';
+
+/** A record item's id and what a sync compares of it (read with STORED_VERSION_PROJECTION). */
+function storedVersionOf(item: Record<string, AttributeValue>): [string, StoredVersion] {
+  const stored = fromItem(item) as { sk: string; hash: string; sourceVersion?: number; deletedAt?: string };
+  return [stored.sk, { hash: stored.hash, ...(stored.sourceVersion === undefined ? {} : { sourceVersion: stored.sourceVersion }), deleted: stored.deletedAt !== undefined }];
 }
 
 /**

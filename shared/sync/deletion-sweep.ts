@@ -1,5 +1,5 @@
 import type { ConnectorName } from '../connectors';
-import type { Store } from '../store/store';
+import type { Store, StoredVersion } from '../store/store';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
@@ -37,26 +37,43 @@ export function sweepsInMemory(point: RunCursor, previousListing: ListingProfile
 const IDS_PER_QUERY = 1000;
 
 /**
- * The deletion sweep in memory of a full run starting afresh, up to `limit` ids in all: the ids
- * stored before it (read side by side with its listing), the ids its pages keep, and the ids it
- * deleted itself (a record that left the filter, or a deleted row: the listing may have read it
- * before, and it must not be marked and counted a second time). Past the limit, or if the stored
- * ids could not be read, `missing()` answers undefined and the run sweeps from the store.
+ * What a full run starting afresh holds of its data object in memory, up to `limit` entries in all:
+ * the versions stored before it (hash, source version, tombstone: read side by side with its
+ * listing), what it wrote and deleted itself since, and the ids its pages keep. Two uses:
+ *
+ * - the deletion sweep: `missing()` names the stored records the run neither saw nor deleted
+ *   itself (a record deleted from a page must not be marked and counted a second time);
+ * - each page's comparison (`versionsOf`): once every stored version is read, the listing with the
+ *   run's own writes over it answers what a BatchGetItem a page would. Only for a run that is its
+ *   object's only writer (API Direct: shared/sync/page-slices.ts asks only then); under webhooks a
+ *   record may change after the listing read it.
+ *
+ * Past the limit, or if the stored versions could not be read, both answer undefined: the run
+ * compares through the store and sweeps from the store.
  */
 export class SweepInMemory {
-  private readonly stored = new Set<string>();
+  /** The listing (tombstones included); once it is whole, the run's own writes go straight in. */
+  private readonly stored = new Map<string, StoredVersion>();
+  /** What the run stored while the listing was still being read: newer than whatever it read of those items. */
+  private readonly own = new Map<string, StoredVersion>();
   private readonly seen = new Set<string>();
-  private readonly deleted = new Set<string>();
   private overflowed = false;
+  private listedWhole = false;
   private readonly listing: Promise<boolean>;
 
   constructor(
-    store: Pick<Store, 'listRecordIds'>,
+    store: Pick<Store, 'listStoredVersions'>,
     place: SweepPlace,
     private readonly limit: number,
   ) {
     this.listing = this.listStored(store, place).then(
-      () => true,
+      () => {
+        if (this.overflowed) return false;
+        for (const [id, version] of this.own) this.stored.set(id, version);
+        this.own.clear();
+        this.listedWhole = true;
+        return true;
+      },
       () => false,
     );
   }
@@ -68,38 +85,74 @@ export class SweepInMemory {
     this.checkLimit();
   }
 
-  /** A record the run marked deleted itself. */
-  noteDeleted(id: string): void {
-    if (this.overflowed) return;
-    this.deleted.add(id);
-    this.checkLimit();
+  /** Records the run wrote (they landed). */
+  noteWritten(writes: ReadonlyArray<{ id: string; hash: string; sourceVersion?: number }>): void {
+    for (const write of writes) this.noteOwn(write.id, { hash: write.hash, ...(write.sourceVersion === undefined ? {} : { sourceVersion: write.sourceVersion }), deleted: false });
   }
 
-  /** Stored ids the run did not see (candidates: a record written since the run started is spared by the caller). */
+  /** A record the run marked deleted itself, as it is stored now (a tombstone). */
+  noteDeleted(id: string, version: StoredVersion): void {
+    this.noteOwn(id, { ...version, deleted: true });
+  }
+
+  /**
+   * What these ids are compared with (absent: not stored). Once the listing is whole: the listing
+   * with the run's own writes over it. Before that: `read` (the store's answer for them) with the
+   * run's own writes over it (a write that landed while the read was on its way), or undefined
+   * without one.
+   */
+  versionsOf(ids: readonly string[], read?: ReadonlyMap<string, StoredVersion>): Map<string, StoredVersion> | undefined {
+    const found = new Map<string, StoredVersion>();
+    if (this.listedWhole && !this.overflowed) {
+      for (const id of ids) {
+        const version = this.stored.get(id);
+        if (version) found.set(id, version);
+      }
+      return found;
+    }
+    if (!read) return undefined;
+    for (const id of ids) {
+      const version = this.own.get(id) ?? read.get(id);
+      if (version) found.set(id, version);
+    }
+    return found;
+  }
+
+  /** Stored records the run did not see (candidates: a record written since the run started is spared by the caller). */
   async missing(): Promise<string[] | undefined> {
     const listed = await this.listing;
     if (!listed || this.overflowed) return undefined;
-    return [...this.stored].filter((id) => !this.seen.has(id) && !this.deleted.has(id));
+    const missing: string[] = [];
+    // The run's own deletions are tombstones here by now: they are not missing.
+    for (const [id, version] of this.stored) if (!version.deleted && !this.seen.has(id)) missing.push(id);
+    return missing;
   }
 
-  private async listStored(store: Pick<Store, 'listRecordIds'>, place: SweepPlace): Promise<void> {
+  private noteOwn(id: string, version: StoredVersion): void {
+    if (this.overflowed) return;
+    // The listing may read this item before or after the run stored it: the run's version wins.
+    (this.listedWhole ? this.stored : this.own).set(id, version);
+    this.checkLimit();
+  }
+
+  private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
     let startKey: string | undefined;
     do {
-      const page = await store.listRecordIds(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
+      const page = await store.listStoredVersions(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
       if (this.overflowed) return;
-      for (const id of page.ids) this.stored.add(id);
+      for (const [id, version] of page.versions) this.stored.set(id, version);
       this.checkLimit();
       startKey = page.nextStartKey;
     } while (startKey && !this.overflowed);
   }
 
   private checkLimit(): void {
-    if (this.stored.size + this.seen.size + this.deleted.size <= this.limit) return;
-    // Too big to hold: let everything go (bounded memory); the store's sweep does the work instead.
+    if (this.stored.size + this.own.size + this.seen.size <= this.limit) return;
+    // Too big to hold: let everything go (bounded memory); the store does the work instead.
     this.overflowed = true;
     this.stored.clear();
+    this.own.clear();
     this.seen.clear();
-    this.deleted.clear();
   }
 }
 

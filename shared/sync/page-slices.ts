@@ -1,7 +1,7 @@
 import type { ClientPace } from '../http/platform-client';
 import type { Logger } from '../log/logger';
 import type { RecordWrite, SyncCounts } from '../store/items';
-import type { Store } from '../store/store';
+import type { Store, StoredVersion } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
 import { addToProfile, MAX_SLICES, pageDensity, plannedSlices, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
@@ -21,7 +21,8 @@ import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, 
  *   most that much progress, which the next run lists again (compared, not rewritten).
  * - Records go in BatchWriteItems when nothing else can write them meanwhile (API Direct: webhooks
  *   are not applied, and one run per data object holds its checkpoint), else as conditional puts.
- *   Either way a page costs one BatchGetItem to compare with what is stored.
+ *   A page is compared with what is stored through one BatchGetItem, or, in an API Direct full run
+ *   starting afresh, in memory once the run has read every stored version (one Query per 1,000).
  * - Writes of one data object share one partition key, which DynamoDB serves at about 1,000
  *   write units a second: each write request is paced to `STORE_WRITES_PER_SECOND` as it leaves
  *   (records are not spread over several partition keys: every reader would then need one query
@@ -62,8 +63,12 @@ export interface PagingContext {
   /** Where the run's seen ids go (full windows). */
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string };
   seenExpiresAt: () => number;
-  /** The deletion sweep in memory of a full run starting afresh (shared/sync/deletion-sweep.ts): told the ids each page keeps and those the run deletes. */
-  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteDeleted'>;
+  /**
+   * The object held in memory by a full run starting afresh (shared/sync/deletion-sweep.ts): told
+   * the ids each page keeps and what the run deletes; with `batchWrites` (the run is the only
+   * writer) also what it writes, and it answers each page's comparison once it holds every stored version.
+   */
+  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteWritten' | 'noteDeleted' | 'versionsOf'>;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -184,8 +189,30 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   // A test or benchmark holding the run (a "kill"): no step starts until it lets go.
   let hold: Promise<void> = Promise.resolve();
   const writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
-  /** Ids being written by a page in flight: another page listing one of them writes it conditionally. */
-  const writing = new Set<string>();
+  /**
+   * API Direct: records a page in flight is writing or deleting, with when they land. Another page
+   * listing one of them (two slices meet at a boundary second) compares it once they landed; one
+   * whose comparison was already on its way writes it conditionally.
+   */
+  const writing = new Map<string, Promise<void>>();
+  /**
+   * What a page is compared with. An API Direct run (the object's only writer) first waits for the
+   * writes in flight of the page's records, then compares in memory once its listing of the stored
+   * versions is whole (shared/sync/deletion-sweep.ts): no read a page. Otherwise, and before that,
+   * one BatchGetItem, with what the run wrote meanwhile over it.
+   */
+  const storedVersions = async (ids: readonly string[]): Promise<ReadonlyMap<string, StoredVersion>> => {
+    const inMemory = context.batchWrites ? context.inMemory : undefined;
+    for (;;) {
+      const inFlight = ids.flatMap((id) => writing.get(id) ?? []);
+      if (inFlight.length === 0) break;
+      await Promise.all(inFlight);
+    }
+    const listed = inMemory?.versionsOf(ids);
+    if (listed) return listed;
+    const read = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
+    return inMemory?.versionsOf(ids, read) ?? read;
+  };
 
   const cursorNow = (): RunCursor => ({
     window,
@@ -320,11 +347,15 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       unsavedSeen.set(pageNumber, seen);
       context.inMemory?.noteSeen(seen);
     }
-    const stored = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);
+    const stored = await storedVersions(ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;
-    for (const write of batched) writing.add(write.id);
+    // Claimed until they land (deletions included): another page listing one of them waits for them.
+    const claimed = context.batchWrites ? [...batched.map((write) => write.id), ...plan.removals.map((removal) => removal.id).filter((id) => !writing.has(id))] : [];
+    let landed = () => {};
+    const landing = new Promise<void>((resolve) => (landed = resolve));
+    for (const id of claimed) writing.set(id, landing);
     try {
       // Each record's size measured once (it serialises the record): for the page's pace estimate and each request's turn.
       const unitsOf = new Map(plan.writes.map((write) => [write.id, writeUnits(write)]));
@@ -344,19 +375,23 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched, { pace }) : undefined,
         conditional.length > 0 ? store.putRecordsIfChanged(place.accountId, place.connector, place.object, conditional, { knownNew, pace }) : [],
       ]);
+      // What the run stored, for the pages after this one that compare in memory.
+      if (context.batchWrites) context.inMemory?.noteWritten([...batched, ...conditional.filter((_, index) => outcomes?.[index] !== 'unchanged')]);
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
       for (const write of batched) counts[stored.has(write.id) ? 'updated' : 'created'] += 1;
       for (const outcome of outcomes ?? []) counts[outcome] += 1;
-    } finally {
-      for (const write of batched) writing.delete(write.id);
-    }
-    counts.unchanged += plan.unchanged;
-    for (const { id, sourceVersion } of plan.removals) {
-      const deletedAt = new Date(context.now());
-      if (await store.markRecordDeleted(place.accountId, place.connector, place.object, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
-        counts.deleted += 1;
-        context.inMemory?.noteDeleted(id);
+      counts.unchanged += plan.unchanged;
+      for (const { id, sourceVersion } of plan.removals) {
+        const deletedAt = new Date(context.now());
+        if (await store.markRecordDeleted(place.accountId, place.connector, place.object, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
+          counts.deleted += 1;
+          const before = stored.get(id)!;
+          context.inMemory?.noteDeleted(id, { ...before, ...(sourceVersion === undefined ? {} : { sourceVersion }) });
+        }
       }
+    } finally {
+      for (const id of claimed) writing.delete(id);
+      landed();
     }
   };
 

@@ -150,6 +150,23 @@ describe('pacing record writes', () => {
   });
 });
 
+describe('listStoredVersions', () => {
+  it('pages every stored version in id order, tombstones included, with what a sync compares', async () => {
+    await db.store.putRecordsIfChanged('acct-sv', 'payment', 'charges', [customer('ch_1'), customer('ch_2', { sourceVersion: 7 }), customer('ch_3')]);
+    await db.store.markRecordDeleted('acct-sv', 'payment', 'charges', 'ch_2', { deletedAt: new Date() });
+    const first = await db.store.listStoredVersions('acct-sv', 'payment', 'charges', { limit: 2 });
+    const rest = await db.store.listStoredVersions('acct-sv', 'payment', 'charges', { limit: 2, startKey: first.nextStartKey! });
+    expect([...first.versions, ...rest.versions]).toEqual([
+      ['ch_1', { hash: customer('ch_1').hash, deleted: false }],
+      ['ch_2', { hash: customer('ch_2').hash, sourceVersion: 7, deleted: true }],
+      ['ch_3', { hash: customer('ch_3').hash, deleted: false }],
+    ]);
+    expect(rest.nextStartKey).toBeUndefined();
+    // The same versions one BatchGetItem reads for a page.
+    expect(await db.store.getStoredVersions('acct-sv', 'payment', 'charges', ['ch_1', 'ch_2', 'ch_3'])).toEqual(new Map([...first.versions, ...rest.versions]));
+  });
+});
+
 describe('listRecordIds', () => {
   it('pages the same ids as listRecords, in id order, leaving deleted records out and reading no body', async () => {
     const ids = Array.from({ length: 25 }, (_, i) => `ch_${String(i).padStart(2, '0')}`);

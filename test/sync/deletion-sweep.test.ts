@@ -1,18 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
+import type { StoredVersion } from '../../shared/store/store';
 import type { ListingProfile, RunCursor } from '../../shared/sync/sync-decisions';
 
 const fresh: RunCursor = { window: { mode: 'full' }, pageIndex: 0 };
 const profile = (records: number): ListingProfile => ({ order: 'newest_first', pieces: [{ from: 0, to: 100, records }] });
 
-/** Stored ids served a page at a time, as the store's listRecordIds does. */
-function storedIds(ids: string[], pageSize = 3) {
+/** Stored versions served a page at a time, as the store's listStoredVersions does ('~' marks a tombstone); `gate` holds the first page back. */
+function storedIds(ids: string[], pageSize = 3, gate: Promise<void> = Promise.resolve()) {
   return {
-    async listRecordIds(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
-      const from = options.startKey === undefined ? 0 : ids.indexOf(options.startKey) + 1;
+    async listStoredVersions(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
+      await gate;
+      const idOf = (entry: string) => entry.replace('~', '');
+      const from = options.startKey === undefined ? 0 : ids.map(idOf).indexOf(options.startKey) + 1;
       const page = ids.slice(from, from + Math.min(pageSize, options.limit ?? pageSize));
       const more = from + page.length < ids.length;
-      return { ids: page, ...(more ? { nextStartKey: page.at(-1)! } : {}) };
+      const versions = page.map((entry): [string, StoredVersion] => [idOf(entry), { hash: `h-${idOf(entry)}`, deleted: entry.startsWith('~') }]);
+      return { versions, ...(more ? { nextStartKey: idOf(page.at(-1)!) } : {}) };
     },
   };
 }
@@ -36,21 +40,52 @@ describe('the deletion sweep in memory', () => {
     expect((await sweep.missing())?.sort()).toEqual(['b', 'd']);
   });
 
-  it('a record the run deleted itself is not missing', async () => {
-    const sweep = new SweepInMemory(storedIds(['a', 'b', 'd']), place, 100);
+  it('a tombstone is not missing, nor a record the run deleted itself', async () => {
+    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd']), place, 100);
     sweep.noteSeen(['a']);
-    sweep.noteDeleted('d');
+    sweep.noteDeleted('d', { hash: 'h-d', deleted: false });
     expect(await sweep.missing()).toEqual(['b']);
+  });
+
+  it('answers a page’s comparison from the listing only once it is whole, with the run’s own writes and deletions over it', async () => {
+    let open = () => {};
+    const sweep = new SweepInMemory(storedIds(['a', 'b', '~c', 'd', 'e', 'f'], 2, new Promise<void>((resolve) => (open = resolve))), place, 100);
+    // Stored by the run before the listing reached them: the listing's older copies must not win.
+    sweep.noteWritten([{ id: 'e', hash: 'h-new', sourceVersion: 4 }]);
+    sweep.noteDeleted('f', { hash: 'h-f', sourceVersion: 2, deleted: false });
+    expect(sweep.versionsOf(['a'])).toBeUndefined();
+    // Before that, what the store read with the run's own writes over it.
+    expect(sweep.versionsOf(['a', 'e'], new Map([['a', { hash: 'h-read', deleted: false }], ['e', { hash: 'h-e', deleted: false }]]))).toEqual(
+      new Map([
+        ['a', { hash: 'h-read', deleted: false }],
+        ['e', { hash: 'h-new', sourceVersion: 4, deleted: false }],
+      ]),
+    );
+    open();
+    await sweep.missing();
+    sweep.noteWritten([{ id: 'b', hash: 'h-b2' }]);
+    expect(sweep.versionsOf(['a', 'b', 'c', 'e', 'f', 'x'])).toEqual(
+      new Map([
+        ['a', { hash: 'h-a', deleted: false }],
+        ['b', { hash: 'h-b2', deleted: false }],
+        ['c', { hash: 'h-c', deleted: true }],
+        ['e', { hash: 'h-new', sourceVersion: 4, deleted: false }],
+        ['f', { hash: 'h-f', sourceVersion: 2, deleted: true }],
+      ]),
+    );
   });
 
   it('past its limit it lets everything go and answers undefined: the run sweeps from the store', async () => {
     const sweep = new SweepInMemory(storedIds(['a', 'b', 'c', 'd', 'e']), place, 6);
     sweep.noteSeen(['a', 'b']);
     expect(await sweep.missing()).toBeUndefined();
+    expect(sweep.versionsOf(['a'])).toBeUndefined();
+    const read = new Map([['a', { hash: 'h-read', deleted: false }]]);
+    expect(sweep.versionsOf(['a'], read)).toEqual(read);
   });
 
   it('a store that fails to list leaves the sweep to the store too', async () => {
-    const sweep = new SweepInMemory({ listRecordIds: () => Promise.reject(new Error('throttled')) }, place, 100);
+    const sweep = new SweepInMemory({ listStoredVersions: () => Promise.reject(new Error('throttled')) }, place, 100);
     expect(await sweep.missing()).toBeUndefined();
   });
 });
