@@ -6,6 +6,10 @@ import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions } from '../../shared/sync/run-sync-job';
+import { SweepInMemory } from '../../shared/sync/deletion-sweep';
+import { pageSlices } from '../../shared/sync/page-slices';
+import { recordHash } from '../../shared/sync/record-hash';
+import type { NormalisedRecord, SyncPage, SyncSource } from '../../shared/sync/sync-source';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { storeConnection } from '../support/stored-connection';
@@ -194,6 +198,133 @@ describe('sync engine', () => {
     } finally {
       store.seenAmong = original;
     }
+  });
+
+  it('an API Direct full sync compares its unchanged pages in memory once it has read the stored versions: no BatchGetItem; under Webhooks and API each page reads the store', async () => {
+    const commands = watchCommands(local.dynamo.client);
+    for (const method of ['api', 'both'] as const) {
+      const c = await connected(450, { method });
+      await c.run();
+      const [changed] = c.platformIds();
+      c.site.update('customers', changed!, { email: `changed-${method}@example.com` });
+      // Each page answers after the stored versions are read (one Query for 450 here).
+      sim.setLatency({ ms: 200 });
+      commands.reset();
+      expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5, counts: { updated: 1, unchanged: 449 } });
+      sim.setLatency({ ms: 0 });
+      expect(commands.sent('BatchGetItemCommand')).toBe(method === 'api' ? 0 : 5);
+      expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(1);
+      expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', changed!))?.email).toBe(`changed-${method}@example.com`);
+    }
+  });
+
+  it('a record the run wrote or deleted and a later page lists again (slices meeting at a boundary second) is compared with what the run stored, not the listing read before', async () => {
+    const { store } = local.gateway;
+    const place = { accountId: `acct-${++accountNumber}`, connector: 'billing' as const, object: 'customers' };
+    const fields = (id: string, name: string) => ({ id, name });
+    // Stored before the run, so what its listing reads: x, y and z as they were.
+    await store.putRecordsBatch(
+      place.accountId,
+      place.connector,
+      place.object,
+      ['x', 'y', 'z', 'a', 'b'].map((id) => ({ id, hash: recordHash(fields(id, 'old')), body: fields(id, 'old'), syncedAt: new Date().toISOString() })),
+    );
+    const listed = (id: string, name: string): NormalisedRecord => ({ id, fields: fields(id, name) });
+    // x and y changed on the platform and z was deleted; the next page lists x again (its write
+    // still on its way) and the one after y and z (stored by then). A slice writes its first page
+    // before it fetches the next: the pages that matter come after it.
+    const pages: Array<Pick<SyncPage, 'records' | 'deletedIds'>> = [
+      { records: [listed('a', 'old')], deletedIds: [] },
+      { records: [listed('x', 'new'), listed('y', 'new')], deletedIds: ['z'] },
+      { records: [listed('x', 'new'), listed('b', 'old')], deletedIds: [] },
+      { records: [listed('y', 'new')], deletedIds: ['z'] },
+    ];
+    const sweep = new SweepInMemory(store, place, 1_000);
+    const source: SyncSource = {
+      async fetchPage(_window, cursor) {
+        const index = cursor === undefined ? 0 : (cursor.page as number);
+        // The first page answers once the listing is whole: every page compares in memory.
+        if (index === 0) await sweep.missing();
+        return { ...pages[index]!, ...(index + 1 < pages.length ? { next: { page: index + 1 } } : {}) };
+      },
+    };
+    const commands = watchCommands(local.dynamo.client);
+    // The store takes a while with each batch of records: the next page compares x while its write is on its way.
+    const slowBatches = 'slow-batches-' + place.accountId;
+    local.dynamo.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchWriteItemCommand') await new Promise((resolve) => setTimeout(resolve, 150));
+        return next(args);
+      },
+      { step: 'initialize', name: slowBatches },
+    );
+    const counts = { created: 0, updated: 0, unchanged: 0, deleted: 0 };
+    const outcome = await pageSlices(
+      {
+        store,
+        place,
+        source,
+        keeps: () => true,
+        pace: () => undefined,
+        batchWrites: true,
+        seenScope: { ...place, run: 'run-1' },
+        seenExpiresAt: () => Math.floor(Date.now() / 1000) + 3600,
+        inMemory: sweep,
+        runStartedAt: Math.floor(Date.now() / 1000),
+        now: () => Date.now(),
+        log,
+        save: async () => {},
+        mayFetch: () => true,
+      },
+      { window: { mode: 'full' }, pageIndex: 0 },
+      counts,
+    ).finally(() => local.dynamo.client.middlewareStack.remove(slowBatches));
+    expect(outcome).toMatchObject({ complete: true, pages: 4 });
+    expect(counts).toEqual({ created: 0, updated: 2, unchanged: 4, deleted: 1 });
+    expect(commands.sent('BatchGetItemCommand')).toBe(0);
+    // x and y written once, z marked deleted once.
+    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${place.accountId}#billing#customers`)).toBe(3);
+    expect((await store.getRecord(place.accountId, 'billing', 'customers', 'x'))?.body).toEqual(fields('x', 'new'));
+    expect(await sweep.missing()).toEqual([]);
+  });
+
+  it('a reconcile killed after writing changes is resumed without trusting a listing from before: nothing lost, nothing written twice', async () => {
+    const c = await connected(450);
+    await c.run();
+    // A fifth of the records changed on the platform since.
+    const changed = c.platformIds().filter((_, index) => index % 5 === 0);
+    for (const id of changed) c.site.update('customers', id, { email: `changed-${id}@example.com` });
+    const commands = watchCommands(local.dynamo.client);
+    // Pages answer after the stored versions are read: the killed run compares in memory.
+    sim.setLatency({ ms: 100 });
+    let killedAt: number | undefined;
+    void c.run(
+      {
+        leaseSeconds: 30,
+        afterPage: (pages) => {
+          if (pages >= 2 && killedAt === undefined) {
+            killedAt = pages;
+            return new Promise<void>(() => {}); // stops dead: no cleanup, the claim still held
+          }
+        },
+      },
+      { full: true },
+    );
+    while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (commands.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(commands.sent('BatchGetItemCommand')).toBe(0);
+    const writtenByKilled = commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`);
+    expect(writtenByKilled).toBeGreaterThan(0);
+    clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
+    const resumed = await c.run({ leaseSeconds: 30 });
+    clockOffset -= 31_000;
+    sim.setLatency({ ms: 0 });
+    expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5 - killedAt });
+    // The resumed run reads the store for each page: what its predecessor wrote is seen, not rewritten.
+    expect(commands.sent('BatchGetItemCommand')).toBe(5 - killedAt);
+    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(changed.length);
+    expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
+    for (const id of changed) expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', id))?.email).toBe(`changed-${id}@example.com`);
   });
 
   it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
