@@ -6,15 +6,30 @@
  * requests started / in flight per quarter second. Run it under the CPU profiler to see functions:
  *
  *   node_modules/.bin/node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/sync-profile.ts latency
+ *
+ * `npx tsx bench/sync-profile.ts faulty 5` runs only the bench's faulty scenario (sync.faulty.*), 5 times.
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
 import { writeUnits } from '../shared/sync/page-slices';
-import { measured, scenario, syncObjects } from './sync';
+import type { Figures } from './results-file';
+import { faultyRun, measured, scenario, syncObjects } from './sync';
 
 setLogSink(() => {});
+if (process.argv[2] === 'faulty') {
+  // `faulty N`: only the bench's faulty run (sync.faulty.*), N times in one scenario, each on a fresh account.
+  const s = await scenario();
+  forgetRateBudgets();
+  for (let run = 1; run <= Number(process.argv[3] ?? 1); run += 1) {
+    const figures: Figures = {};
+    await faultyRun(s, figures, `faulty${run}`);
+    process.stdout.write(`faulty run ${run}: ${JSON.stringify(figures)}\n`);
+  }
+  await s.stop();
+  process.exit(0);
+}
 const withLatency = process.argv[2] === 'latency';
 /** `full-latency`: the first full sync at 300 ms too (what bench/sync.ts counts as sync.latency300.full.calls). */
 const fullAtLatency = process.argv[2] === 'full-latency';

@@ -284,9 +284,12 @@ async function listWithSdk(s: Scenario): Promise<{ seconds: number; records: num
   return { seconds: (performance.now() - started) / 1000, records };
 }
 
-/** A full sync at 300 ms with 5% of calls failing, killed dead with slices in flight, then resumed. */
-async function faultyRun(s: Scenario, figures: Figures) {
-  const accountId = 'faulty';
+/**
+ * A full sync at 300 ms with 5% of calls failing, killed dead with slices in flight, then resumed.
+ * Alone, several times: `npx tsx bench/sync-profile.ts faulty 5`.
+ */
+export async function faultyRun(s: Scenario, figures: Figures, accountId = 'faulty') {
+  await s.platforms.setLatency(LATENCY);
   await s.connect(accountId);
   const faults = [{ kind: 'status' as const, status: 429 }, { kind: 'status' as const, status: 503 }, { kind: 'timeout' as const }, { kind: 'drop' as const }];
   await s.platforms.setRandomFaults('payment', { rate: 0.05, faults, seed: 11 });
