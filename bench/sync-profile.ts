@@ -10,6 +10,7 @@
  * `npx tsx bench/sync-profile.ts faulty 5` runs only the bench's faulty scenario (sync.faulty.*), 5 times.
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
@@ -25,7 +26,7 @@ if (process.argv[2] === 'faulty') {
   for (let run = 1; run <= Number(process.argv[3] ?? 1); run += 1) {
     const figures: Figures = {};
     await faultyRun(s, figures, `faulty${run}`);
-    process.stdout.write(`faulty run ${run}: ${JSON.stringify(figures)}\n`);
+    process.stdout.write(`faulty run ${run}: ${JSON.stringify(figures)}; load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
   }
   await s.stop();
   process.exit(0);
