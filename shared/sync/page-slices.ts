@@ -191,8 +191,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
   /**
    * API Direct: records a page in flight is writing or deleting, with when they land. Another page
-   * listing one of them (two slices meet at a boundary second) compares it once they landed; one
-   * whose comparison was already on its way writes it conditionally.
+   * listing one of them (two slices meet at a boundary second) compares it once they landed; in a
+   * run without the versions in memory (resumed), one whose read was already on its way writes it
+   * conditionally.
    */
   const writing = new Map<string, Promise<void>>();
   /**
@@ -347,7 +348,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       unsavedSeen.set(pageNumber, seen);
       context.inMemory?.noteSeen(seen);
     }
-    const stored = await storedVersions(ids);
+    let stored = await storedVersions(ids);
+    // Another page claimed some of these records while this one compared: again, once they landed
+    // (in memory, or with the run's own writes over the read). Nothing is written twice then.
+    while (context.batchWrites && context.inMemory && ids.some((id) => writing.has(id))) stored = await storedVersions(ids);
     const plan = planPage(page, stored, context.keeps, page.fetchedAt);
     const batched = context.batchWrites ? plan.writes.filter((write) => !writing.has(write.id)) : [];
     const conditional = context.batchWrites ? plan.writes.filter((write) => writing.has(write.id)) : plan.writes;
