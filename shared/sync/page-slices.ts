@@ -68,7 +68,9 @@ export interface PagingContext {
    * the ids each page keeps and what the run deletes; with `batchWrites` (the run is the only
    * writer) also what it writes, and it answers each page's comparison once it holds every stored version.
    */
-  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteWritten' | 'noteDeleted' | 'versionsOf'>;
+  inMemory?: Pick<SweepInMemory, 'noteSeen' | 'noteWritten' | 'noteDeleted' | 'versionsOf' | 'listed'>;
+  /** With `inMemory` and `batchWrites`: a page waits for the stored versions to be read whole instead of reading the store (`pagesAwaitListing`). */
+  awaitListing?: boolean;
   /**
    * The last complete full listing's profile (kept with the watermark): a full run starting afresh
    * cuts its slices from it at once (`plannedSlices`) instead of waiting for a first page.
@@ -199,8 +201,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   /**
    * What a page is compared with. An API Direct run (the object's only writer) first waits for the
    * writes in flight of the page's records, then compares in memory once its listing of the stored
-   * versions is whole (shared/sync/deletion-sweep.ts): no read a page. Otherwise, and before that,
-   * one BatchGetItem, with what the run wrote meanwhile over it.
+   * versions is whole (shared/sync/deletion-sweep.ts): no read a page; for a small object it waits
+   * for that. Otherwise, and before that, one BatchGetItem, with what the run wrote meanwhile over it.
    */
   const storedVersions = async (ids: readonly string[]): Promise<ReadonlyMap<string, StoredVersion>> => {
     const inMemory = context.batchWrites ? context.inMemory : undefined;
@@ -209,6 +211,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       if (inFlight.length === 0) break;
       await Promise.all(inFlight);
     }
+    // A small object's listing is whole within a second: waiting for it costs less than a read.
+    if (inMemory && context.awaitListing) await inMemory.listed();
     const listed = inMemory?.versionsOf(ids);
     if (listed) return listed;
     const read = await store.getStoredVersions(place.accountId, place.connector, place.object, ids);

@@ -11,7 +11,7 @@ import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
 import { retryAfterFailure } from './sync-retry';
-import { sweepFromStore, SweepInMemory, sweepsInMemory } from './deletion-sweep';
+import { pagesAwaitListing, sweepFromStore, SweepInMemory, sweepsInMemory } from './deletion-sweep';
 
 export type SyncRunResult =
   | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
@@ -119,7 +119,7 @@ export async function runSyncJob(
           batchWrites: settings.method === 'api',
           seenScope,
           seenExpiresAt: () => Math.floor(gateway.now() / 1000) + SEEN_KEPT_SECONDS,
-          ...(sweepInMemory ? { inMemory: sweepInMemory } : {}),
+          ...(sweepInMemory ? { inMemory: sweepInMemory, awaitListing: pagesAwaitListing(watermarkOf(checkpoint)?.listing) } : {}),
           runStartedAt,
           ...(point.window.mode === 'full' && watermarkOf(checkpoint)?.listing ? { previousListing: watermarkOf(checkpoint)!.listing! } : {}),
           now: () => gateway.now(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
+import { LISTING_AWAITED_RECORDS, pagesAwaitListing, SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
 import type { StoredVersion } from '../../shared/store/store';
 import type { ListingProfile, RunCursor } from '../../shared/sync/sync-decisions';
 
@@ -31,6 +31,14 @@ describe('the deletion sweep in memory', () => {
     expect(sweepsInMemory({ ...fresh, pageIndex: 3 }, undefined, 100)).toBe(false);
     expect(sweepsInMemory({ ...fresh, slices: [{ id: 0, pages: 1 }] }, undefined, 100)).toBe(false);
     expect(sweepsInMemory({ window: { mode: 'incremental', since: 0 }, pageIndex: 0 }, undefined, 100)).toBe(false);
+  });
+
+  it('pages wait for the stored versions only when the last listing says the object is small', () => {
+    expect(pagesAwaitListing(profile(450))).toBe(true);
+    expect(pagesAwaitListing(profile(LISTING_AWAITED_RECORDS))).toBe(true);
+    // Bigger: its listing takes longer than the slices can hold pages; unknown: maybe a million stored.
+    expect(pagesAwaitListing(profile(LISTING_AWAITED_RECORDS + 1))).toBe(false);
+    expect(pagesAwaitListing(undefined)).toBe(false);
   });
 
   it('stored ids not seen are missing, whatever the order listing and paging meet in', async () => {
