@@ -7,7 +7,8 @@ import type { ListingProfile, RunCursor } from './sync-decisions';
  * the platform (or left the settings' filter). Two ways to find them, the same answer:
  *
  * - In memory, while the pages are fetched (`SweepInMemory`): a full run starting afresh reads the
- *   ids stored before it side by side with its listing and notes every id its pages keep, so the
+ *   versions stored before it side by side with its listing (an API Direct run compares its pages
+ *   with them too) and notes every id its pages keep, so the
  *   sweep after the last page costs only the deletions. Without it a reconcile of 10,000 records
  *   per object waited ~0.4 s on the store after its last page (ten Query pages, then the seen
  *   pages), a sixth of the run at the platform's full rate.
