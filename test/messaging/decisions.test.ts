@@ -3,7 +3,7 @@ import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
 import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
-import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted } from '../../shared/messaging/poller';
+import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted, takeover } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -72,6 +72,20 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed(live, undefined, 0, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseExpiresAt: 5 }, 1e12, 6, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
+  });
+
+  it('takes over a lease from a run that ended at its round\'s end at once (the grace counted from its end), from a lapsed one without a grace, never from a live one', () => {
+    const live = { accountId: 'a', conversationId: 'c', ack: 1, startedAt: 0, leaseOwner: 'run-a', leaseExpiresAt: 100_000 };
+    const heartbeat = { runId: 'run-a', renewedAt: 5_000, until: 25_000 };
+    // Alive: its heartbeat is ahead, and it has not ended.
+    expect(takeover(live, heartbeat, 10_000, 2_000)).toBeUndefined();
+    // Ended with its polls closed: free at once, though its heartbeat would still hold for 15 s.
+    expect(takeover(live, { ...heartbeat, endedAt: 9_000 }, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a', releasedAt: 9_000 });
+    // Lapsed (killed): free with no grace (its polls are long over); gone entirely: the same.
+    expect(takeover(live, heartbeat, 27_001, 2_000)).toEqual({ lapsedOwner: 'run-a' });
+    expect(takeover(live, undefined, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a' });
+    // Nobody named: free, no takeover.
+    expect(takeover({ ...live, leaseOwner: undefined }, undefined, 10_000, 2_000)).toEqual({});
   });
 
   it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {
