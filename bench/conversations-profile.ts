@@ -51,7 +51,8 @@ store.putConversation = async (conversation) => {
   stamp(conversation.conversationId, 'stored');
   return result;
 };
-// Handovers: each release, then the next holder's claim, session opened and poll sent (ms, wall).
+// Handovers: each release (one by one mid-round; at a round's end, the run's end for all it held),
+// then the next holder's claim, session opened and poll sent (ms, wall).
 type Handover = { releasedAt: number; by: string; claimStart?: number; claimed?: number; opened?: number; pollSent?: number };
 const handovers = new Map<string, Handover[]>();
 const pending = (conversationId: string) => handovers.get(conversationId)?.at(-1);
@@ -60,6 +61,12 @@ store.releaseConversationLease = async (accountId, conversationId, owner, at) =>
   const released = await release(accountId, conversationId, owner, at);
   if (released) handovers.set(conversationId, [...(handovers.get(conversationId) ?? []), { releasedAt: Date.now(), by: owner }]);
   return released;
+};
+const endedRuns = new Map<string, number>();
+const markEnded = store.markPollerRunEnded.bind(store);
+store.markPollerRunEnded = async (runId, endedAt) => {
+  await markEnded(runId, endedAt);
+  endedRuns.set(runId, Date.now());
 };
 const listings: number[] = [];
 const listLive = store.listLiveConversations.bind(store);
@@ -72,9 +79,11 @@ store.listLiveConversations = async () => {
 const claim = store.claimConversationLease.bind(store);
 store.claimConversationLease = async (accountId, conversationId, lease) => {
   stamp(conversationId, 'claimStart');
-  const handover = pending(conversationId);
+  const endedAt = lease.lapsedOwner === undefined ? undefined : endedRuns.get(lease.lapsedOwner);
   const claimStart = Date.now();
   const live = await claim(accountId, conversationId, lease);
+  if (live && endedAt !== undefined) handovers.set(conversationId, [...(handovers.get(conversationId) ?? []), { releasedAt: endedAt, by: lease.lapsedOwner! }]);
+  const handover = pending(conversationId);
   if (live && handover && handover.by !== lease.owner && handover.claimed === undefined) Object.assign(handover, { claimStart, claimed: Date.now() });
   if (live && !stamps.get(conversationId)?.claimed) {
     stamp(conversationId, 'claimed');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
-import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
+import { FLEET_LEASE_MARGIN_MS, plannedPerPoller, pollerCapacity, shardCount, surgeEndsAt } from '../../shared/messaging/fleet';
 import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted, takeover } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
@@ -72,6 +72,18 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed(live, undefined, 0, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseExpiresAt: 5 }, 1e12, 6, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
+  });
+
+  it('ends a surge poller with the running round, and starts none in the round\'s last seconds (the next round takes them)', () => {
+    const roundEnd = 100_000;
+    const fleetUntil = roundEnd + FLEET_LEASE_MARGIN_MS;
+    expect(surgeEndsAt(50_000, fleetUntil, 840_000)).toBe(roundEnd);
+    expect(surgeEndsAt(95_000, fleetUntil, 840_000)).toBe(roundEnd);
+    // Before: a surge asked for 1 s before the round's end ran 5 s, past the next round's first look.
+    expect(surgeEndsAt(99_000, fleetUntil, 840_000)).toBeUndefined();
+    // No round running (its lease lapsed or none): a whole run.
+    expect(surgeEndsAt(200_000, fleetUntil, 840_000)).toBe(1_040_000);
+    expect(surgeEndsAt(200_000, undefined, 840_000)).toBe(1_040_000);
   });
 
   it('takes over a lease from a run that ended at its round\'s end at once (the grace counted from its end), from a lapsed one without a grace, never from a live one', () => {
