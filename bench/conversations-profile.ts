@@ -51,10 +51,40 @@ store.putConversation = async (conversation) => {
   stamp(conversation.conversationId, 'stored');
   return result;
 };
+// Handovers: each release (one by one mid-round; at a round's end, the run's end for all it held),
+// then the next holder's claim, session opened and poll sent (ms, wall).
+type Handover = { releasedAt: number; by: string; claimStart?: number; claimed?: number; opened?: number; pollSent?: number };
+const handovers = new Map<string, Handover[]>();
+const pending = (conversationId: string) => handovers.get(conversationId)?.at(-1);
+const release = store.releaseConversationLease.bind(store);
+store.releaseConversationLease = async (accountId, conversationId, owner, at) => {
+  const released = await release(accountId, conversationId, owner, at);
+  if (released) handovers.set(conversationId, [...(handovers.get(conversationId) ?? []), { releasedAt: Date.now(), by: owner }]);
+  return released;
+};
+const endedRuns = new Map<string, number>();
+const markEnded = store.markPollerRunEnded.bind(store);
+store.markPollerRunEnded = async (runId, endedAt) => {
+  await markEnded(runId, endedAt);
+  endedRuns.set(runId, Date.now());
+};
+const listings: number[] = [];
+const listLive = store.listLiveConversations.bind(store);
+store.listLiveConversations = async () => {
+  const startedAt = Date.now();
+  const listed = await listLive();
+  listings.push(Date.now() - startedAt);
+  return listed;
+};
 const claim = store.claimConversationLease.bind(store);
 store.claimConversationLease = async (accountId, conversationId, lease) => {
   stamp(conversationId, 'claimStart');
+  const endedAt = lease.lapsedOwner === undefined ? undefined : endedRuns.get(lease.lapsedOwner);
+  const claimStart = Date.now();
   const live = await claim(accountId, conversationId, lease);
+  if (live && endedAt !== undefined) handovers.set(conversationId, [...(handovers.get(conversationId) ?? []), { releasedAt: endedAt, by: lease.lapsedOwner! }]);
+  const handover = pending(conversationId);
+  if (live && handover && handover.by !== lease.owner && handover.claimed === undefined) Object.assign(handover, { claimStart, claimed: Date.now() });
   if (live && !stamps.get(conversationId)?.claimed) {
     stamp(conversationId, 'claimed');
     stamps.get(conversationId)!.owner = lease.owner;
@@ -71,16 +101,24 @@ store.claimFleetLease = async (lease) => {
 const open = gateway.vault.open.bind(gateway.vault);
 gateway.vault.open = (async (...args: Parameters<typeof open>) => {
   const opened = await open(...args);
-  for (const name of Object.keys(opened)) if (name.startsWith('sessionToken:')) stamp(name.slice('sessionToken:'.length), 'opened');
+  for (const name of Object.keys(opened)) {
+    if (!name.startsWith('sessionToken:')) continue;
+    const conversationId = name.slice('sessionToken:'.length);
+    stamp(conversationId, 'opened');
+    const handover = pending(conversationId);
+    if (handover?.claimed !== undefined && handover.opened === undefined) handover.opened = Date.now();
+  }
   return opened;
 }) as typeof open;
 // The first poll as the poller sends it (the platform stamps it as it arrives).
 const fetchBefore = globalThis.fetch;
 globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
   const url = String(input instanceof Request ? input.url : input);
-  const polled = /\/conversations\/([^/?]+)\/messages\?ack=-1/.exec(url);
+  const polled = /\/conversations\/([^/?]+)\/messages\?ack=(-?\d+)/.exec(url);
   const conversationId = polled ? byPlatformId.get(decodeURIComponent(polled[1]!)) : undefined;
-  if (conversationId) stamp(conversationId, 'pollSent');
+  if (conversationId && polled![2] === '-1') stamp(conversationId, 'pollSent');
+  const handover = conversationId ? pending(conversationId) : undefined;
+  if (handover?.claimed !== undefined && handover.pollSent === undefined) handover.pollSent = Date.now();
   return fetchBefore(input, init);
 }) as typeof fetch;
 const notices = local.pollerNotices;
@@ -217,6 +255,25 @@ for (const id of slowest) {
   const e = stamps.get(id)!;
   lines.push(`  ${id} +${e.platformStart! - t0}ms: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}`);
 }
-process.stdout.write(`${[...lines, ...deliveryLines].join('\n')}\n`);
+// Handovers taken up by another run: where the gap (release → poll sent) went.
+const taken = [...handovers.values()].flat().filter((h) => h.pollSent !== undefined && h.claimed !== undefined);
+const handoverLines = [`handovers: ${taken.length} taken up of ${[...handovers.values()].flat().length} releases; live listings ${listings.length}, ms p50 ${percentile(listings, 50)} max ${Math.max(0, ...listings)}`];
+handoverLines.push(row('release → poll sent', taken.map((h) => h.pollSent! - h.releasedAt)));
+handoverLines.push(row('release → claim sent', taken.map((h) => h.claimStart! - h.releasedAt)));
+handoverLines.push(row('claim sent → claimed', taken.map((h) => h.claimed! - h.claimStart!)));
+handoverLines.push(row('claimed → session opened', taken.filter((h) => h.opened !== undefined).map((h) => h.opened! - h.claimed!)));
+handoverLines.push(row('claimed → poll sent', taken.map((h) => h.pollSent! - h.claimed!)));
+// Each round change: the previous round's releases (first, last) and the new runs' first claim, relative to the plan.
+const runFirstClaim = new Map<string, number>();
+for (const h of [...handovers.values()].flat()) if (h.claimStart !== undefined) runFirstClaim.set(h.by, Math.min(runFirstClaim.get(h.by) ?? Infinity, h.releasedAt));
+const releases = [...handovers.values()].flat().map((h) => h.releasedAt).sort((a, b) => a - b);
+for (const [index, plan] of plans.entries()) {
+  const before = releases.filter((at) => at <= plan + 5000 && at > (plans[index - 1] ?? 0) + 3000);
+  const claims = [...handovers.values()].flat().filter((h) => h.claimStart !== undefined && h.claimStart >= plan && h.claimStart < (plans[index + 1] ?? Infinity)).map((h) => h.claimStart!);
+  if (before.length) handoverLines.push(`  plan +${plan - t0}ms: ${before.length} released from ${before[0]! - plan} to ${before.at(-1)! - plan} ms; their claims from ${Math.min(...claims) - plan} to ${percentile(claims.map((at) => at - plan), 99)} ms (p99)`);
+}
+const worst = [...taken].sort((a, b) => b.pollSent! - b.releasedAt - (a.pollSent! - a.releasedAt)).slice(0, 5);
+for (const h of worst) handoverLines.push(`  released +${h.releasedAt - t0}ms: claim sent +${h.claimStart! - h.releasedAt}, claimed +${h.claimed! - h.releasedAt}, opened ${h.opened === undefined ? '-' : `+${h.opened - h.releasedAt}`}, poll sent +${h.pollSent! - h.releasedAt}`);
+process.stdout.write(`${[...lines, ...deliveryLines, ...handoverLines].join('\n')}\n`);
 await sandbox.stop();
 process.exit(0);

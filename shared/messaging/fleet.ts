@@ -73,6 +73,24 @@ export function shardCount(live: number, capacity: number, maxShards: number): n
   return Math.min(maxShards, Math.max(1, Math.ceil(live / plannedPerPoller(capacity))));
 }
 
+/** How long the fleet's lease outlasts its round: a plan that lags still holds it. */
+export const FLEET_LEASE_MARGIN_MS = 60_000;
+
+/** A surge poller shorter than this is not worth starting: the next round takes its conversations. */
+export const MIN_SURGE_MS = 5_000;
+
+/**
+ * Pure: when a surge poller asked for at `now` ends: with the running round (from the fleet's lease),
+ * so the next plan counts and takes its conversations with the rest. Undefined when the round ends
+ * within MIN_SURGE_MS: the next round is about to take them, and a surge outlasting the round would
+ * hand them over only after the next round's runs had looked. With no round running, a whole run.
+ */
+export function surgeEndsAt(now: number, fleetUntil: number | undefined, runMs: number): number | undefined {
+  if (fleetUntil === undefined || fleetUntil <= now) return now + runMs;
+  const roundEnd = fleetUntil - FLEET_LEASE_MARGIN_MS;
+  return roundEnd - now >= MIN_SURGE_MS ? roundEnd : undefined;
+}
+
 export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {
   const env = gateway.env;
   const runMs = env.POLLER_RUN_SECONDS * 1000;
@@ -94,7 +112,7 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
   const lease = await gateway.store.claimFleetLease({
     executionId: input.executionId,
     now,
-    until: now + runMs + 60_000,
+    until: now + runMs + FLEET_LEASE_MARGIN_MS,
     shards,
     ...(input.startedWith.handOverFrom ? { handOverFrom: input.startedWith.handOverFrom } : {}),
   });

@@ -1,6 +1,6 @@
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
-import type { PollerInput } from './fleet';
+import { surgeEndsAt, type PollerInput } from './fleet';
 import { PollerRun, type PollerStats } from './poller';
 
 /** A poller run as the poller function (and the local fleet) runs it; apart from fleet.ts so the plan's bundle holds no poller. */
@@ -10,9 +10,8 @@ export async function requestSurge(gateway: Gateway): Promise<void> {
   const now = gateway.now();
   if (!(await gateway.store.takeFleetTurn('surge', now, 1_000))) return;
   const fleet = await gateway.store.getFleetLease();
-  // It ends with the round, so the next plan counts its conversations (the plan's lease runs a minute past the round).
-  const endsAt = fleet && fleet.until > now ? Math.max(now + 5_000, fleet.until - 60_000) : now + gateway.env.POLLER_RUN_SECONDS * 1000;
-  await gateway.stateMachines.startFleet({ surge: { shard: 0, shards: 1, endsAt } });
+  const endsAt = surgeEndsAt(now, fleet?.until, gateway.env.POLLER_RUN_SECONDS * 1000);
+  if (endsAt !== undefined) await gateway.stateMachines.startFleet({ surge: { shard: 0, shards: 1, endsAt } });
 }
 
 /** A poller run as the poller function runs it (Lambda or the local fleet). */

@@ -3,7 +3,7 @@ import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
-import type { Conversation, LiveConversation, MessageWrite } from '../store/items';
+import type { Conversation, LiveConversation, MessageWrite, PollerRun as PollerRunItem } from '../store/items';
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
@@ -45,7 +45,10 @@ export interface PollerStats {
   claimed: number;
   /** Of those, claimed because a notice told the running fleet of a new (or let-go) conversation. */
   claimedOnNotice: number;
+  /** Leases given back one by one (mid-round: a conversation let go, or the run fenced itself). */
   released: number;
+  /** Leases left naming the run as it ended at its round's end: handed over with one write for the run. */
+  handedOver: number;
   /** Polls opened (200 and 204 answers count once each). */
   polls: number;
   delivered: number;
@@ -88,6 +91,17 @@ export function preferredShard(accountId: string, conversationId: string, shards
 /** Pure: full-jitter backoff for the n-th consecutive failure. */
 export function reconnectDelayMs(failures: number, random: () => number, baseMs = 500, capMs = 30_000): number {
   return Math.floor(random() * Math.min(capMs, baseMs * 2 ** Math.min(failures - 1, 16)));
+}
+
+/**
+ * Pure: whether a run may take over a conversation another run's lease names, from that run's
+ * heartbeat item: free once the owner ended at its round's end (`releasedAt` its end, for the
+ * handover grace) or once its heartbeat lapsed; undefined while the owner holds it.
+ */
+export function takeover(live: LiveConversation, owner: PollerRunItem | undefined, now: number, skewMs: number): { lapsedOwner?: string; releasedAt?: number } | undefined {
+  if (!live.leaseOwner) return {};
+  if (owner?.endedAt !== undefined) return { lapsedOwner: live.leaseOwner, releasedAt: owner.endedAt };
+  return leaseLapsed(live, owner?.until, now, skewMs) ? { lapsedOwner: live.leaseOwner } : undefined;
 }
 
 /** Pure: whether another run's lease on a conversation has lapsed, from its heartbeat. */
@@ -191,6 +205,10 @@ export class PollerRun {
   private readonly held = new Map<string, Held>();
   private readonly stop = new AbortController();
   private killed = false;
+  /** Set as the run ends at its round's end: the holds leave their leases for the one mark (handOver). */
+  private handingOver = false;
+  /** The heartbeat write in flight, if any. */
+  private beating: Promise<void> = Promise.resolve();
   private startedAt = 0;
   private lastBeatSentAt = 0;
   private readonly instanceUrls = new Map<string, Promise<string>>();
@@ -208,7 +226,7 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, handedOver: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
   }
 
   get id(): string {
@@ -288,7 +306,9 @@ export class PollerRun {
   private async heartbeat(): Promise<void> {
     if (this.killed || this.stop.signal.aborted) return;
     try {
-      await this.beat(this.gateway.now());
+      const beat = this.beat(this.gateway.now());
+      this.beating = beat.catch(() => undefined);
+      await beat;
     } catch (error) {
       if (error instanceof Killed) return;
       this.log.warn('poller heartbeat failed', { error });
@@ -308,8 +328,12 @@ export class PollerRun {
     return this.stop.signal.aborted ? 0 : Math.max(0, this.capacity - this.held.size - this.claiming);
   }
 
+  private handoverWait(live: LiveConversation): number {
+    return handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
+  }
+
   /** Claims a conversation and starts holding its poll; undefined if it is held, gone, or there is no room. */
-  private async claim(accountId: string, conversationId: string, lapsedOwner?: string, conversation?: Conversation): Promise<Held | undefined> {
+  private async claim(accountId: string, conversationId: string, lapsedOwner?: string, conversation?: Conversation, handedOverAt?: number): Promise<Held | undefined> {
     const key = `${accountId}/${conversationId}`;
     if (this.held.has(key) || !this.hasRoom()) return undefined;
     this.guard();
@@ -328,6 +352,8 @@ export class PollerRun {
       this.claiming--;
     }
     if (!live) return undefined;
+    // Taken over from a run that ended with its polls closed: the grace and the gap count from its end.
+    if (handedOverAt !== undefined) live = { ...live, releasedAt: handedOverAt };
     if (this.held.has(key) || this.killed) return undefined;
     this.stats.claimed++;
     const controller = new AbortController();
@@ -335,6 +361,19 @@ export class PollerRun {
     this.held.set(key, held);
     held.done = this.hold(held).finally(() => this.held.delete(key));
     return held;
+  }
+
+  /**
+   * A conversation the fleet was told of: new or let go (no lease), or left over by a full run, whose
+   * lease may still name a run that ended or lapsed (then taken over from it, as a listing would).
+   */
+  private async claimTold(accountId: string, conversationId: string): Promise<Held | undefined> {
+    const held = await this.claim(accountId, conversationId);
+    if (held || !this.hasRoom()) return held;
+    const live = await this.gateway.store.getLiveConversation(accountId, conversationId);
+    if (!live?.leaseOwner || live.leaseOwner === this.runId) return undefined;
+    const free = takeover(live, await this.gateway.store.getPollerRun(live.leaseOwner), this.gateway.now(), this.skewMs);
+    return free?.lapsedOwner ? this.claim(accountId, conversationId, free.lapsedOwner, undefined, free.releasedAt) : undefined;
   }
 
   /** New conversations, as the start route tells the fleet: the first poll opens within a second. */
@@ -349,7 +388,7 @@ export class PollerRun {
       await Promise.all([
         ...givenBack.map((item) => item.giveBack()),
         ...received.slice(0, taken).map(async (item) => {
-          if (await this.claim(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
+          if (await this.claimTold(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
           // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
           await item.done();
         }),
@@ -405,16 +444,16 @@ export class PollerRun {
   private async lapsedRuns(now: number): Promise<string[]> {
     this.guard();
     const runs = await this.gateway.store.listPollerRuns();
-    return runs.filter((run) => run.runId !== this.runId && run.until + this.skewMs < now).map((run) => run.runId);
+    return runs.filter((run) => run.runId !== this.runId && (run.endedAt !== undefined || run.until + this.skewMs < now)).map((run) => run.runId);
   }
 
   private async sweep(first: boolean): Promise<void> {
     this.guard();
     const now = this.gateway.now();
     const skewMs = this.skewMs;
-    const owners = new Map<string, Promise<number | undefined>>();
-    const ownerUntil = (runId: string) => {
-      if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId).then((run) => run?.until));
+    const owners = new Map<string, Promise<PollerRunItem | undefined>>();
+    const ownerOf = (runId: string) => {
+      if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId));
       return owners.get(runId)!;
     };
     const listed = await this.gateway.store.listLiveConversations();
@@ -427,15 +466,18 @@ export class PollerRun {
     const mine = candidates.filter(isMine);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
     const others = first ? [] : candidates.filter((live) => !isMine(live));
-    const ready: Array<{ live: LiveConversation; lapsedOwner?: string }> = [];
+    const ready: Array<{ live: LiveConversation; lapsedOwner?: string; releasedAt?: number }> = [];
     for (const live of [...mine, ...others]) {
-      if (live.leaseOwner === this.runId) ready.push({ live });
-      else if (live.leaseOwner) {
-        if (leaseLapsed(live, await ownerUntil(live.leaseOwner), now, skewMs)) ready.push({ live, lapsedOwner: live.leaseOwner });
-      } else {
-        const freeSince = live.releasedAt ?? live.startedAt;
-        if (mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live });
+      if (live.leaseOwner === this.runId) {
+        ready.push({ live });
+        continue;
       }
+      const free = takeover(live, live.leaseOwner ? await ownerOf(live.leaseOwner) : undefined, now, skewMs);
+      if (!free) continue;
+      // A lapsed run's: at once. Released or handed over: another slot's only once its own slot had a heartbeat period.
+      const freeSince = free.releasedAt ?? live.releasedAt ?? live.startedAt;
+      const lapsed = free.lapsedOwner !== undefined && free.releasedAt === undefined;
+      if (lapsed || mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live, ...free });
     }
     // Claims side by side (a handover takes the whole previous run's conversations at once).
     // Their conversations read together first (a handover's hundreds in a few requests, not one each):
@@ -444,8 +486,8 @@ export class PollerRun {
     let next = 0;
     const claimer = async (): Promise<void> => {
       while (next < ready.length && this.hasRoom()) {
-        const { live, lapsedOwner } = ready[next++]!;
-        await this.claim(live.accountId, live.conversationId, lapsedOwner, conversations.get(`${live.accountId}/${live.conversationId}`));
+        const { live, lapsedOwner, releasedAt } = ready[next++]!;
+        await this.claim(live.accountId, live.conversationId, lapsedOwner, conversations.get(`${live.accountId}/${live.conversationId}`), releasedAt);
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
@@ -454,21 +496,36 @@ export class PollerRun {
     // (A run that is ending leaves them to the next round's first look.)
     const leftovers = this.stop.signal.aborted ? [] : ready.slice(next).filter(({ live }) => isMine(live));
     await Promise.all(leftovers.map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
-    // A lapsed run's heartbeat, once nothing listed is held under it: otherwise every run would keep listing for it.
-    const holders = new Set(candidates.map((live) => live.leaseOwner).filter(Boolean));
-    const lapsed = await this.lapsedRuns(this.gateway.now());
-    await Promise.all(lapsed.filter((runId) => !holders.has(runId)).map((runId) => this.gateway.store.endPollerRun(runId).catch(() => undefined)));
+    // A lapsed or ended run's heartbeat, once nothing listed is held under it (what this sweep took
+    // aside): otherwise every run would keep listing for it. An ended run's stays through the handover
+    // grace, so a run taking over later still waits it.
+    const holders = new Set(candidates.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`)).map((live) => live.leaseOwner).filter(Boolean));
+    const graceMs = this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000;
+    const gone = (await this.gateway.store.listPollerRuns()).filter(
+      (run) => run.runId !== this.runId && !holders.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < this.gateway.now() : run.until + skewMs < this.gateway.now()),
+    );
+    await Promise.all(gone.map((run) => this.gateway.store.endPollerRun(run.runId).catch(() => undefined)));
   }
 
-  /** The run ends: stop every poll, release every lease (the next run claims them), end the heartbeat. */
+  /**
+   * The run ends: stop every poll, then hand every conversation over at once. At its round's end the
+   * run leaves its leases naming it and marks its heartbeat item ended (one write, not one release per
+   * conversation); the next run takes them from that mark, after the handover grace. A fenced run has
+   * released each lease already, and only removes its heartbeat.
+   */
   private async handOver(): Promise<void> {
+    this.handingOver = !this.stats.fenced && !this.killed;
     for (const held of this.held.values()) held.controller.abort();
     await Promise.allSettled([...this.held.values()].map((held) => held.done));
     if (this.killed) return;
+    // A heartbeat still in flight must not land after the mark and make the run look alive.
+    await this.beating;
     try {
-      await this.gateway.store.endPollerRun(this.runId);
+      if (this.stats.handedOver > 0 && !this.stats.fenced) await this.gateway.store.markPollerRunEnded(this.runId, this.gateway.now());
+      else await this.gateway.store.endPollerRun(this.runId);
     } catch (error) {
-      this.log.warn('poller heartbeat item not removed; it lapses on its own', { error });
+      // Its leases lapse with its heartbeat instead (the next run claims them a lease later).
+      this.log.warn('poller heartbeat item not updated at the run\'s end; its leases lapse on their own', { error });
     }
   }
 
@@ -495,9 +552,12 @@ export class PollerRun {
     let ack = live.ack;
     let failures = 0;
     let first = true;
+    // Stopped holding for its own reason (ended, lost, expired, a fault), not because the run ended.
+    let letGo = false;
     try {
       const conversation = held.conversation ?? (await this.gateway.store.getConversation(accountId, conversationId));
       if (!conversation || !isLive(conversation)) {
+        letGo = true;
         await this.gateway.store.deleteLiveConversation(accountId, conversationId);
         return;
       }
@@ -507,8 +567,8 @@ export class PollerRun {
           this.guard();
           session ??= await conversationSession(this.gateway, conversation, conversation.instanceUrl ?? (await this.instanceUrl(accountId)), this.options.fetch ? { fetch: this.options.fetch } : {});
           if (first) {
-            const wait = handoverWaitMs(live.releasedAt, this.gateway.now(), this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000);
-            if (wait > 0) await this.sleep(wait, signal);
+            // Until the whole grace has passed by the clock (a timer may fire a millisecond early).
+            for (let wait = this.handoverWait(live); wait > 0 && !signal.aborted; wait = this.handoverWait(live)) await this.sleep(wait, signal);
             if (signal.aborted) return;
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
@@ -520,18 +580,21 @@ export class PollerRun {
           failures = 0;
           if (!answer) continue; // 204: nothing within the timeout; the same ack again.
           const outcome = await this.apply(conversation, ack, answer);
+          letGo = outcome !== 'ok';
           if (outcome === 'lost') return;
           ack = answer.sequence;
           if (outcome === 'ended') return;
         } catch (error) {
           if (signal.aborted || error instanceof Killed) return;
           if (error instanceof PlatformError && error.status === 401) {
+            letGo = true;
             this.stats.expired++;
             this.guard();
             await finishConversation(this.gateway, conversation, 'session_expired', this.log);
             return;
           }
           if (error instanceof PlatformError && error.status === 403 && /SESSION_ENDED/i.test(error.platformCode ?? '')) {
+            letGo = true;
             this.guard();
             await finishConversation(this.gateway, conversation, 'system', this.log);
             return;
@@ -547,9 +610,15 @@ export class PollerRun {
         }
       }
     } catch (error) {
-      if (!(error instanceof Killed)) this.log.error('poller stopped holding a conversation', { conversationId, error });
+      if (!(error instanceof Killed)) {
+        letGo = true;
+        this.log.error('poller stopped holding a conversation', { conversationId, error });
+      }
     } finally {
-      if (!this.killed) {
+      if (this.handingOver && signal.aborted && !letGo && !this.stats.fenced && !this.killed) {
+        // The run's end: the lease stays naming this run; its ended mark hands it over (handOver).
+        this.stats.handedOver++;
+      } else if (!this.killed) {
         const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, this.runId, this.gateway.now()).catch(() => false);
         if (released) this.stats.released++;
         // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new

@@ -174,6 +174,15 @@ export async function getPollerRun(table: Table, runId: string): Promise<PollerR
   return Item ? PollerRun.parse(fromItem(Item)) : undefined;
 }
 
+/**
+ * A run that ended at its round's end hands every conversation it held over at once: its heartbeat
+ * item says when it ended, and each lease naming it is free to the next claimer (no write per
+ * conversation). Kept until nothing is held under it (`endPollerRun`).
+ */
+export async function markPollerRunEnded(table: Table, runId: string, endedAt: number): Promise<void> {
+  await beatPollerRun(table, { runId, renewedAt: endedAt, until: endedAt, endedAt });
+}
+
 export async function endPollerRun(table: Table, runId: string): Promise<void> {
   await table.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: toItem(key.pollerRun(runId)) }));
 }

@@ -319,6 +319,12 @@ export const PollerRun = z.lazy(() =>
     runId: z.string().min(1),
     renewedAt: z.number().int(),
     until: z.number().int(),
+    /**
+     * The run ended at its round's end with every poll closed, and left its leases naming it (one
+     * write for the run, not one per conversation): they are free to claim from then, after the
+     * handover grace (epoch ms).
+     */
+    endedAt: z.number().int().optional(),
   }),
 );
 export type PollerRun = z.infer<typeof PollerRun>;

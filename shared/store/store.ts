@@ -335,6 +335,9 @@ export class Store implements RateBuckets {
   getPollerRun(runId: string): Promise<PollerRun | undefined> {
     return conversationLeases.getPollerRun(this.#table, runId);
   }
+  markPollerRunEnded(runId: string, endedAt: number): Promise<void> {
+    return conversationLeases.markPollerRunEnded(this.#table, runId, endedAt);
+  }
   endPollerRun(runId: string): Promise<void> {
     return conversationLeases.endPollerRun(this.#table, runId);
   }

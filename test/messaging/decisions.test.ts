@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
-import { plannedPerPoller, pollerCapacity, shardCount } from '../../shared/messaging/fleet';
-import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted } from '../../shared/messaging/poller';
+import { FLEET_LEASE_MARGIN_MS, plannedPerPoller, pollerCapacity, shardCount, surgeEndsAt } from '../../shared/messaging/fleet';
+import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted, takeover } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
@@ -72,6 +72,32 @@ describe('messaging decisions (pure)', () => {
     expect(leaseLapsed(live, undefined, 0, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseExpiresAt: 5 }, 1e12, 6, 2_000)).toBe(true);
     expect(leaseLapsed({ ...live, leaseOwner: undefined }, undefined, 0, 0)).toBe(true);
+  });
+
+  it('ends a surge poller with the running round, and starts none in the round\'s last seconds (the next round takes them)', () => {
+    const roundEnd = 100_000;
+    const fleetUntil = roundEnd + FLEET_LEASE_MARGIN_MS;
+    expect(surgeEndsAt(50_000, fleetUntil, 840_000)).toBe(roundEnd);
+    expect(surgeEndsAt(95_000, fleetUntil, 840_000)).toBe(roundEnd);
+    // Before: a surge asked for 1 s before the round's end ran 5 s, past the next round's first look.
+    expect(surgeEndsAt(99_000, fleetUntil, 840_000)).toBeUndefined();
+    // No round running (its lease lapsed or none): a whole run.
+    expect(surgeEndsAt(200_000, fleetUntil, 840_000)).toBe(1_040_000);
+    expect(surgeEndsAt(200_000, undefined, 840_000)).toBe(1_040_000);
+  });
+
+  it('takes over a lease from a run that ended at its round\'s end at once (the grace counted from its end), from a lapsed one without a grace, never from a live one', () => {
+    const live = { accountId: 'a', conversationId: 'c', ack: 1, startedAt: 0, leaseOwner: 'run-a', leaseExpiresAt: 100_000 };
+    const heartbeat = { runId: 'run-a', renewedAt: 5_000, until: 25_000 };
+    // Alive: its heartbeat is ahead, and it has not ended.
+    expect(takeover(live, heartbeat, 10_000, 2_000)).toBeUndefined();
+    // Ended with its polls closed: free at once, though its heartbeat would still hold for 15 s.
+    expect(takeover(live, { ...heartbeat, endedAt: 9_000 }, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a', releasedAt: 9_000 });
+    // Lapsed (killed): free with no grace (its polls are long over); gone entirely: the same.
+    expect(takeover(live, heartbeat, 27_001, 2_000)).toEqual({ lapsedOwner: 'run-a' });
+    expect(takeover(live, undefined, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a' });
+    // Nobody named: free, no takeover.
+    expect(takeover({ ...live, leaseOwner: undefined }, undefined, 10_000, 2_000)).toEqual({});
   });
 
   it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {

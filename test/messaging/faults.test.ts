@@ -215,6 +215,56 @@ describe('a handover while the platform notices a closed poll late', () => {
   });
 });
 
+describe('a run ending at its round\'s end', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxWithoutFleet();
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('hands every conversation over with one write for the run, not a release each; the next run takes them after the grace and delivers each message once', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const started = await Promise.all(Array.from({ length: 3 }, () => sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })));
+    const ids = started.map((answer) => answer.body.id as string);
+    const platformIds = await Promise.all(ids.map((id) => platformIdOf(sandbox, id)));
+    const writes = { releases: 0, marks: 0 };
+    const store = storeWith(gateway.store, {
+      releaseConversationLease: async (...args) => {
+        writes.releases++;
+        return gateway.store.releaseConversationLease(...args);
+      },
+      markPollerRunEnded: async (...args) => {
+        writes.marks++;
+        return gateway.store.markPollerRunEnded(...args);
+      },
+    });
+    const ending = new PollerRun({ gateway: { ...gateway, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    await ending.run();
+    expect(ending.stats.claimed).toBe(3);
+    expect(ending.stats.handedOver).toBe(3);
+    expect(writes).toEqual({ releases: 0, marks: 1 });
+    // Every lease still names the ended run; its heartbeat item says when it ended.
+    const runs = await gateway.store.listPollerRuns();
+    expect(runs.find((run) => run.runId === ending.id)?.endedAt).toBeGreaterThan(0);
+    const owners = new Map((await gateway.store.listLiveConversations()).map((live) => [live.conversationId, live.leaseOwner]));
+    expect(ids.map((id) => owners.get(id))).toEqual(ids.map(() => ending.id));
+
+    for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'between the runs');
+    const next = new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt: Date.now() + 2_500 });
+    const nextDone = next.run();
+    const said = (id: string) => sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id && (e.data.message as { text?: string }).text === 'between the runs');
+    for (const id of ids) await sandbox.until('delivered', () => said(id).length === 1, 10_000);
+    await nextDone;
+    // Taken over from the mark: no poll before the grace had passed since the run ended, none twice.
+    expect(next.stats.handoverGapsMs).toHaveLength(3);
+    expect(Math.min(...next.stats.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
+    for (const id of ids) expect(said(id)).toHaveLength(1);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+    // Nothing is held under the ended run any more: its heartbeat item is gone.
+    expect((await gateway.store.listPollerRuns()).some((run) => run.runId === ending.id)).toBe(false);
+  });
+});
+
 describe('session tokens at a handover', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
@@ -257,10 +307,15 @@ describe('session tokens at a handover', () => {
     const full = new PollerRun({ gateway: withCapacity(2), log, shard: crowded, shards: 2, endsAt: Date.now() + 4_000 });
     const fullDone = full.run();
     await sandbox.until('the crowded slot full', () => full.holding === 2);
-    const roomy = new PollerRun({ gateway: withCapacity(2), log, shard: 1 - crowded, shards: 2, endsAt: Date.now() + 3_000 });
+    // The roomy run lists once only (its next look would be a heartbeat period later): the crowded
+    // slot's rest can reach it only as the notices the full run gave.
+    // With room for its own (at most two) and the crowded slot's rest.
+    const roomyGateway = { ...withCapacity(3), env: { ...withCapacity(3).env, POLLER_HEARTBEAT_SECONDS: 30, POLLER_LEASE_SECONDS: 120 } };
+    const roomy = new PollerRun({ gateway: roomyGateway, log, shard: 1 - crowded, shards: 2, endsAt: Date.now() + 3_000 });
     const roomyDone = roomy.run();
-    await sandbox.until('every conversation held', () => full.holding + roomy.holding === 4, 10_000);
-    // The roomy run took its own at its first look, and the crowded slot's rest from the notices (up to its capacity).
+    await sandbox.until('every conversation held', () => full.holding + roomy.holding === 5, 10_000);
+    // The roomy run took its own at its first look, and the crowded slot's rest from the notices (up to
+    // its capacity), though the leases still name the run of the test before, which ended holding them.
     expect(roomy.stats.claimedOnNotice).toBeGreaterThanOrEqual(1);
     await Promise.all([fullDone, roomyDone]);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
