@@ -257,7 +257,10 @@ for (const id of slowest) {
 }
 // Handovers taken up by another run: where the gap (release → poll sent) went.
 const taken = [...handovers.values()].flat().filter((h) => h.pollSent !== undefined && h.claimed !== undefined);
-const handoverLines = [`handovers: ${taken.length} taken up of ${[...handovers.values()].flat().length} releases; live listings ${listings.length}, ms p50 ${percentile(listings, 50)} max ${Math.max(0, ...listings)}`];
+const pollStats = sandbox.crm.messaging.pollStats();
+const handoverLines = [
+  `handovers: ${taken.length} taken up of ${[...handovers.values()].flat().length} releases; live listings ${listings.length}, ms p50 ${percentile(listings, 50)} max ${Math.max(0, ...listings)}; polls open at once on one conversation: ${pollStats.maxPerConversation} (409s ${pollStats.conflicts})`,
+];
 handoverLines.push(row('release → poll sent', taken.map((h) => h.pollSent! - h.releasedAt)));
 handoverLines.push(row('release → claim sent', taken.map((h) => h.claimStart! - h.releasedAt)));
 handoverLines.push(row('claim sent → claimed', taken.map((h) => h.claimed! - h.claimStart!)));
