@@ -18,7 +18,8 @@ import { keepsMessageType, type MessagingSettings } from './settings';
  *   a 204 reopens with the same ack;
  * 4. exactly one poll per conversation: the conversation's lease item names this run, and the run
  *   renews all its leases with one heartbeat; it stops polling (fences itself) before a lease it
- *   could not renew may be taken, and releases every lease before it ends;
+ *   could not renew may be taken, and as it ends closes every poll and hands every lease over at
+ *   once (its heartbeat item marked ended: one write, not a release each);
  * 5. network faults and 503 reconnect with jittered backoff; 401 ends the conversation as expired
  *   (restart it); 409 means a second poll was open, a bug, counted.
  */
@@ -207,6 +208,8 @@ export class PollerRun {
   private killed = false;
   /** Set as the run ends at its round's end: the holds leave their leases for the one mark (handOver). */
   private handingOver = false;
+  /** Ended runs this run has listed since they ended (each is a reason to list once). */
+  private readonly listedAfterEnd = new Set<string>();
   /** The heartbeat write in flight, if any. */
   private beating: Promise<void> = Promise.resolve();
   private startedAt = 0;
@@ -440,11 +443,17 @@ export class PollerRun {
     return Math.min(2000, this.leaseMs / 4);
   }
 
-  /** Other runs whose heartbeat lapsed (killed, or fenced): their conversations are free to take. */
+  /**
+   * Other runs whose heartbeat lapsed (killed, or fenced), or that ended since this run last
+   * listed: their conversations are free to take. An ended run is a reason to list once: what
+   * this run's listing left of it (no room) other runs take, or the notices it gave.
+   */
   private async lapsedRuns(now: number): Promise<string[]> {
     this.guard();
     const runs = await this.gateway.store.listPollerRuns();
-    return runs.filter((run) => run.runId !== this.runId && (run.endedAt !== undefined || run.until + this.skewMs < now)).map((run) => run.runId);
+    return runs
+      .filter((run) => run.runId !== this.runId && (run.endedAt !== undefined ? !this.listedAfterEnd.has(run.runId) : run.until + this.skewMs < now))
+      .map((run) => run.runId);
   }
 
   private async sweep(first: boolean): Promise<void> {
@@ -456,7 +465,9 @@ export class PollerRun {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId));
       return owners.get(runId)!;
     };
+    const endedBefore = (await this.gateway.store.listPollerRuns()).filter((run) => run.endedAt !== undefined).map((run) => run.runId);
     const listed = await this.gateway.store.listLiveConversations();
+    for (const runId of endedBefore) this.listedAfterEnd.add(runId);
     const perAccount = new Map<string, number>();
     for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
     const { shards, shard } = this.options;
