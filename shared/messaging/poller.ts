@@ -465,9 +465,11 @@ export class PollerRun {
       if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId));
       return owners.get(runId)!;
     };
-    const endedBefore = (await this.gateway.store.listPollerRuns()).filter((run) => run.endedAt !== undefined).map((run) => run.runId);
+    // The runs' heartbeats, read once before the listing: which ended runs this listing covers, and
+    // (after the claims) which lapsed or ended runs' items can go. Neither comes back to life.
+    const runs = (await this.gateway.store.listPollerRuns()).filter((run) => run.runId !== this.runId);
     const listed = await this.gateway.store.listLiveConversations();
-    for (const runId of endedBefore) this.listedAfterEnd.add(runId);
+    for (const run of runs) if (run.endedAt !== undefined) this.listedAfterEnd.add(run.runId);
     const perAccount = new Map<string, number>();
     for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
     const { shards, shard } = this.options;
@@ -512,9 +514,8 @@ export class PollerRun {
     // grace, so a run taking over later still waits it.
     const holders = new Set(candidates.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`)).map((live) => live.leaseOwner).filter(Boolean));
     const graceMs = this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000;
-    const gone = (await this.gateway.store.listPollerRuns()).filter(
-      (run) => run.runId !== this.runId && !holders.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < this.gateway.now() : run.until + skewMs < this.gateway.now()),
-    );
+    const after = this.gateway.now();
+    const gone = runs.filter((run) => !holders.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < after : run.until + skewMs < after));
     await Promise.all(gone.map((run) => this.gateway.store.endPollerRun(run.runId).catch(() => undefined)));
   }
 
