@@ -189,9 +189,9 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
   }
 
   // A port in use fails the start (it would otherwise hang, with the error unhandled).
-  // The accept queue a platform's load balancer would have: with Node's default (511), a fleet round
-  // change opening a thousand polls at once overflowed it, and the dropped SYNs came back 1 s and 3 s
-  // later (TCP's retransmit), so the bench measured the kernel's queue, not the gateway.
+  // The accept queue a platform's load balancer would have. With Node's default (511), 1,000
+  // connections arriving while the process was busy for 300 ms overflowed it (488 dropped SYNs,
+  // retried by TCP 1 s later): a fleet round change opens that many polls at once.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', backlog: ACCEPT_BACKLOG }, () => {
