@@ -33,6 +33,13 @@ describe('canonicalJson', () => {
     const value = { b: 1, a: { d: [{ z: 1, y: 2 }], c: 'x' }, u: undefined } as unknown as JsonValue;
     expect(canonicalJson(value)).toBe('{"a":{"c":"x","d":[{"y":2,"z":1}]},"b":1}');
     expect(canonicalJson({ b: 'é"\n', a: -0, c: null })).toBe('{"a":0,"b":"é\\"\\n","c":null}');
+    // Keys that are ordered apart (integer-like) or special to objects (`__proto__`) are sorted as text too.
+    const integerLike = JSON.parse('{"b":1,"10":2,"9":3,"":5}') as JsonValue;
+    expect(canonicalJson(integerLike)).toBe('{"":5,"10":2,"9":3,"b":1}');
+    const proto = JSON.parse('{"b":1,"__proto__":4,"a":{"__proto__":[5]}}') as JsonValue;
+    expect(canonicalJson(proto)).toBe('{"__proto__":4,"a":{"__proto__":[5]},"b":1}');
+    const flatProto = JSON.parse('{"b":1,"__proto__":"x"}') as JsonValue;
+    expect(canonicalJson(flatProto)).toBe('{"__proto__":"x","b":1}');
   });
 });
 
