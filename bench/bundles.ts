@@ -28,6 +28,8 @@ function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     AWS_LAMBDA_FUNCTION_NAME: `IntegrationGateway-${name}`,
+    // Lambda's own: the queue workers load the X-Ray SDK only where it is set (shared/handler/traces.ts).
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'AKIDBENCH',
     AWS_SECRET_ACCESS_KEY: 'bench',

@@ -153,6 +153,7 @@ loop.enable();
 const ids: string[] = [];
 let next = 0;
 const t0 = Date.now();
+process.stdout.write(`t0 epoch ms ${t0}\n`);
 await Promise.all(
   Array.from({ length: STARTERS }, async () => {
     while (next < CONVERSATIONS) {

@@ -71,7 +71,8 @@ async function startTlsFront(port: number): Promise<{ url: string; caPem: string
     socket.on('close', () => upstream.destroy());
     upstream.on('close', () => socket.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // A load balancer's accept queue, as the simulator's own (sandbox/simulator-server.ts ACCEPT_BACKLOG).
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   tls = { server, dir };
   const address = server.address();
   return { url: `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, caPem };

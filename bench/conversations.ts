@@ -3,14 +3,15 @@ import { setLogSink } from '../shared/log/logger';
 import { MAX_POLLER_SHARDS, shardCount } from '../shared/messaging/fleet';
 import { LIVE_BUCKETS } from '../shared/store/table';
 import type { GatewayEvent } from '../shared/events/gateway-event';
-import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from '../test/messaging/support';
+import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
+import { SimulatorProcess } from './conversations-world';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 
 /**
  * `npm run bench -- conversations`: many simultaneous conversations against the messaging
- * simulator through the local runtime (the deployed lifecycle and fleet definitions in a local
+ * simulator (in its own process, bench/conversations-simulator.ts) through the local runtime (the deployed lifecycle and fleet definitions in a local
  * interpreter, the real poller code), agents replying at random intervals, one poller killed part
  * way (the fleet's retry starts another), handovers every few seconds. Then a cost model from what
  * the run counted, at AWS list prices.
@@ -74,8 +75,11 @@ interface ScenarioResult {
 }
 
 async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
-  const sandbox: MessagingSandbox = await startMessagingSandbox({
-    simulator: { pollSecondsToMs: POLL_MS_PER_SECOND, sessionTokenLifetimeMs: 24 * 3600 * 1000 },
+  // The platform in its own process, as in production: its 1,000 conversations' polls and the agents
+  // do not take the gateway's event loop (they did until this was moved, and the gateway's first
+  // polls and deliveries waited behind them).
+  const crm = await SimulatorProcess.start({ pollSecondsToMs: POLL_MS_PER_SECOND, sessionTokenLifetimeMs: 24 * 3600 * 1000 });
+  const sandbox = await connectMessagingSandbox(crm, crm.world(), {
     settings: { maxConcurrentConversations: 100_000 },
     dynamoInChildProcess: true,
     env: {
@@ -88,7 +92,6 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
       PLATFORM_TIMEOUT_MS: '20000',
     },
   });
-  const { crm } = sandbox;
   const machines = sandbox.gateway.runtime.local.stateMachines;
   const local = sandbox.gateway.runtime.local;
 
@@ -118,7 +121,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     plans.push(Date.now());
     return claimFleetLease(lease);
   };
-  if (options.latencyMs > 0) crm.faults.setRandom({ rate: 1, faults: [{ kind: 'slow', delayMs: options.latencyMs }] });
+  if (options.latencyMs > 0) await crm.call({ op: 'randomFaults', random: { rate: 1, faults: [{ kind: 'slow', delayMs: options.latencyMs }] } });
 
   const heapBefore = process.memoryUsage().heapUsed;
   const ids: string[] = [];
@@ -143,18 +146,11 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   await Promise.all(Array.from({ length: 25 }, startOne));
   const startMs = Date.now() - startedAt;
 
-  // Agents join, then reply at random intervals until the window closes.
+  // Agents join within a second, then reply every 3-15 s until the window closes (in the platform's process).
   const windowStart = Date.now();
   const windowEnd = windowStart + options.windowMs;
-  const agents = ids.map(async (id) => {
-    const platformId = platformOf.get(id)!;
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 1000));
-    crm.messaging.agentJoins(platformId, 'Agent');
-    while (Date.now() < windowEnd - 1000) {
-      await new Promise((resolve) => setTimeout(resolve, 3000 + Math.random() * 12_000));
-      if (Date.now() < windowEnd - 1000) crm.messaging.agentSays(platformId, `reply at ${Date.now()}`);
-    }
-  });
+  const platformIds = ids.map((id) => platformOf.get(id)!);
+  const agents = crm.call({ op: 'agents', platformIds, untilMs: windowEnd });
   let killed = 0;
   if (options.kill) {
     await new Promise((resolve) => setTimeout(resolve, options.windowMs / 3));
@@ -164,38 +160,34 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
       victim.kill();
     }
   }
-  await Promise.all(agents);
+  await agents;
   const heapDuring = process.memoryUsage().heapUsed;
   const pollersDuring = machines.pollers().length;
 
   // Everything emitted must arrive: wait for the stragglers (a killed run's conversations lapse first).
-  const emitted = () => ids.reduce((sum, id) => sum + crm.messaging.transcript(platformOf.get(id)!).filter((e) => e.role !== 'EndUser').length, 0);
+  const emitted = async () => (await crm.report(platformIds)).emitted.reduce((sum, times) => sum + times.length, 0);
   const deadline = Date.now() + 30_000;
-  while (published.size < emitted() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (published.size < (await emitted()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
   const windowMs = Date.now() - windowStart;
 
+  // What the platform emitted for the gateway (agent and system events), and when; what it saw of the polls.
+  const report = await crm.report(platformIds);
   let lost = 0;
   const delivery: number[] = [];
-  for (const id of ids) {
-    const platformId = platformOf.get(id)!;
-    const count = crm.messaging.transcript(platformId).filter((e) => e.role !== 'EndUser').length;
-    for (let sequence = 1; sequence <= count; sequence++) {
-      const times = published.get(`${id}:${sequence}`);
-      if (!times) {
-        lost++;
-        continue;
-      }
-      const emittedAt = crm.messaging.emittedAtOf(platformId, sequence);
-      if (emittedAt !== undefined) delivery.push(times[0]! - emittedAt);
-    }
-  }
+  ids.forEach((id, index) => {
+    report.emitted[index]!.forEach((emittedAt, at) => {
+      const times = published.get(`${id}:${at + 1}`);
+      if (!times) lost++;
+      else if (emittedAt > 0) delivery.push(times[0]! - emittedAt);
+    });
+  });
   const duplicated = [...published.values()].reduce((sum, times) => sum + times.length - 1, 0);
-  const timings = ids.map((id) => crm.messaging.pollTimings(platformOf.get(id)!));
+  const timings = report.timings;
   const firstPoll = timings.map((t) => (t.firstPollAt ?? Infinity) - t.startedAt);
   // Started within ROUND_CHANGE_MS after a plan: in the middle of a round change (15 s rounds here, 840 s in production).
   const duringRoundChange = timings.map((t) => plans.some((at) => at <= t.startedAt && t.startedAt - at < ROUND_CHANGE_MS));
   const firstPollOutsideRoundChanges = firstPoll.filter((_, i) => !duringRoundChange[i]);
-  const stats = crm.messaging.pollStats();
+  const stats = report.stats;
   const runStats = machines.finishedPollers.concat(machines.pollers().map((run) => run.stats));
   const handoverGaps = runStats.flatMap((run) => run.handoverGapsMs);
   // First polls as the pollers saw them: of conversations started while a round ran, and of those started between rounds.
@@ -228,7 +220,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     // The killed run's conversations: the longest a conversation had no poll open (lease lapse + sweep).
     kill_gap_ms_max: round(Math.max(0, ...timings.map((t) => t.maxGapMs))),
     killed_run_conversations: killed,
-    // The whole bench process (simulator, 1,000 lifecycle executions, every poller): an upper bound; memory_kb_per_conversation is the poller's own.
+    // The whole gateway process (1,000 lifecycle executions, every poller; the platform runs in its own): an upper bound; memory_kb_per_conversation is the poller's own.
     memory_kb_per_conversation_upper_bound: round(Math.max(0, heapDuring - heapBefore) / 1024 / ids.length, 1),
     // Calls in real time: polls scale with the compressed timeout, so per platform hour.
     platform_calls_per_hour: round(((polls + messages * 0) / ids.length) * (3600 / platformSecondsInWindow), 1),
@@ -309,7 +301,7 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     return {
       figures,
       notes: [
-        `${main.counts.conversations} simultaneous conversations, agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 5 s and lease 20 s as in production (so a killed run's conversations wait ~20-25 s).`,
+        `${main.counts.conversations} simultaneous conversations against the messaging simulator in its own process (as the platform is in production), agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 5 s and lease 20 s as in production (so a killed run's conversations wait ~20-25 s).`,
         `Time: only the long-poll wait is compressed: 1 platform second = ${POLL_MS_PER_SECOND} ms, so an idle poll (timeout=30) answers after ${30 * POLL_MS_PER_SECOND} ms; platform_calls_per_hour is per conversation per platform hour (3,600 platform seconds). Latencies (ms) are real.`,
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
         `first_poll_ms_p99 is measured at the platform (start answered to first poll). The pollers split it: \`first_poll_ms_p99_within_round\` for conversations started while a round ran (a running poller takes the notice), \`first_poll_across_rounds_share\` and \`first_poll_ms_max_across_rounds\` for those started between rounds (no poller takes notices until the next round starts). Rounds here last 15 s (POLLER_RUN_SECONDS = window / 3), not 840 s, so round changes weigh about 56 times more than in production: \`first_poll_ms_p99_outside_round_changes\` leaves out the starts within ${ROUND_CHANGE_MS / 1000} s after a round's plan (\`first_poll_round_change_share\` of them here; about 0.4% in production), whose first polls wait behind the round's handover (bench/conversations-profile.ts).`,

@@ -29,5 +29,5 @@ export const handler = taskFunction(
     recordMetric.ingestionRecords(event.Records.length - failed, failed);
     return response;
   },
-  { use: [traces()] },
+  { use: traces() },
 );

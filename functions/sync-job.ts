@@ -39,5 +39,5 @@ export const handler = queueFunction(
     const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };
     await processSyncJob(gateway(), connectors.syncing(), job, message, jobLog, deadline ? { deadline } : {});
   },
-  { accountOf: (job) => job.accountId, sequential: true, use: [traces()] },
+  { accountOf: (job) => job.accountId, sequential: true, use: traces() },
 );

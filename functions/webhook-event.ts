@@ -25,5 +25,5 @@ export const handler = queueFunction(
   async (message, log, { batch: connections }) => {
     await applyWebhookEvent(gateway(), message, log, { connections });
   },
-  { accountOf: (message) => message.accountId, perBatch: () => new Map<string, Promise<Connection | undefined>>(), use: [traces()] },
+  { accountOf: (message) => message.accountId, perBatch: () => new Map<string, Promise<Connection | undefined>>(), use: traces() },
 );

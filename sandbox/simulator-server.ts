@@ -63,6 +63,8 @@ export interface RunningSimulator {
 }
 
 const CONTROL_PREFIX = '/__sandbox';
+/** Connections waiting to be accepted (the kernel caps it at net.core.somaxconn, 4096 here). */
+const ACCEPT_BACKLOG = 4096;
 
 /**
  * The HTTP shell every simulator shares: fault injection before routing, request counting,
@@ -187,9 +189,12 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
   }
 
   // A port in use fails the start (it would otherwise hang, with the error unhandled).
+  // The accept queue a platform's load balancer would have. With Node's default (511), 1,000
+  // connections arriving while the process was busy for 300 ms overflowed it (488 dropped SYNs,
+  // retried by TCP 1 s later): a fleet round change opens that many polls at once.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+    server.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', backlog: ACCEPT_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -27,7 +27,7 @@ import { logContext, type InvocationIds } from './log-context';
  */
 
 export interface FunctionOptions<E> {
-  /** Extra middlewares (`traces()`), outermost first; they run inside the log context and the metrics flush. */
+  /** Extra middlewares (`traces()`'s), outermost first; they run inside the log context and the metrics flush. */
   use?: MiddlewareObj<E>[];
 }
 

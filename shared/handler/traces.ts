@@ -1,5 +1,3 @@
-import { Tracer } from '@aws-lambda-powertools/tracer';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import { METRICS_SERVICE } from '../metrics/catalogue';
 import { activateTracer } from '../tracing/segments';
@@ -16,15 +14,27 @@ import { activateTracer } from '../tracing/segments';
  * (sync-job, webhook-event, ingest): they make the platform calls worth tracing, and nobody waits
  * on their cold start. The API, the webhook receivers and the schedule and state-machine tasks
  * leave it out (README "Monitoring").
+ *
+ * Loaded only inside Lambda (`AWS_EXECUTION_ENV`, as Powertools itself decides): the X-Ray SDK
+ * installs an async hook that tracks every promise (cls-hooked), and in `npm start`, the tests
+ * and the benchmarks, where nothing is traced, that hook alone took a tenth of the CPU of the
+ * conversations benchmark's gateway process, which runs these workers beside the pollers.
  */
-const tracer = new Tracer({
-  serviceName: METRICS_SERVICE,
-  // No automatic HTTP subsegments: they are named by URL, and URLs can carry ids and emails.
-  captureHTTPsRequests: false,
-});
-if (tracer.isTracingEnabled()) activateTracer(tracer);
+const tracing = process.env.AWS_EXECUTION_ENV ? await loadTracing() : undefined;
 
-export function traces(): MiddlewareObj {
+async function loadTracing() {
+  const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([import('@aws-lambda-powertools/tracer'), import('@aws-lambda-powertools/tracer/middleware')]);
+  const tracer = new Tracer({
+    serviceName: METRICS_SERVICE,
+    // No automatic HTTP subsegments: they are named by URL, and URLs can carry ids and emails.
+    captureHTTPsRequests: false,
+  });
+  if (tracer.isTracingEnabled()) activateTracer(tracer);
+  return { tracer, captureLambdaHandler };
+}
+
+/** The middlewares a traced function uses: the handler's subsegment in Lambda, none elsewhere. */
+export function traces(): MiddlewareObj[] {
   // Answers carry account data: never copied into a trace.
-  return captureLambdaHandler(tracer, { captureResponse: false });
+  return tracing ? [tracing.captureLambdaHandler(tracing.tracer, { captureResponse: false })] : [];
 }

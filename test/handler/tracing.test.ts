@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,5 +100,27 @@ describe('platform call segments', () => {
     activateTracer(tracer);
     expect(captured.filter((client) => client === early)).toHaveLength(1);
     expect(captured.filter((client) => client === late)).toHaveLength(1);
+  });
+});
+
+describe('where the X-Ray SDK loads', () => {
+  /** Imports shared/handler/traces.ts in a fresh process: how many middlewares `traces()` gives, and whether the X-Ray SDK loaded. */
+  const load = (env: Record<string, string>) => {
+    const script = `
+      const { registerHooks } = await import('node:module');
+      const loaded = new Set();
+      registerHooks({ resolve(specifier, context, next) { const resolved = next(specifier, context); loaded.add(resolved.url); return resolved; } });
+      const { traces } = await import(${JSON.stringify(new URL('../../shared/handler/traces.ts', import.meta.url).href)});
+      process.stdout.write(JSON.stringify({ middlewares: traces().length, xray: [...loaded].some((url) => url.includes('aws-xray-sdk-core')) }));`;
+    const { AWS_EXECUTION_ENV: _, ...rest } = process.env;
+    return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...rest, ...env } })) as { middlewares: number; xray: boolean };
+  };
+
+  it('in Lambda: the handler subsegment, from Powertools Tracer', () => {
+    expect(load({ AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' })).toEqual({ middlewares: 1, xray: true });
+  });
+
+  it('elsewhere (npm start, tests, benchmarks): nothing, and no async hook on every promise', () => {
+    expect(load({})).toEqual({ middlewares: 0, xray: false });
   });
 });
