@@ -63,6 +63,17 @@ store.releaseConversationLease = async (accountId, conversationId, owner, at) =>
   return released;
 };
 const endedRuns = new Map<string, number>();
+// Each run's first heartbeat (its start).
+const runStarts: number[] = [];
+const beat = store.beatPollerRun.bind(store);
+const begun = new Set<string>();
+store.beatPollerRun = async (run) => {
+  if (!begun.has(run.runId)) {
+    begun.add(run.runId);
+    runStarts.push(Date.now());
+  }
+  return beat(run);
+};
 const markEnded = store.markPollerRunEnded.bind(store);
 store.markPollerRunEnded = async (runId, endedAt) => {
   await markEnded(runId, endedAt);
@@ -255,6 +266,16 @@ lines.push('slowest first polls within a round (ms from platform start at each s
 for (const id of slowest) {
   const e = stamps.get(id)!;
   lines.push(`  ${id} +${e.platformStart! - t0}ms: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}`);
+}
+// Those whose first poll waited across a round change: the run ends and starts around them.
+const across = ids.filter(crossed).sort((a, b) => (stamps.get(b)!.firstPoll ?? Infinity) - stamps.get(b)!.platformStart! - ((stamps.get(a)!.firstPoll ?? Infinity) - stamps.get(a)!.platformStart!)).slice(0, 5);
+lines.push(`slowest first polls across a round change (ms from platform start; the plan, the ended runs' marks and the next runs' first heartbeats around it):`);
+for (const id of across) {
+  const e = stamps.get(id)!;
+  const plan = plans.find((at) => at > e.platformStart!)!;
+  const ends = [...endedRuns.values()].filter((at) => Math.abs(at - plan) < 10_000).map((at) => at - e.platformStart!);
+  const begins = runStarts.filter((at) => Math.abs(at - plan) < 10_000).map((at) => at - e.platformStart!);
+  lines.push(`  ${id}: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}; plan ${plan - e.platformStart!}, runs ended ${ends.join(' ')}, runs began ${begins.join(' ')}`);
 }
 // Handovers taken up by another run: where the gap (release → poll sent) went.
 const taken = [...handovers.values()].flat().filter((h) => h.pollSent !== undefined && h.claimed !== undefined);

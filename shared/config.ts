@@ -26,15 +26,16 @@ export const GatewayEnvironment = z.object({
   /** SQS queue through which new conversations reach the running pollers. */
   POLLER_NOTICE_QUEUE_URL: z.string().optional(),
   /**
-   * Long-polls one poller run holds at most (default 230): what a 128 MB poller holds with a fifth
+   * Long-polls one poller run holds at most (default 290): what a 128 MB poller holds with a fifth
    * of its memory free (shared/messaging/fleet.ts pollerCapacity, POLLER_MEMORY_BUDGET). Measured
    * (`npm run bench -- conversations`): the lean poller bundle with fetch loaded takes 77 MB, each
-   * held conversation 79-96 KB (RSS, mostly its TLS connection; four runs). With a quarter more for
-   * run-to-run variation: (128 × 0.8 − 77) MB / (90.1 KB × 1.25) = 230; the 112.6 KB it allows is above
-   * every figure measured, and at those a full poller takes 95-99 MB. Larger pollers need a larger
-   * function (and this raised with it).
+   * held conversation 68-72 KB (RSS, mostly its TLS connection; three runs). With a quarter more for
+   * run-to-run variation: (128 × 0.8 − 77) MB / (71.7 KB × 1.25) = 290; the 89.6 KB it allows is above
+   * every figure measured, and at those a full poller takes 93-97 MB. (79-96 KB, and 230, while the
+   * measuring process also carried the X-Ray SDK's hook on every promise, which the poller never
+   * loads.) Larger pollers need a larger function (and this raised with it).
    */
-  POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(230),
+  POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(290),
   /** How long a poller run lasts before it hands over (seconds; the Lambda's limit is 900). */
   POLLER_RUN_SECONDS: z.coerce.number().min(1).max(880).default(840),
   /** A poller run's heartbeat period and how long its leases hold without one (seconds). */

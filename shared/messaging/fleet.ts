@@ -16,7 +16,7 @@ export const MAX_POLLER_SHARDS = 50;
 
 /**
  * Live conversations per poller the plan aims for: 90% of capacity, so each poller has room for 10%
- * more started during its round (23 at the default 230) before a surge poller is asked for. Memory is
+ * more started during its round (29 at the default 290) before a surge poller is asked for. Memory is
  * not the reason: capacity (POLLER_CAPACITY) is already what a 128 MB poller holds safely, and no path
  * (plan, notices, sweeps, surge) ever makes a run hold more than it.
  */

@@ -131,7 +131,7 @@ export function noticesToClaim(received: number, room: number): number {
 
 /**
  * Pure: the room under which a run asks for a surge poller before it is full: half of what the plan
- * leaves free in a poller (12 at the default 230). A surge poller takes a second or more to start
+ * leaves free in a poller (15 at the default 290). A surge poller takes a second or more to start
  * and list, so one asked for only once a run is full comes after the burst's next conversations.
  */
 export function surgeHeadroom(capacity: number): number {

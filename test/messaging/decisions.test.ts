@@ -42,7 +42,6 @@ describe('messaging decisions (pure)', () => {
   it('a 128 MB poller holds what fits in four fifths of its memory after its floor', () => {
     // (128 × 0.8 − 77) MB × 1024 / 90.1 KB = 288.7
     expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 })).toBe(288);
-    expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 })).toBe(230);
     expect(pollerCapacity({ memoryMb: 256, floorMb: 77, perConversationKb: 90.1 })).toBe(1452);
     expect(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1, budget: 0.75 })).toBe(215);
     // No room, or nothing measured: none.
@@ -50,9 +49,10 @@ describe('messaging decisions (pure)', () => {
     expect(pollerCapacity({ memoryMb: 128, floorMb: 90, perConversationKb: 0 })).toBe(0);
   });
 
-  it("the default capacity fits a 128 MB poller at the bench's higher per-conversation figure with a quarter more for variation", () => {
+  it("the default capacity fits a 128 MB poller at the bench's highest per-conversation figure with a quarter more for variation", () => {
     const capacity = GatewayEnvironment.parse({}).POLLER_CAPACITY;
-    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 90.1 * 1.25 }));
+    // 71.7 KB: the highest of three runs (shared/config.ts POLLER_CAPACITY).
+    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 71.7 * 1.25 }));
     // And the plan gives a poller no more than that.
     expect(Math.ceil(1000 / shardCount(1000, capacity, 50))).toBeLessThanOrEqual(capacity);
   });
