@@ -12,9 +12,10 @@ import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
 import type { PaymentObject } from './settings';
 
 /**
- * The payment platform's records, read loosely (only the fields the gateway uses; unknown fields
- * pass through; anything the platform may omit or null is optional), and mapped onto the gateway's
- * normalised shapes (shared/sync/normalised.ts).
+ * The payment platform's records, read loosely (only the fields the gateway uses are checked and
+ * copied; unknown fields are accepted and left out of the parsed copy, which only the mappers below
+ * read: copying the twenty-odd fields a record has took half of its parse; anything the platform may
+ * omit or null is optional), and mapped onto the gateway's normalised shapes (shared/sync/normalised.ts).
  *
  * Two API generations are read: older versions put `current_period_end` on the subscription and
  * `subscription` on the invoice; newer ones moved them to the subscription items and to
@@ -30,11 +31,11 @@ import type { PaymentObject } from './settings';
 const UnixSeconds = z.number().int().min(0).max(253_402_300_799).nullish();
 const Id = z.string().min(1);
 /** A reference that may be expanded into the object it names. */
-const Ref = z.union([Id, z.looseObject({ id: Id })]);
+const Ref = z.union([Id, z.object({ id: Id })]);
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 export const PaymentCustomerRecord = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     object: z.literal('customer').optional(),
     email: z.string().nullish(),
@@ -47,18 +48,18 @@ export const PaymentCustomerRecord = z.lazy(() =>
 export type PaymentCustomerRecord = z.infer<typeof PaymentCustomerRecord>;
 
 const Price = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     nickname: z.string().nullish(),
     /** Null for tiered or custom prices. */
     unit_amount: z.number().int().nullish(),
     currency: z.string().nullish(),
-    product: z.union([Id, z.looseObject({ id: Id, name: z.string().nullish() })]).nullish(),
+    product: z.union([Id, z.object({ id: Id, name: z.string().nullish() })]).nullish(),
   }),
 );
 
 const SubscriptionItem = z.lazy(() =>
-  z.looseObject({
+  z.object({
     price: Price.nullish(),
     quantity: z.number().int().nullish(),
     current_period_end: UnixSeconds,
@@ -66,7 +67,7 @@ const SubscriptionItem = z.lazy(() =>
 );
 
 export const PaymentSubscriptionRecord = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     object: z.literal('subscription').optional(),
     customer: Ref,
@@ -78,27 +79,27 @@ export const PaymentSubscriptionRecord = z.lazy(() =>
     canceled_at: UnixSeconds,
     ended_at: UnixSeconds,
     currency: z.string().nullish(),
-    items: z.looseObject({ data: z.array(SubscriptionItem) }).nullish(),
+    items: z.object({ data: z.array(SubscriptionItem) }).nullish(),
     /** Legacy single-plan subscriptions. */
-    plan: z.looseObject({ id: Id, nickname: z.string().nullish(), amount: z.number().int().nullish() }).nullish(),
+    plan: z.object({ id: Id, nickname: z.string().nullish(), amount: z.number().int().nullish() }).nullish(),
   }),
 );
 export type PaymentSubscriptionRecord = z.infer<typeof PaymentSubscriptionRecord>;
 
 export const PaymentInvoiceRecord = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     object: z.literal('invoice').optional(),
     customer: Ref.nullish(),
     subscription: Ref.nullish(),
-    parent: z.looseObject({ subscription_details: z.looseObject({ subscription: Ref.nullish() }).nullish() }).nullish(),
+    parent: z.object({ subscription_details: z.object({ subscription: Ref.nullish() }).nullish() }).nullish(),
     status: z.string().nullish(),
     total: z.number().int().nullish(),
     amount_due: z.number().int().nullish(),
     amount_paid: z.number().int().nullish(),
     currency: z.string().nullish(),
     created: UnixSeconds,
-    status_transitions: z.looseObject({ finalized_at: UnixSeconds }).nullish(),
+    status_transitions: z.object({ finalized_at: UnixSeconds }).nullish(),
     due_date: UnixSeconds,
     next_payment_attempt: UnixSeconds,
   }),
@@ -106,7 +107,7 @@ export const PaymentInvoiceRecord = z.lazy(() =>
 export type PaymentInvoiceRecord = z.infer<typeof PaymentInvoiceRecord>;
 
 export const PaymentIntentRecord = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     object: z.literal('payment_intent').optional(),
     /** Null for guest payments. */
@@ -118,13 +119,13 @@ export const PaymentIntentRecord = z.lazy(() =>
     /** Older API versions only. */
     invoice: Ref.nullish(),
     latest_charge: Ref.nullish(),
-    last_payment_error: z.looseObject({ message: z.string().nullish() }).nullish(),
+    last_payment_error: z.object({ message: z.string().nullish() }).nullish(),
   }),
 );
 export type PaymentIntentRecord = z.infer<typeof PaymentIntentRecord>;
 
 export const PaymentChargeRecord = z.lazy(() =>
-  z.looseObject({
+  z.object({
     id: Id,
     object: z.literal('charge').optional(),
     customer: Ref.nullish(),
@@ -158,7 +159,8 @@ function idOf(ref: string | { id: string } | null | undefined): string | undefin
 /** Drops undefined (and null) values so the result is JSON as stored. */
 function compact(fields: Record<string, string | number | boolean | null | undefined>): JsonObject {
   const out: JsonObject = {};
-  for (const [name, value] of Object.entries(fields)) {
+  for (const name in fields) {
+    const value = fields[name];
     if (value !== undefined && value !== null) out[name] = value;
   }
   return out;
@@ -167,7 +169,8 @@ function compact(fields: Record<string, string | number | boolean | null | undef
 /** The parts every normalised record shares; `updatedAt`/`sourceVersion` only for records read from events. */
 function envelope(id: string, sourceVersion: number | undefined): Pick<NormalisedRecord, 'id' | 'sourceVersion' | 'updatedAt'> {
   if (sourceVersion === undefined) return { id };
-  return { id, sourceVersion, ...(isoFromUnixSeconds(sourceVersion) ? { updatedAt: isoFromUnixSeconds(sourceVersion) } : {}) };
+  const updatedAt = isoFromUnixSeconds(sourceVersion);
+  return { id, sourceVersion, ...(updatedAt ? { updatedAt } : {}) };
 }
 
 /**
@@ -277,6 +280,7 @@ export function subscriptionRecord(subscription: PaymentSubscriptionRecord, sour
   // The next payment falls due at the period end while the subscription renews.
   const renews = state === 'active' || state === 'trialing' || state === 'past_due';
   const customerId = idOf(subscription.customer) as string;
+  const currentPeriodEnd = isoFromUnixSeconds(periodEnd);
   const fields = NormalisedSubscription.parse(
     compact({
       id: subscription.id,
@@ -287,8 +291,8 @@ export function subscriptionRecord(subscription: PaymentSubscriptionRecord, sour
       planName: firstPrice?.nickname ?? (typeof product === 'object' ? product?.name : undefined) ?? subscription.plan?.nickname,
       amount: amountOf(subscription),
       currency: subscription.currency ?? firstPrice?.currency,
-      currentPeriodEnd: isoFromUnixSeconds(periodEnd),
-      nextBillingAt: renews ? isoFromUnixSeconds(periodEnd) : undefined,
+      currentPeriodEnd,
+      nextBillingAt: renews ? currentPeriodEnd : undefined,
       // Once over, when it ended; before that, when the cancellation was asked for.
       cancelledAt: isoFromUnixSeconds(state === 'cancelled' ? (subscription.ended_at ?? subscription.canceled_at) : subscription.canceled_at),
       createdAt: isoFromUnixSeconds(subscription.created),

@@ -118,8 +118,19 @@ export function customerFilterStatuses(settings: Pick<PaymentSyncSettings, 'cust
 const Id = z.string().min(1);
 const Created = z.number().int();
 
-function listOf<T extends z.ZodType>(item: T) {
+function makeListOf<T extends z.ZodType>(item: T) {
   return z.looseObject({ object: z.literal('list').optional(), data: z.array(item), has_more: z.boolean() });
+}
+
+/**
+ * A list page of `item`, one schema per item schema: zod compiles a schema's checks on its first
+ * parse, so a schema made per request was compiled again for every page.
+ */
+const listSchemas = new WeakMap<z.ZodType, ReturnType<typeof makeListOf>>();
+function listOf<T extends z.ZodType>(item: T): ReturnType<typeof makeListOf<T>> {
+  let schema = listSchemas.get(item);
+  if (!schema) listSchemas.set(item, (schema = makeListOf(item)));
+  return schema as ReturnType<typeof makeListOf<T>>;
 }
 
 /** What a listed record must have for the cursor and the slice span: an id and its creation second. */
@@ -355,9 +366,15 @@ function unreadable(path: string, attempts: number, what: string, problem: strin
   });
 }
 
-function readOrFail(object: PaymentObject, raw: unknown, sourceVersion: number | undefined, where: { path: string; attempts: number; what: string }): NormalisedRecord {
+/** `what` names the record in the error; a function when it is worth writing only for a refusal. */
+function readOrFail(
+  object: PaymentObject,
+  raw: unknown,
+  sourceVersion: number | undefined,
+  where: { path: string; attempts: number; what: string | (() => string) },
+): NormalisedRecord {
   const reading = readPaymentRecord(object, raw, sourceVersion);
-  if (!reading.ok) throw unreadable(where.path, where.attempts, where.what, reading.problem);
+  if (!reading.ok) throw unreadable(where.path, where.attempts, typeof where.what === 'string' ? where.what : where.what(), reading.problem);
   return reading.record;
 }
 
@@ -372,7 +389,7 @@ async function listedPage(client: PlatformClient, object: PaymentObject, cursor:
   // Without status=all the platform leaves canceled subscriptions out.
   const query = { ...(object === 'subscriptions' ? { status: 'all' } : {}), ...createdRange(range) };
   const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem);
-  const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: `record ${index} (${raw.id})` }));
+  const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: () => `record ${index} (${raw.id})` }));
   const next = page.has_more ? positionOf(page.data.at(-1)) : undefined;
   const first = page.data[0];
   const last = page.data.at(-1);

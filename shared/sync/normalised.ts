@@ -88,7 +88,37 @@ export const NormalisedPayment = z
   .meta({ id: 'Payment' });
 export type NormalisedPayment = z.infer<typeof NormalisedPayment>;
 
-/** Unix seconds (both platforms' wire format) → ISO 8601, or undefined. */
+/** The last second `toISOString` writes with a four-digit year (9999-12-31T23:59:59Z). */
+const LAST_FOUR_DIGIT_YEAR_SECOND = 253_402_300_799;
+
+/**
+ * Unix seconds (both platforms' wire format) → ISO 8601, or undefined. The same string as
+ * `new Date(value * 1000).toISOString()`, which stays the way for fractions and far years; a whole
+ * second is written by arithmetic, a quarter of the time (a synced record has up to six of them).
+ */
 export function isoFromUnixSeconds(value: unknown): string | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? new Date(value * 1000).toISOString() : undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return undefined;
+  if (!Number.isInteger(value) || value > LAST_FOUR_DIGIT_YEAR_SECOND) return new Date(value * 1000).toISOString();
+  return isoOfWholeSecond(value);
+}
+
+const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/** A whole second from 1970 to 9999 as `YYYY-MM-DDTHH:MM:SS.000Z` (civil date from days: H. Hinnant's algorithm). */
+function isoOfWholeSecond(seconds: number): string {
+  const days = Math.floor(seconds / 86_400);
+  const inDay = seconds - days * 86_400;
+  const shifted = days + 719_468; // days since 0000-03-01
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1_460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const hour = Math.floor(inDay / 3_600);
+  const minute = Math.floor((inDay - hour * 3_600) / 60);
+  const second = inDay - hour * 3_600 - minute * 60;
+  return `${String(year).padStart(4, '0')}-${twoDigits(month)}-${twoDigits(day)}T${twoDigits(hour)}:${twoDigits(minute)}:${twoDigits(second)}.000Z`;
 }
