@@ -261,21 +261,26 @@ for (const step of order) {
 }
 lines.push(row('stored → answered', ids.map((id) => stamps.get(id)!).map((e) => e.answered! - e.stored!)));
 // The slowest 1%: where their time went.
-const slowest = [...within].sort((a, b) => (stamps.get(b)!.firstPoll ?? Infinity) - stamps.get(b)!.platformStart! - ((stamps.get(a)!.firstPoll ?? Infinity) - stamps.get(a)!.platformStart!)).slice(0, Math.max(3, Math.ceil(ids.length / 100)));
+/** From a conversation's start at the platform to its first poll there (Infinity if none came). */
+const firstPollWait = (id: string) => (stamps.get(id)!.firstPoll ?? Infinity) - stamps.get(id)!.platformStart!;
+const slowestFirst = (some: string[]) => [...some].sort((a, b) => firstPollWait(b) - firstPollWait(a));
+/** Each step's time from the platform's start, for one conversation's line. */
+const stepsOf = (e: NonNullable<ReturnType<typeof stamps.get>>) => order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ');
+const slowest = slowestFirst(within).slice(0, Math.max(3, Math.ceil(ids.length / 100)));
 lines.push('slowest first polls within a round (ms from platform start at each step):');
 for (const id of slowest) {
   const e = stamps.get(id)!;
-  lines.push(`  ${id} +${e.platformStart! - t0}ms: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}`);
+  lines.push(`  ${id} +${e.platformStart! - t0}ms: ${stepsOf(e)}`);
 }
 // Those whose first poll waited across a round change: the run ends and starts around them.
-const across = ids.filter(crossed).sort((a, b) => (stamps.get(b)!.firstPoll ?? Infinity) - stamps.get(b)!.platformStart! - ((stamps.get(a)!.firstPoll ?? Infinity) - stamps.get(a)!.platformStart!)).slice(0, 5);
+const across = slowestFirst(ids.filter(crossed)).slice(0, 5);
 lines.push(`slowest first polls across a round change (ms from platform start; the plan, the ended runs' marks and the next runs' first heartbeats around it):`);
 for (const id of across) {
   const e = stamps.get(id)!;
   const plan = plans.find((at) => at > e.platformStart!)!;
   const ends = [...endedRuns.values()].filter((at) => Math.abs(at - plan) < 10_000).map((at) => at - e.platformStart!);
   const begins = runStarts.filter((at) => Math.abs(at - plan) < 10_000).map((at) => at - e.platformStart!);
-  lines.push(`  ${id}: ${order.map((step) => `${step} ${e[step] === undefined ? '-' : e[step]! - e.platformStart!}`).join(', ')}; plan ${plan - e.platformStart!}, runs ended ${ends.join(' ')}, runs began ${begins.join(' ')}`);
+  lines.push(`  ${id}: ${stepsOf(e)}; plan ${plan - e.platformStart!}, runs ended ${ends.join(' ')}, runs began ${begins.join(' ')}`);
 }
 // Handovers taken up by another run: where the gap (release → poll sent) went.
 const taken = [...handovers.values()].flat().filter((h) => h.pollSent !== undefined && h.claimed !== undefined);

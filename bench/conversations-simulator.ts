@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { startCrmSimulator, type CrmSimulatorOptions, type RunningCrmSimulator } from '../sandbox/crm-simulator';
+import { ACCEPT_BACKLOG } from '../sandbox/simulator-server';
 import type { RandomFaults } from '../sandbox/faults';
 import { answerCalls } from './child-process-calls';
 import type { ConnectedAppRegistration, UserRegistration } from '../sandbox/identity-simulator';
@@ -71,8 +72,8 @@ async function startTlsFront(port: number): Promise<{ url: string; caPem: string
     socket.on('close', () => upstream.destroy());
     upstream.on('close', () => socket.destroy());
   });
-  // A load balancer's accept queue, as the simulator's own (sandbox/simulator-server.ts ACCEPT_BACKLOG).
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
+  // A load balancer's accept queue, as the simulator's own.
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: ACCEPT_BACKLOG }, resolve));
   tls = { server, dir };
   const address = server.address();
   return { url: `https://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, caPem };

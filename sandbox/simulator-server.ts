@@ -64,7 +64,7 @@ export interface RunningSimulator {
 
 const CONTROL_PREFIX = '/__sandbox';
 /** Connections waiting to be accepted (the kernel caps it at net.core.somaxconn, 4096 here). */
-const ACCEPT_BACKLOG = 4096;
+export const ACCEPT_BACKLOG = 4096;
 
 /**
  * The HTTP shell every simulator shares: fault injection before routing, request counting,
