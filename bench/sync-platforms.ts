@@ -54,6 +54,10 @@ export class SyncPlatforms {
     await this.child.call({ op: 'resetMaxInFlight', platform });
   }
 
+  async resetArrivals(platform: SyncPlatform): Promise<void> {
+    await this.child.call({ op: 'resetArrivals', platform });
+  }
+
   ids(platform: SyncPlatform, object: 'customers' | 'subscriptions', site: string): Promise<string[]> {
     return this.child.call({ op: 'ids', platform, object, site }) as Promise<string[]>;
   }

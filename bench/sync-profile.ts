@@ -15,7 +15,7 @@
  * `npx tsx bench/sync-profile.ts bench-order` runs the bench's order at 300 ms: both full syncs, then the
  * payment reconcile twice, with each reconcile's requests per quarter second.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
@@ -63,25 +63,29 @@ const report = (name: string, run: { seconds: number; calls: number; http429: nu
 };
 
 // Every platform call's start and end (the client takes the global fetch when it is made).
-const calls: Array<{ start: number; end: number; url: string; records?: number }> = [];
+const calls: Array<{ start: number; end: number; url: string; records?: number; hasMore?: boolean; ids?: string[] }> = [];
 const realFetch = globalThis.fetch;
 globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
   const start = performance.now();
   let records: number | undefined;
+  let hasMore: boolean | undefined;
+  let ids: string[] | undefined;
   try {
     const response = await realFetch(input, init);
     // Records a list answer carried: part-filled pages are the requests slices waste. Reading a
     // clone of every answer costs this process about half a millisecond a page: NO_PAGE_RECORDS=1
     // leaves it out, for a CPU profile of the gateway's own work.
     if (process.env.NO_PAGE_RECORDS) return response;
-    records = await response
+    const body = (await response
       .clone()
       .json()
-      .then((body: unknown) => (body as { data?: unknown[] }).data?.length)
-      .catch(() => undefined);
+      .catch(() => undefined)) as { data?: Array<{ id?: unknown }>; has_more?: unknown } | undefined;
+    records = body?.data?.length;
+    if (typeof body?.has_more === 'boolean') hasMore = body.has_more;
+    ids = body?.data?.flatMap((item) => (typeof item.id === 'string' ? [item.id] : []));
     return response;
   } finally {
-    calls.push({ start, end: performance.now(), url: String(input), ...(records === undefined ? {} : { records }) });
+    calls.push({ start, end: performance.now(), url: String(input), ...(records === undefined ? {} : { records }), ...(hasMore === undefined ? {} : { hasMore }), ...(ids ? { ids } : {}) });
   }
 }) as typeof fetch;
 const timeline = (from: number, ended: number) => {
@@ -101,6 +105,43 @@ const timeline = (from: number, ended: number) => {
   const shown = process.env.SHOW_EMPTY === 'part' ? part : part.filter((c) => c.records === 0);
   if (process.env.SHOW_EMPTY) for (const call of shown) process.stdout.write(`  ${call.records} at ${(call.start - from).toFixed(0)} ms: ${decodeURIComponent(call.url.replace(/^https?:\/\/[^/]+/, ''))}\n`);
   process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
+  wasteByCause(own);
+  if (process.env.DUMP_CALLS) writeFileSync(`${process.env.DUMP_CALLS}.${++dumps}.json`, JSON.stringify(own.map(({ ids, ...call }) => ({ ...call, start: call.start - from, end: call.end - from, firstId: ids?.[0], lastId: ids?.at(-1) }))));
+};
+let dumps = 0;
+
+/**
+ * The requests a listing made beyond one per 100 distinct records, by cause (in requests: records
+ * short of full pages / 100). A slice's answers are full until its last (has_more false), so every
+ * part-filled answer ends a slice: the open-ended bottom slice (where records end, unavoidable:
+ * a single listing ends there too), empty answers (a piece past the far end, or a slice whose
+ * records are gone), other slice ends; and records listed twice (a boundary second two slices list).
+ */
+const wasteByCause = (own: typeof calls) => {
+  const lists = own.filter((call) => call.records !== undefined && !call.url.includes('/v1/events'));
+  if (lists.length === 0 || lists.some((call) => call.ids === undefined)) return;
+  const short = (call: (typeof lists)[number]) => (100 - call.records!) / 100;
+  const ends = lists.filter((call) => call.hasMore === false);
+  const openBottom = ends.filter((call) => call.records! > 0 && !decodeURIComponent(call.url).includes('created[gte]'));
+  const empty = ends.filter((call) => call.records === 0);
+  const otherEnds = ends.filter((call) => call.records! > 0 && !openBottom.includes(call));
+  const midPart = lists.filter((call) => call.hasMore !== false && call.records! < 100);
+  const seen = new Map<string, number>();
+  for (const call of lists) for (const id of call.ids!) seen.set(id, (seen.get(id) ?? 0) + 1);
+  const twice = [...seen.values()].reduce((sum, n) => sum + n - 1, 0);
+  const sum = (part: typeof lists) => part.reduce((total, call) => total + short(call), 0);
+  const perObject = new Map<string, number>();
+  for (const call of lists) {
+    const object = new URL(call.url).pathname;
+    perObject.set(object, (perObject.get(object) ?? 0) + 1);
+  }
+  const objects = [...perObject].map(([object, n]) => `${object} ${n}`).join(', ');
+  process.stdout.write(
+    `waste by cause (requests beyond one per 100 of ${seen.size} records; ${lists.length} list requests: ${objects}): ` +
+      `total ${(lists.length - seen.size / 100).toFixed(2)} = open bottom slices' last pages ${sum(openBottom).toFixed(2)} (${openBottom.length}) + ` +
+      `empty answers ${empty.length} + other slices' last pages ${sum(otherEnds).toFixed(2)} (${otherEnds.length} slices, records in them ${otherEnds.map((call) => call.records).join(' ')}) + ` +
+      `part-filled answers mid-slice ${sum(midPart).toFixed(2)} (${midPart.length}) + records listed twice ${twice} (${(twice / 100).toFixed(2)})\n`,
+  );
 };
 
 // Record writes as they leave for the store, per data object.
@@ -123,11 +164,15 @@ if (process.argv[2] === 'bench-order') {
   // The bench's order at 300 ms (bench/sync.ts runAt): both connectors' full syncs, then the payment
   // reconcile it reports as sync.latency300.payment.*, then the same reconcile again (its repeats).
   await s.platforms.setLatency({ ms: 300, jitterMs: 100 });
-  for (const connector of ['payment', 'billing'] as const) report(`full sync of ${connector} at 300 ms`, await measured(s, connector, () => syncObjects(s, 'profiled', connector)));
+  for (const connector of ['payment', 'billing'] as const) {
+    const from = performance.now();
+    report(`full sync of ${connector} at 300 ms`, await measured(s, connector, () => syncObjects(s, 'profiled', connector)));
+    if (connector === 'payment') timeline(from, performance.now());
+  }
   for (const name of ['first reconcile at 300 ms', 'its repeat']) {
     const from = performance.now();
     const run = await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true));
-    report(`${name} (rate fraction ${run.rateFraction.toFixed(2)})`, run);
+    report(`${name} (rate fraction ${run.rateFraction.toFixed(2)}, sustained ${run.sustainedFraction.toFixed(2)})`, run);
     timeline(from, performance.now());
   }
   await s.stop();

@@ -24,6 +24,8 @@ export type SyncSimulatorCall =
   | { op: 'randomFaults'; platform: SyncPlatform; random: RandomFaults | undefined }
   | { op: 'totals'; platform: SyncPlatform }
   | { op: 'resetMaxInFlight'; platform: SyncPlatform }
+  /** Forgets the requests' arrivals so far (`SimulatorTotals.arrivals` counts from here). */
+  | { op: 'resetArrivals'; platform: SyncPlatform }
   /** The ids the platform holds (live mode; billing: not deleted) for the bench's missing-record count. */
   | { op: 'ids'; platform: SyncPlatform; object: 'customers' | 'subscriptions'; site: string }
   | { op: 'stop' };
@@ -35,6 +37,8 @@ export interface SimulatorTotals {
   maxInFlight: number;
   /** Injected faults served so far. */
   faultsServed: number;
+  /** Requests that arrived since the last `resetArrivals`, and when the first and the last arrived (milliseconds, the simulators' clock). */
+  arrivals: { requests: number; firstMs?: number; lastMs?: number };
 }
 
 let payment: PaymentSimulator | undefined;
@@ -80,11 +84,15 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
         rateLimited: running.rateLimited(),
         maxInFlight: running.maxInFlight(),
         faultsServed: [...running.faults.served.values()].reduce((a, b) => a + b, 0),
+        arrivals: running.arrivals(),
       };
       return totals;
     }
     case 'resetMaxInFlight':
       simulator(call.platform).resetMaxInFlight();
+      return undefined;
+    case 'resetArrivals':
+      simulator(call.platform).resetArrivals();
       return undefined;
     case 'ids':
       return call.platform === 'payment'

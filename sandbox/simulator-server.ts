@@ -59,6 +59,13 @@ export interface RunningSimulator {
   /** The most API requests that were being answered at once since the start (or the last reset). */
   maxInFlight(): number;
   resetMaxInFlight(): void;
+  /**
+   * API requests that arrived since the start (or the last `resetArrivals`), and when the first and
+   * the last of them arrived (`performance.now()` of the simulator's process): the pace a client
+   * sent at, as the platform saw it.
+   */
+  arrivals(): { requests: number; firstMs?: number; lastMs?: number };
+  resetArrivals(): void;
   stop(): Promise<void>;
 }
 
@@ -78,6 +85,7 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
   let latency = Latency.parse(options.latency ?? { ms: 0 });
   let inFlight = 0;
   let maxInFlight = 0;
+  let arrived: { requests: number; firstMs?: number; lastMs?: number } = { requests: 0 };
   // Not a seeded generator: how long an answer takes must not change which records a seed makes.
   const delayOf = (): number => Math.max(0, latency.ms + Math.round((Math.random() * 2 - 1) * latency.jitterMs));
 
@@ -99,6 +107,8 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
 
     const label = `${method} ${url.pathname}`;
     requests.set(label, (requests.get(label) ?? 0) + 1);
+    const at = performance.now();
+    arrived = { requests: arrived.requests + 1, firstMs: arrived.firstMs ?? at, lastMs: at };
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {
@@ -214,6 +224,10 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
     maxInFlight: () => maxInFlight,
     resetMaxInFlight: () => {
       maxInFlight = inFlight;
+    },
+    arrivals: () => ({ ...arrived }),
+    resetArrivals: () => {
+      arrived = { requests: 0 };
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -86,7 +86,9 @@ export function billingListQuery(
   offset: string | undefined,
   range?: SliceRange,
 ): Record<string, QueryValue> {
-  const query: Record<string, QueryValue> = { limit: BILLING_PAGE_SIZE, ...FIXED_FILTERS[object] };
+  // A planned slice's first page may ask for fewer (shared/sync/sync-source.ts, SliceRange.firstPage).
+  const limit = offset === undefined && range?.firstPage !== undefined ? Math.min(BILLING_PAGE_SIZE, Math.max(1, range.firstPage)) : BILLING_PAGE_SIZE;
+  const query: Record<string, QueryValue> = { limit, ...FIXED_FILTERS[object] };
   if (listing.mode === 'full') {
     // The status filter saves reading what would be dropped. Incremental runs send none, so a
     // subscription that left the filter (active → cancelled) is still seen and removed by `keeps`.

@@ -321,10 +321,11 @@ async function fetchList<T extends z.ZodType>(
   query: Record<string, QueryValue>,
   position: Position | undefined,
   item: T,
+  limit = PAGE_SIZE,
 ): Promise<{ page: z.infer<ReturnType<typeof listOf<T>>>; attempts: number; listedAt: number }> {
   const schema = listOf(item);
   try {
-    const response = await client.request({ method: 'GET', path, query: { ...query, limit: PAGE_SIZE, starting_after: position?.after }, schema });
+    const response = await client.request({ method: 'GET', path, query: { ...query, limit, starting_after: position?.after }, schema });
     return { page: response.body, attempts: response.attempts, listedAt: listedVersion(response.headers) };
   } catch (error) {
     if (!position || !cursorRecordGone(error)) throw error;
@@ -388,7 +389,9 @@ async function listedPage(client: PlatformClient, object: PaymentObject, cursor:
   const position = ListCursor.safeParse(cursor).data;
   // Without status=all the platform leaves canceled subscriptions out.
   const query = { ...(object === 'subscriptions' ? { status: 'all' } : {}), ...createdRange(range) };
-  const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem);
+  // A planned slice's first page may ask for fewer (shared/sync/sync-source.ts, SliceRange.firstPage).
+  const limit = !position && range?.firstPage !== undefined ? Math.min(PAGE_SIZE, Math.max(1, range.firstPage)) : PAGE_SIZE;
+  const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem, limit);
   const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: () => `record ${index} (${raw.id})` }));
   const next = page.has_more ? positionOf(page.data.at(-1)) : undefined;
   const first = page.data[0];

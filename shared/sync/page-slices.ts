@@ -4,7 +4,7 @@ import type { RecordWrite, SyncCounts } from '../store/items';
 import type { Store, StoredVersion } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
-import { addToProfile, MAX_SLICES, pageDensity, plannedSlices, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
+import { addToProfile, MAX_SLICES, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
 import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
 
@@ -179,6 +179,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   let pageIndex = start.pageIndex;
   let listed = start.listed ?? 0;
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
+  const widths = { ...(start.widths ?? { pages: 0, sum: 0, squares: 0 }) };
   let reached = start.reached;
   let pagesFetched = 0;
   /** Write units a page brings, on average (moving): none when the data did not change. */
@@ -227,11 +228,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       pages: slice.pages,
       ...(slice.range.from === undefined ? {} : { from: slice.range.from }),
       ...(slice.range.to === undefined ? {} : { to: slice.range.to }),
+      ...(slice.range.firstPage === undefined ? {} : { firstPage: slice.range.firstPage }),
       ...(slice.page ? { page: slice.page } : {}),
     })),
     nextSlice,
     listed,
     density: { ...density },
+    widths: { ...widths },
     ...(reached === undefined ? {} : { reached }),
     ...(order && window.mode === 'full' ? { profile: profileNow(order) } : {}),
   });
@@ -296,6 +299,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     return {
       order: order ?? 'newest_first',
       density: density.seconds > 0 ? density.records / density.seconds : undefined,
+      ...(recordSpread(widths) === undefined ? {} : { spread: recordSpread(widths)! }),
       reached,
       farEnd: order === 'oldest_first' ? context.runStartedAt + 1 : undefined,
       ...(floor === undefined ? {} : { floor }),
@@ -312,6 +316,12 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (pageRate !== undefined) {
       density.records += rows;
       density.seconds += rows / pageRate;
+    }
+    if (rows === PAGE_RECORDS) {
+      const width = Math.abs(page.span.first - page.span.last);
+      widths.pages += 1;
+      widths.sum += width;
+      widths.squares += width * width;
     }
     if (window.mode === 'full' && order && rows > 0) {
       profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows });
@@ -562,6 +572,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   return { complete: slices.size === 0, point: cursorNow(), pages: pagesThisInvocation };
 }
 
-function rangeOf(slice: { from?: number; to?: number }): SliceRange {
-  return { ...(slice.from === undefined ? {} : { from: slice.from }), ...(slice.to === undefined ? {} : { to: slice.to }) };
+function rangeOf(slice: { from?: number; to?: number; firstPage?: number }): SliceRange {
+  return {
+    ...(slice.from === undefined ? {} : { from: slice.from }),
+    ...(slice.to === undefined ? {} : { to: slice.to }),
+    ...(slice.firstPage === undefined ? {} : { firstPage: slice.firstPage }),
+  };
 }

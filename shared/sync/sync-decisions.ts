@@ -41,6 +41,8 @@ export const SliceCursor = z.object({
   id: z.number().int().nonnegative(),
   from: z.number().int().optional(),
   to: z.number().int().optional(),
+  /** Records its first page asks for, fewer than a page (SliceRange.firstPage). */
+  firstPage: z.number().int().min(1).max(99).optional(),
   /** The connector's cursor after the slice's last saved page; absent before its first. */
   page: z.record(z.string(), z.json()).optional(),
   /** Pages of this slice saved so far. */
@@ -62,6 +64,8 @@ export const RunCursor = z.object({
   /** What the pages so far showed: records listed, and how densely (records and seconds of ordering key). */
   listed: z.number().int().nonnegative().optional(),
   density: z.object({ records: z.number().nonnegative(), seconds: z.number().nonnegative() }).optional(),
+  /** Full pages' widths (seconds of ordering key): how unevenly records lie (shared/sync/slice-plan.ts, `recordSpread`). */
+  widths: z.object({ pages: z.number().int().nonnegative(), sum: z.number().nonnegative(), squares: z.number().nonnegative() }).optional(),
   /** The farthest ordering key a page reached (shared/sync/slice-plan.ts, ListingView.reached). */
   reached: z.number().int().optional(),
   /** Where this full run's listed records lay so far (kept with the watermark when it completes); one unreadable is dropped, not the cursor. */

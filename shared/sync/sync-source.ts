@@ -44,6 +44,12 @@ export type PageCursor = JsonObject;
 export interface SliceRange {
   from?: number;
   to?: number;
+  /**
+   * Records the slice's first page asks for (the list's `limit`), fewer than a page: a planned
+   * slice starts with it so that its later pages end on whole pages counted from the listing's
+   * stable end, where the next plan can cut (shared/sync/slice-plan.ts, `plannedSlices`).
+   */
+  firstPage?: number;
 }
 
 /** Which way a full listing pages through its ordering key. */

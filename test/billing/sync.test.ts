@@ -384,6 +384,10 @@ describe('billingListQuery', () => {
     });
     // The platform takes 10-digit seconds only: an early since becomes the first 10-digit second.
     expect(billingListQuery('customers', { mode: 'incremental', since: 0 }, all, undefined)['updated_at[after]']).toBe(1_000_000_000);
+    // A planned slice's first page asks for fewer; its next pages (an offset) a whole page.
+    const slice = { from: 1_717_200_000, to: 1_717_300_000, firstPage: 37 };
+    expect(billingListQuery('customers', { mode: 'full' }, all, undefined, slice).limit).toBe(37);
+    expect(billingListQuery('customers', { mode: 'full' }, all, '["1","cus_1"]', slice).limit).toBe(100);
   });
 
   it('knows the four billing objects and no other', () => {

@@ -97,6 +97,18 @@ describe('full sync', () => {
     expect(run.records.filter((r) => r.fields.state === 'cancelled').length).toBeGreaterThanOrEqual(canceled.length);
   });
 
+  it('a slice whose first page asks for fewer (a planned slice ending its pages on whole pages) then pages 100 at a time', async () => {
+    sim.seedCustomers(250);
+    const range = { from: 0, to: nowSeconds() + 1, firstPage: 37 };
+    const first = await source('customers').fetchPage(FULL, undefined, range);
+    expect(first.records).toHaveLength(37);
+    const second = await source('customers').fetchPage(FULL, first.next, range);
+    expect(second.records).toHaveLength(100);
+    const rest = await pageAll(source('customers'), FULL, second.next);
+    const all = [...ids(first.records), ...ids(second.records), ...ids(rest.records)];
+    expect(all.sort()).toEqual(storedIds('customers'));
+  });
+
   it('a NEW source instance resumes from a saved cursor and yields exactly the rest', async () => {
     sim.seedCustomers(250);
     const first = await source('customers').fetchPage(FULL, undefined);

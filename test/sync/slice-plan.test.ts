@@ -7,9 +7,12 @@ import {
   PLAN_MARGIN_RECORDS,
   PROFILE_PIECES,
   addToProfile,
+  cutMargin,
+  cutsAtPieceEdges,
   evenPieces,
   pageDensity,
   plannedSlices,
+  recordSpread,
   remainingRange,
   splitRemaining,
   wantedSlices,
@@ -17,6 +20,18 @@ import {
 } from '../../shared/sync/slice-plan';
 import type { ListingProfile } from '../../shared/sync/sync-decisions';
 import type { SliceRange } from '../../shared/sync/sync-source';
+
+/** A seeded generator of numbers in [0, 1) (mulberry32). */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
 
 const view = (extra: Partial<ListingView>): ListingView => ({
   order: 'newest_first',
@@ -26,6 +41,8 @@ const view = (extra: Partial<ListingView>): ListingView => ({
   active: 1,
   wanted: 10,
   listed: 100,
+  // Records one a minute, evenly: pieces cut by estimate need no margin.
+  spread: 0,
   ...extra,
 });
 
@@ -133,11 +150,65 @@ describe('splitting what a slice still has to list', () => {
     );
   });
 
+  it('a floor below the range\'s own end is another slice\'s: the pieces stop at the range', () => {
+    // Pieces of 300, 300, 600 records a second: the third would reach past both the range's end and the floor.
+    const whole = { from: 1_000, to: 2_000 };
+    const ranges = splitRemaining(whole, view({ density: 1, wanted: 10, reached: 1_900, floor: 900, listed: 0 }))!;
+    expect(ranges).toEqual([{ from: 1_700, to: 2_000 }, { from: 1_400, to: 1_700 }, { from: 1_000, to: 1_400 }]);
+    expectTiles(ranges, whole, 'newest_first');
+  });
+
+  it('newest first past what pages reached, with a floor anywhere: pieces still tile the remaining range exactly (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1_000_000_000, max: 1_700_000_000 }),
+        fc.integer({ min: 1, max: 50_000_000 }),
+        fc.double({ min: 0.0001, max: 50, noNaN: true }),
+        fc.integer({ min: 2, max: MAX_SLICES }),
+        fc.boolean(),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: -0.5, max: 1, noNaN: true }),
+        fc.integer({ min: 0, max: 200_000 }),
+        (from, width, density, wanted, open, reachedAt, floorAt, listed) => {
+          const whole: SliceRange = { ...(open ? {} : { from }), to: from + width };
+          const reached = Math.round(from + reachedAt * width);
+          const floor = Math.round(from + floorAt * width);
+          const ranges = splitRemaining(whole, view({ density, wanted, reached, floor, listed }));
+          if (!ranges) return;
+          expect(ranges.length).toBeGreaterThanOrEqual(2);
+          expect(ranges.length).toBeLessThanOrEqual(wanted);
+          expectTiles(ranges, whole, 'newest_first');
+        },
+      ),
+    );
+  });
+
+  it('how unevenly records lie, from full pages\' widths, and how short of whole pages a piece cut by estimate aims', () => {
+    // Evenly spaced: every page as wide; no margin.
+    expect(recordSpread({ pages: 4, sum: 4 * 5_940, squares: 4 * 5_940 ** 2 })).toBe(0);
+    expect(cutMargin(300, 0)).toBe(0);
+    // At random (a Poisson process): a page's width varies by 1/√99; about 1.
+    const random = mulberry32(3);
+    const pageWidths = Array.from({ length: 400 }, () => Array.from({ length: 99 }, () => -Math.log(1 - random()) * 60).reduce((a, b) => a + b, 0));
+    const spread = recordSpread({ pages: pageWidths.length, sum: pageWidths.reduce((a, b) => a + b, 0), squares: pageWidths.reduce((a, b) => a + b * b, 0) })!;
+    expect(spread).toBeGreaterThan(0.8);
+    expect(spread).toBeLessThan(1.25);
+    // Fewer than three full pages tell nothing: taken as at random.
+    expect(recordSpread({ pages: 2, sum: 10, squares: 50 })).toBeUndefined();
+    expect(cutMargin(300, undefined)).toBe(23);
+    expect(cutMargin(300, 1)).toBe(23);
+    // Never more than a quarter of a page.
+    expect(cutMargin(3_000, 1)).toBe(PAGE_RECORDS / 4);
+  });
+
   it('evenPieces and pageDensity', () => {
     // Records one a minute: room for two pieces of the minimum, and one record short of it.
-    expect(evenPieces(60 * 2 * MIN_SLICE_RECORDS, 1 / 60, 10)).toEqual([60 * MIN_SLICE_RECORDS, 60 * MIN_SLICE_RECORDS]);
-    expect(evenPieces(60 * (2 * MIN_SLICE_RECORDS - 1), 1 / 60, 10)).toBeUndefined();
-    expect(pageDensity(100, { first: 6_000, last: 60 })).toBeCloseTo(100 / 5_940);
+    expect(evenPieces(60 * 2 * MIN_SLICE_RECORDS, 1 / 60, 10, 2, 0)).toEqual([60 * MIN_SLICE_RECORDS, 60 * MIN_SLICE_RECORDS]);
+    expect(evenPieces(60 * (2 * MIN_SLICE_RECORDS - 1), 1 / 60, 10, 2, 0)).toBeUndefined();
+    // Records at random (or how they lie unknown): the first piece aims 23 records short of its three pages, the last takes the rest.
+    expect(evenPieces(60 * 2 * MIN_SLICE_RECORDS, 1 / 60, 10)).toEqual([60 * (MIN_SLICE_RECORDS - 23), 60 * (MIN_SLICE_RECORDS + 23)]);
+    // 100 records a minute apart span 99 minutes: one a minute.
+    expect(pageDensity(100, { first: 6_000, last: 60 })).toBeCloseTo(1 / 60);
     expect(pageDensity(100, { first: 5, last: 5 })).toBe(100);
     expect(pageDensity(1, { first: 5, last: 5 })).toBeUndefined();
   });
@@ -175,22 +246,30 @@ describe('slices planned at the start from the previous full listing', () => {
     );
   });
 
-  it('10,000 records newest first, 36 wanted: 35 slices of three pages (the margin short of full), the ends open', () => {
+  /** Requests a listing of each range takes (one per 100 records, a part-filled last page included). */
+  const requests = (ranges: SliceRange[], held: (range: SliceRange) => number) => ranges.reduce((sum, range) => sum + Math.max(1, Math.ceil(held(range) / PAGE_RECORDS)), 0);
+
+  it('10,000 records newest first, 36 wanted: slices of whole pages cut at page edges, so one request per 100 records; the ends open', () => {
     const ranges = plannedSlices(profiled(10_000, 60, 'newest_first'), 36)!;
-    // 33 of the minimum fit; at 290 records each, 35 hold them all.
-    expect(ranges).toHaveLength(Math.ceil(10_000 / (MIN_SLICE_RECORDS - PLAN_MARGIN_RECORDS)));
+    // 33 of the minimum fit (three pages): a quarter fewer to a few more slices.
+    expect(ranges.length).toBeGreaterThanOrEqual(25);
+    expect(ranges.length).toBeLessThanOrEqual(MAX_SLICES);
     // Records created since the listing are in the first slice, any older than it in the last.
     expect(ranges[0]!.to).toBeUndefined();
     expect(ranges.at(-1)!.from).toBeUndefined();
     expectTiles(ranges, {}, 'newest_first');
     const held = ranges.map((range) => inRange(range, 10_000, 60));
-    // Every slice but the last holds three pages, none a record into a fourth; the last the rest (no more).
-    for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS - PLAN_MARGIN_RECORDS);
-    expect(held.at(-1)).toBe(10_000 - 34 * 290);
+    // Every slice holds whole pages (three or four), none a record into one more.
+    for (const records of held) {
+      expect(records % PAGE_RECORDS).toBe(0);
+      expect(records).toBeGreaterThanOrEqual(MIN_SLICE_RECORDS);
+      expect(records).toBeLessThanOrEqual(4 * PAGE_RECORDS);
+    }
     expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
+    expect(requests(ranges, (range) => inRange(range, 10_000, 60))).toBe(100);
   });
 
-  it('pages profiled in any order (slices list side by side) still cut slices holding their pages, none a record into one more', () => {
+  it('pages profiled in any order (slices list side by side) still cut slices of whole pages: one request per 100 records', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
         // 10,000 records a minute apart, listed in pages of 100 that arrive in a shuffled order.
@@ -205,22 +284,133 @@ describe('slices planned at the start from the previous full listing', () => {
         const start = 1_600_000_000;
         for (const page of pages) pieces = addToProfile(pieces, { from: start + page * 100 * 60, to: start + (page * 100 + 99) * 60 + 1, records: 100 });
         const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
-        for (const range of ranges) expect(inRange(range, 10_000, 60)).toBeLessThanOrEqual(3 * PAGE_RECORDS);
+        for (const range of ranges) expect(inRange(range, 10_000, 60) % PAGE_RECORDS).toBe(0);
+        expect(requests(ranges, (range) => inRange(range, 10_000, 60))).toBe(100);
       }),
       { numRuns: 30 },
     );
   });
 
+  /**
+   * 10,000 records at random seconds (about one a minute, some sharing a second), newest first, as a
+   * first sync lists them when it discovers its slices: each slice `size()` records, ending on a
+   * second apart from the next (a range edge), in pages of 100. Returns the keys, the profile the
+   * listing kept, and the requests it took.
+   */
+  const discovered = (seed: number, size: (random: () => number) => number) => {
+    const random = mulberry32(seed);
+    const start = 1_600_000_000;
+    const keys = Array.from({ length: 10_000 }, () => start + Math.floor(random() * 600_000)).sort((a, b) => b - a);
+    let pieces: ListingProfile['pieces'] = [];
+    let listed = 0;
+    for (let at = 0; at < keys.length; ) {
+      let end = Math.min(keys.length, at + size(random));
+      while (end < keys.length && keys[end] === keys[end - 1]) end += 1;
+      for (let first = at; first < end; first += PAGE_RECORDS) {
+        const page = keys.slice(first, Math.min(end, first + PAGE_RECORDS));
+        pieces = addToProfile(pieces, { from: page.at(-1)!, to: page[0]! + 1, records: page.length });
+        listed += 1;
+      }
+      at = end;
+    }
+    const inside = (range: SliceRange) => keys.filter((key) => (range.from === undefined || key >= range.from) && (range.to === undefined || key < range.to));
+    const count = (range: SliceRange) => inside(range).length;
+    /** The pages a listing of `range` answers (its first page of `range.firstPage` records, if given), as profile pieces. */
+    const pagesOf = (range: SliceRange) => {
+      const held = inside(range);
+      const pages: ListingProfile['pieces'] = [];
+      for (let first = 0; first < held.length; ) {
+        const size = first === 0 && range.firstPage !== undefined ? range.firstPage : PAGE_RECORDS;
+        const page = held.slice(first, first + size);
+        pages.push({ from: page.at(-1)!, to: page[0]! + 1, records: page.length });
+        first += size;
+      }
+      return pages;
+    };
+    /** Requests a listing of `ranges` takes, each paged as `pagesOf` does. */
+    const listing = (ranges: SliceRange[]) => ranges.reduce((sum, range) => sum + Math.max(1, pagesOf(range).length), 0);
+    return { pieces, listed, count, pagesOf, listing };
+  };
+
+  it('from a first sync whose discovered slices each ended a few records short of whole pages: no more requests than that listing, nor the next plan than this one', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 60 }), (seed, shortBy) => {
+        const { pieces, count, listed, pagesOf, listing } = discovered(seed, (random) => 300 - shortBy - Math.floor(random() * 5));
+        const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
+        expect(ranges.length).toBeGreaterThanOrEqual(25);
+        expect(ranges.reduce((sum, range) => sum + count(range), 0)).toBe(10_000);
+        // The records short of whole pages are the listing's own (each slice's records are what they
+        // are): together they cost no more requests than they did, rounded up; a slice's shorter
+        // first page (to end its pages on whole pages from the oldest record) costs none more.
+        expect(listing(ranges)).toBe(requests(ranges, count));
+        expect(listing(ranges)).toBeLessThanOrEqual(Math.min(listed, 100 + Math.ceil((listed * PAGE_RECORDS - 10_000) / PAGE_RECORDS)));
+        // Listed by that plan, its own profile plans no worse: the waste does not grow from run to run
+        // (and shrinks where a slice's shorter first page moved its page edges onto the grid).
+        let plan = ranges;
+        const runs = [listing(plan)];
+        for (let run = 0; run < 3; run += 1) {
+          let next: ListingProfile['pieces'] = [];
+          for (const range of plan) for (const page of pagesOf(range)) next = addToProfile(next, page);
+          plan = plannedSlices({ order: 'newest_first', pieces: next }, 36)!;
+          expect(plan.reduce((sum, range) => sum + count(range), 0)).toBe(10_000);
+          runs.push(listing(plan));
+          expect(runs.at(-1)).toBeLessThanOrEqual(runs.at(-2)!);
+        }
+
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it('from a first sync whose slices ended anywhere (some a few records into one more page): no more requests than that listing took', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
+        const { pieces, count, listed } = discovered(seed, (random) => 250 + Math.floor(random() * 200));
+        const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
+        expect(ranges.reduce((sum, range) => sum + count(range), 0)).toBe(10_000);
+        expect(requests(ranges, count)).toBeLessThanOrEqual(listed);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('oldest first the same, cut from the bottom: the last slice stays open for records created while the run pages', () => {
     const ranges = plannedSlices(profiled(5_000, 7, 'oldest_first'), 8)!;
-    // Six pages each (5,000 / 8), 590 records: nine slices hold them.
-    expect(ranges).toHaveLength(9);
+    expect(ranges.length).toBeGreaterThanOrEqual(8);
     expect(ranges[0]!.from).toBeUndefined();
     expect(ranges.at(-1)!.to).toBeUndefined();
     expectTiles(ranges, {}, 'oldest_first');
     const held = ranges.map((range) => inRange(range, 5_000, 7));
-    for (const records of held.slice(0, -1)) expect(records).toBe(590);
-    expect(held.at(-1)).toBe(5_000 - 8 * 590);
+    for (const records of held) expect(records % PAGE_RECORDS).toBe(0);
+    expect(requests(ranges, (range) => inRange(range, 5_000, 7))).toBe(50);
+  });
+
+  it('pieces coarser than the slices (a profile of few pieces): cut by estimate, each slice the margin short of its whole pages', () => {
+    // 10,000 records a minute apart kept in 4 pieces: no piece edge makes a slice of three or four pages.
+    let pieces: ListingProfile['pieces'] = [];
+    const start = 1_600_000_000;
+    for (let first = 0; first < 10_000; first += PAGE_RECORDS) pieces = addToProfile(pieces, { from: start + first * 60, to: start + (first + 99) * 60 + 1, records: 100 }, 4);
+    expect(cutsAtPieceEdges([...pieces].reverse(), true, 33, 3)).toBeUndefined();
+    const ranges = plannedSlices({ order: 'newest_first', pieces, latencyMs: 300 }, 36)!;
+    expect(ranges).toHaveLength(Math.ceil(10_000 / (MIN_SLICE_RECORDS - PLAN_MARGIN_RECORDS)));
+    const held = ranges.map((range) => inRange(range, 10_000, 60));
+    for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS - PLAN_MARGIN_RECORDS);
+    expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
+  });
+
+  it('a profile merges pieces that share a second first (no slice can be cut between them), then next to whole pages, then the fewest records', () => {
+    // Four pages: the second and third share second 200.
+    const pages = [
+      { from: 0, to: 100, records: 100 },
+      { from: 100, to: 201, records: 100 },
+      { from: 200, to: 300, records: 100 },
+      { from: 300, to: 400, records: 40 },
+    ];
+    let pieces: ListingProfile['pieces'] = [];
+    for (const page of pages) pieces = addToProfile(pieces, page, 3);
+    expect(pieces).toEqual([{ from: 0, to: 100, records: 100 }, { from: 100, to: 300, records: 200 }, { from: 300, to: 400, records: 40 }]);
+    // 40 and 30 are the fewest, but the edge between them is the only one 40 records over whole pages.
+    expect(addToProfile(pieces, { from: 400, to: 500, records: 30 }, 3)).toEqual([{ from: 0, to: 100, records: 100 }, { from: 100, to: 400, records: 240 }, { from: 400, to: 500, records: 30 }]);
   });
 
   it('no plan when fewer than two slices of the minimum fit, or one is wanted: the run discovers the listing as a first sync does', () => {

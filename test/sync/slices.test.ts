@@ -187,6 +187,43 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(await c.storedIds()).toEqual(c.platformIds());
   });
 
+  it('a reconcile planned from a listing of whole pages cuts its slices at those page edges: one request per 100 records, however unevenly records lie', async () => {
+    // Subscriptions: created at random seconds (an hour after their customer at most), so a cut by
+    // estimate would land mid-page.
+    const c = await connected('live', 40, 'api', 'subscriptions');
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    // One listing (every page full but the last): its profile's piece edges are page edges.
+    let before = sim.totalRequests();
+    expect(await c.run({ maxSlices: 1 })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
+    expect(sim.totalRequests() - before).toBe(20);
+    for (const run of ['reconcile', 'its repeat']) {
+      before = sim.totalRequests();
+      sim.resetMaxInFlight();
+      const reconcile = await c.run({}, { full: true });
+      expect(reconcile, run).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
+      // Slices side by side (40/s at ~100 ms wants five), each of whole pages: 20 requests, as one listing.
+      expect(sim.maxInFlight(), run).toBeGreaterThanOrEqual(3);
+      expect(sim.totalRequests() - before, run).toBe(20);
+    }
+    expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
+  });
+
+  it('from a first sync that discovered its slices, a planned reconcile takes no more requests than it did, and the next no more than that one', async () => {
+    const c = await connected('live', 40, 'api', 'subscriptions');
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    const requests: number[] = [];
+    for (const full of [false, true, true]) {
+      const before = sim.totalRequests();
+      expect(await c.run({}, full ? { full: true } : {})).toMatchObject({ outcome: 'finished', mode: 'full' });
+      requests.push(sim.totalRequests() - before);
+    }
+    // Each slice's records are what the first sync found: the plan cannot make them whole pages
+    // where its slices ended, only not add to it (and move page edges onto whole pages where free).
+    expect(requests[1]).toBeLessThanOrEqual(requests[0]!);
+    expect(requests[2]).toBeLessThanOrEqual(requests[1]!);
+    expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
+  });
+
   it('a planned reconcile killed with its slices in flight resumes every slice: nothing lost, nothing listed from the start again', async () => {
     const c = await connected('live', 40);
     sim.setLatency({ ms: 100, jitterMs: 20 });
