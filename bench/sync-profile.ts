@@ -15,7 +15,7 @@
  * `npx tsx bench/sync-profile.ts bench-order` runs the bench's order at 300 ms: both full syncs, then the
  * payment reconcile twice, with each reconcile's requests per quarter second.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
@@ -106,9 +106,7 @@ const timeline = (from: number, ended: number) => {
   if (process.env.SHOW_EMPTY) for (const call of shown) process.stdout.write(`  ${call.records} at ${(call.start - from).toFixed(0)} ms: ${decodeURIComponent(call.url.replace(/^https?:\/\/[^/]+/, ''))}\n`);
   process.stdout.write(`first call ${(first - from).toFixed(0)} ms after the run began; last answer at ${(last - from).toFixed(0)} ms; run ended at ${(ended - from).toFixed(0)} ms\n`);
   wasteByCause(own);
-  if (process.env.DUMP_CALLS) writeFileSync(`${process.env.DUMP_CALLS}.${++dumps}.json`, JSON.stringify(own.map(({ ids, ...call }) => ({ ...call, start: call.start - from, end: call.end - from, firstId: ids?.[0], lastId: ids?.at(-1) }))));
 };
-let dumps = 0;
 
 /**
  * The requests a listing made beyond one per 100 distinct records, by cause (in requests: records

@@ -311,8 +311,16 @@ export function plannedSlices(profile: ListingProfile, wanted: number, most = MA
 }
 
 /**
+ * How a planned slice's length away from the pages aimed at weighs against records left short of
+ * whole pages: this times the squared difference in pages (four pages where three are aimed at: 10
+ * records; five: 40). A longer slice may end the run later (its pages follow one another); a
+ * slice of an object of a million records, hundreds of pages, is kept as even as the edges allow.
+ */
+export const UNEVEN_SLICE_RECORDS = 10;
+
+/**
  * Cuts at piece edges (keys, in the listing's order, with the records listed before each) into about `aimed` slices (a quarter fewer to
- * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to half as many again), chosen to leave the fewest records short of whole
+ * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to a quarter more, one page at least), chosen to leave the fewest records short of whole
  * pages, then to keep the slices even: a slice of exactly whole pages ends on a full page. An edge
  * between pieces that share a second cannot be cut at. Dynamic programming over the edges (at
  * most PROFILE_PIECES + 1 of them, so at most a few hundred thousand steps). Undefined when no such
@@ -334,7 +342,7 @@ export function cutsAtPieceEdges(
   const stops = [0];
   for (let k = 1; k < m; k += 1) if (apart(k)) stops.push(k);
   stops.push(m);
-  const longest = Math.max(pages + 1, Math.ceil(pages * 1.5));
+  const longest = pages + Math.max(1, Math.ceil(pages / 4));
   // A few fewer than aimed is no loss: `wanted` counts the connection's whole rate, which the
   // connection's other objects share.
   const fewest = Math.max(2, Math.ceil(aimed * 0.75));
@@ -352,8 +360,10 @@ export function cutsAtPieceEdges(
         if (held < MIN_SLICE_RECORDS / PAGE_RECORDS) continue;
         const previous = cost[s - 1]![j]!;
         if (previous === Infinity) continue;
-        // Records short of whole pages, and (far less) how far the slice is from the pages aimed at.
-        const step = previous + (held * PAGE_RECORDS - records) + 10 * ((held - pages) / pages) ** 2;
+        // Records short of whole pages, and how far the slice is from the pages aimed at: a longer
+        // slice ends the run later (its pages follow one another), which costs more than a few records'
+        // room (what a plan leaves short is mostly the listing's own: see plannedSlices).
+        const step = previous + (held * PAGE_RECORDS - records) + UNEVEN_SLICE_RECORDS * (held - pages) ** 2;
         if (step < cost[s]![i]!) {
           cost[s]![i] = step;
           via[s]![i] = j;
