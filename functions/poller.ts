@@ -25,5 +25,5 @@ export const handler = taskFunction(async (event: unknown, context) => {
   const stats = await runPoller(gateway(), { ...input, endsAt: Math.min(input.endsAt, limit) }, log.with({ shard: input.shard }));
   const { handoverGapsMs, firstPollMs, firstPollAcrossRoundsMs, ...counts } = stats;
   log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs), firstPolls: firstPollMs.length + firstPollAcrossRoundsMs.length, firstPollsAcrossRounds: firstPollAcrossRoundsMs.length });
-  return { shard: input.shard, polled: counts.claimed };
+  return { shard: input.shard, polled: counts.claimed + counts.adopted };
 });

@@ -20,7 +20,7 @@ export function localStateMachineHandlers(gateway: () => Gateway): LocalStateMac
     poller: async (payload, onStart) => {
       const input = PollerInput.parse(payload);
       const stats = await runPoller(gateway(), input, log.with({ shard: input.shard }), { onStart });
-      return { shard: input.shard, polled: stats.claimed };
+      return { shard: input.shard, polled: stats.claimed + stats.adopted };
     },
   };
 }

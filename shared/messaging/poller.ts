@@ -3,7 +3,7 @@ import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
-import type { Conversation, LiveConversation, MessageWrite, PollerRun as PollerRunItem } from '../store/items';
+import { CLAIMED_ONE_BY_ONE, type Conversation, type LiveConversation, type MessageWrite, type PollerRun as PollerRunItem } from '../store/items';
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
@@ -50,6 +50,10 @@ export interface PollerStats {
   released: number;
   /** Leases left naming the run as it ended at its round's end: handed over with one write for the run. */
   handedOver: number;
+  /** Conversations taken by adopting ended runs whole (one write a run; their leases renamed after the first polls open). */
+  adopted: number;
+  /** Ended runs adopted. */
+  adoptedRuns: number;
   /** Polls opened (200 and 204 answers count once each). */
   polls: number;
   delivered: number;
@@ -95,14 +99,50 @@ export function reconnectDelayMs(failures: number, random: () => number, baseMs 
 }
 
 /**
- * Pure: whether a run may take over a conversation another run's lease names, from that run's
- * heartbeat item: free once the owner ended at its round's end (`releasedAt` its end, for the
- * handover grace) or once its heartbeat lapsed; undefined while the owner holds it.
+ * Pure: whether a run may take over a conversation another run's lease names, from the heartbeat
+ * item of the run holding it (`holder`: the lease's owner, or whoever adopted it: `leaseHolder`).
+ * An ended run's conversations wait for one run to adopt them all (`adoptionPlan`); once they are
+ * to be claimed one by one, each is free (`releasedAt` its end, for the handover grace). A live
+ * holder's are free once its heartbeat lapsed; undefined while someone holds it.
  */
-export function takeover(live: LiveConversation, owner: PollerRunItem | undefined, now: number, skewMs: number): { lapsedOwner?: string; releasedAt?: number } | undefined {
+export function takeover(live: LiveConversation, holder: PollerRunItem | undefined, now: number, skewMs: number): { lapsedOwner?: string; releasedAt?: number } | undefined {
   if (!live.leaseOwner) return {};
-  if (owner?.endedAt !== undefined) return { lapsedOwner: live.leaseOwner, releasedAt: owner.endedAt };
-  return leaseLapsed(live, owner?.until, now, skewMs) ? { lapsedOwner: live.leaseOwner } : undefined;
+  if (holder?.endedAt !== undefined) return holder.adoptedBy === CLAIMED_ONE_BY_ONE ? { lapsedOwner: live.leaseOwner, releasedAt: holder.endedAt } : undefined;
+  return leaseLapsed(live, holder?.until, now, skewMs) ? { lapsedOwner: live.leaseOwner } : undefined;
+}
+
+/** Pure: the run that adopted an ended run's conversations whole, if one did: the next link of a lease's chain. */
+export function adopterOf(run: PollerRunItem | undefined): string | undefined {
+  return run?.endedAt !== undefined && run.adoptedBy !== undefined && run.adoptedBy !== CLAIMED_ONE_BY_ONE ? run.adoptedBy : undefined;
+}
+
+/** Longest chain of adoptions followed from a lease's owner (a conversation idle over that many rounds is renamed long before). */
+const MAX_ADOPTION_CHAIN = 16;
+
+/**
+ * Pure: which ended runs a run with `room` free places takes whole, and which it leaves to be
+ * claimed one by one. Its own slot's predecessor at once (the next round's run of a slot is the
+ * one expected to adopt it); another slot's only once that slot had `waitMs` to. One too big for
+ * the room of the run that may take it goes lease by lease at once, as does an ended item without
+ * a count (written before adoption existed).
+ */
+export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: number; room: number; now: number; waitMs: number }): { adopt: string[]; oneByOne: string[] } {
+  const waiting = input.runs
+    .filter((run) => run.endedAt !== undefined && run.adoptedBy === undefined)
+    .sort((a, b) => Number(b.shard === input.shard) - Number(a.shard === input.shard) || a.endedAt! - b.endedAt!);
+  let room = input.room;
+  const adopt: string[] = [];
+  const oneByOne: string[] = [];
+  for (const run of waiting) {
+    const waited = input.now - run.endedAt! > input.waitMs;
+    if (!waited && run.shard !== input.shard) continue;
+    const held = run.held ?? Number.POSITIVE_INFINITY;
+    if (held <= room) {
+      adopt.push(run.runId);
+      room -= held;
+    } else oneByOne.push(run.runId);
+  }
+  return { adopt, oneByOne };
 }
 
 /** Pure: whether another run's lease on a conversation has lapsed, from its heartbeat. */
@@ -185,6 +225,12 @@ class Killed extends Error {
 
 interface Held {
   live: LiveConversation;
+  /** The run its lease names in the table now: this run, or (adopted, until renamed) the run it adopted. */
+  owner: string;
+  /** An adopted lease's rename to this run, once started. */
+  renaming?: Promise<boolean>;
+  /** An adopted lease not renamed by then stops being polled: past its hard expiry anyone may claim it. */
+  renameDeadline?: ReturnType<typeof setTimeout>;
   controller: AbortController;
   done: Promise<void>;
   /** Read with the others a sweep takes over (one batched read); otherwise read as the hold starts. */
@@ -210,6 +256,8 @@ export class PollerRun {
   private handingOver = false;
   /** Ended runs this run has listed since they ended (each is a reason to list once). */
   private readonly listedAfterEnd = new Set<string>();
+  /** Ended runs nobody adopted, listed once their wait had passed (a second reason to list). */
+  private readonly listedAfterWait = new Set<string>();
   /** The heartbeat write in flight, if any. */
   private beating: Promise<void> = Promise.resolve();
   private startedAt = 0;
@@ -229,11 +277,16 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, handedOver: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, handedOver: 0, adopted: 0, adoptedRuns: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
   }
 
   get id(): string {
     return this.runId;
+  }
+
+  /** Whether the run took any conversation (claimed or adopted). */
+  private get tookAny(): boolean {
+    return this.stats.claimed + this.stats.adopted > 0;
   }
 
   /** How many conversations this run holds now. */
@@ -254,7 +307,7 @@ export class PollerRun {
     await this.beat(now);
     const heartbeat = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     // PollsOpen once a minute while the run lasts, and 0 as it ends (the "live conversations, no poller" alarm).
-    const pollsOpen = setInterval(() => this.stats.claimed > 0 && recordMetric.pollsOpen(this.held.size), 60_000);
+    const pollsOpen = setInterval(() => this.tookAny && recordMetric.pollsOpen(this.held.size), 60_000);
     const deadline = setTimeout(() => this.stop.abort(), Math.max(0, this.options.endsAt - now));
     try {
       await Promise.all([this.noticeLoop(), this.sweepLoop()]);
@@ -266,7 +319,7 @@ export class PollerRun {
       clearTimeout(deadline);
       await this.handOver();
       // A run that held nothing sends nothing: an idle stack pays for no metric series.
-      if (this.stats.claimed > 0) recordMetric.pollsOpen(0);
+      if (this.tookAny) recordMetric.pollsOpen(0);
     }
     // A killed run fails like a crashed Lambda: the fleet's Retry starts another for the rest of the round.
     if (this.killed) throw new Killed('the poller run was killed');
@@ -298,7 +351,7 @@ export class PollerRun {
   /** Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent). */
   private async beat(now: number): Promise<void> {
     if (this.killed) throw new Killed('killed');
-    await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs });
+    await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs, shard: this.options.shard });
     this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
   }
 
@@ -360,10 +413,64 @@ export class PollerRun {
     if (this.held.has(key) || this.killed) return undefined;
     this.stats.claimed++;
     const controller = new AbortController();
-    const held: Held = { live, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
+    const held: Held = { live, owner: this.runId, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
     this.held.set(key, held);
     held.done = this.hold(held).finally(() => this.held.delete(key));
     return held;
+  }
+
+  /**
+   * Holds a conversation of a run this run adopted: no write before its first poll (the adoption
+   * was the one write). Its lease still names the adopted run, which this run's heartbeat now
+   * stands for; `rename` makes it name this run before its hard expiry and before its first ack.
+   */
+  private holdAdopted(live: LiveConversation, conversation: Conversation | undefined, endedAt: number | undefined): void {
+    const key = `${live.accountId}/${live.conversationId}`;
+    if (this.held.has(key) || !live.leaseOwner) return;
+    this.stats.adopted++;
+    const controller = new AbortController();
+    const held: Held = { live: { ...live, ...(endedAt === undefined ? {} : { releasedAt: endedAt }) }, owner: live.leaseOwner, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
+    const untilDeadline = this.renameDeadline(held) - this.gateway.now();
+    // Adopted late (the next round came long after the last): renamed before its first poll instead.
+    if (untilDeadline > 0) held.renameDeadline = setTimeout(() => held.owner !== this.runId && controller.abort(), untilDeadline);
+    this.held.set(key, held);
+    held.done = this.hold(held).finally(() => {
+      clearTimeout(held.renameDeadline);
+      this.held.delete(key);
+    });
+  }
+
+  /** When an adopted lease not renamed yet stops being polled: a fence margin before its hard expiry. */
+  private renameDeadline(held: Held): number {
+    return held.live.leaseExpiresAt === undefined ? Number.POSITIVE_INFINITY : held.live.leaseExpiresAt - this.fenceMarginMs;
+  }
+
+  /** An adopted lease renamed to this run (once; false: someone else holds it now, stop polling it). */
+  private renamed(held: Held): Promise<boolean> {
+    if (held.owner === this.runId) return Promise.resolve(true);
+    held.renaming ??= (async () => {
+      const { accountId, conversationId } = held.live;
+      this.guard();
+      const renamed = await this.gateway.store.claimConversationLease(accountId, conversationId, { owner: this.runId, now: this.gateway.now(), expiresAt: this.options.endsAt + this.leaseMs, lapsedOwner: held.owner });
+      if (!renamed) return false;
+      held.owner = this.runId;
+      clearTimeout(held.renameDeadline);
+      return true;
+    })();
+    return held.renaming;
+  }
+
+  /** Renames every adopted lease, a few side by side, while their first polls wait out the handover grace. */
+  private async renameAdopted(): Promise<void> {
+    const pending = [...this.held.values()].filter((held) => held.owner !== this.runId);
+    let next = 0;
+    const renamer = async (): Promise<void> => {
+      while (next < pending.length && !this.stop.signal.aborted) {
+        const held = pending[next++]!;
+        if (!(await this.renamed(held).catch(() => false)) && held.owner !== this.runId) held.controller.abort();
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, renamer));
   }
 
   /**
@@ -375,8 +482,27 @@ export class PollerRun {
     if (held || !this.hasRoom()) return held;
     const live = await this.gateway.store.getLiveConversation(accountId, conversationId);
     if (!live?.leaseOwner || live.leaseOwner === this.runId) return undefined;
-    const free = takeover(live, await this.gateway.store.getPollerRun(live.leaseOwner), this.gateway.now(), this.skewMs);
+    const holder = await this.leaseHolder(live.leaseOwner, (runId) => this.gateway.store.getPollerRun(runId));
+    if (holder.runId === this.runId) return undefined;
+    const free = takeover(live, holder.run, this.gateway.now(), this.skewMs);
     return free?.lapsedOwner ? this.claim(accountId, conversationId, free.lapsedOwner, undefined, free.releasedAt) : undefined;
+  }
+
+  /**
+   * The run holding a lease: its owner, or the run at the end of the owner's chain of adoptions
+   * (an ended run adopted whole, perhaps by a run that ended and was adopted in turn). `chain` is
+   * every run on the way, each of whose heartbeat items must stay while the lease names its start.
+   */
+  private async leaseHolder(owner: string, runOf: (runId: string) => Promise<PollerRunItem | undefined>): Promise<{ runId: string; run?: PollerRunItem; chain: string[] }> {
+    const chain = [owner];
+    if (owner === this.runId) return { runId: owner, chain };
+    let run = await runOf(owner);
+    for (let next = adopterOf(run); next !== undefined && chain.length < MAX_ADOPTION_CHAIN && !chain.includes(next); next = adopterOf(run)) {
+      chain.push(next);
+      if (next === this.runId) return { runId: next, chain };
+      run = await runOf(next);
+    }
+    return { runId: chain.at(-1)!, ...(run ? { run } : {}), chain };
   }
 
   /** New conversations, as the start route tells the fleet: the first poll opens within a second. */
@@ -445,31 +571,63 @@ export class PollerRun {
 
   /**
    * Other runs whose heartbeat lapsed (killed, or fenced), or that ended since this run last
-   * listed: their conversations are free to take. An ended run is a reason to list once: what
-   * this run's listing left of it (no room) other runs take, or the notices it gave.
+   * listed: their conversations are free to take, or to adopt. An ended run is a reason to list
+   * once as it ends (its own slot's next run adopts it), and once more when nobody adopted it within
+   * the wait (another run adopts it, or claims its conversations one by one).
    */
   private async lapsedRuns(now: number): Promise<string[]> {
     this.guard();
     const runs = await this.gateway.store.listPollerRuns();
+    const waitMs = period(this.heartbeatMs);
     return runs
-      .filter((run) => run.runId !== this.runId && (run.endedAt !== undefined ? !this.listedAfterEnd.has(run.runId) : run.until + this.skewMs < now))
+      .filter((run) => {
+        if (run.runId === this.runId) return false;
+        if (run.endedAt === undefined) return run.until + this.skewMs < now;
+        return !this.listedAfterEnd.has(run.runId) || (run.adoptedBy === undefined && now - run.endedAt > waitMs && !this.listedAfterWait.has(run.runId));
+      })
       .map((run) => run.runId);
+  }
+
+  /**
+   * Takes ended runs whole where it can (`adoptionPlan`: one conditional write a run) and marks
+   * the rest waited for as claimed one by one. Updates `runOf` with what the writes decided.
+   */
+  private async adoptEndedRuns(runs: PollerRunItem[], runOf: Map<string, Promise<PollerRunItem | undefined>>, now: number): Promise<void> {
+    const plan = adoptionPlan({ runs, shard: this.options.shard, room: this.room, now, waitMs: period(this.heartbeatMs) });
+    const settle = async (runId: string, by: string) => {
+      if (await this.gateway.store.adoptPollerRun(runId, by)) {
+        const run = runs.find((candidate) => candidate.runId === runId)!;
+        runOf.set(runId, Promise.resolve({ ...run, adoptedBy: by }));
+        if (by === this.runId) this.stats.adoptedRuns++;
+      } else {
+        // Another run adopted it (or marked it) first: look again at what it decided.
+        runOf.set(runId, this.gateway.store.getPollerRun(runId));
+      }
+    };
+    await Promise.all([...plan.adopt.map((runId) => settle(runId, this.runId)), ...plan.oneByOne.map((runId) => settle(runId, CLAIMED_ONE_BY_ONE))]);
   }
 
   private async sweep(first: boolean): Promise<void> {
     this.guard();
     const now = this.gateway.now();
     const skewMs = this.skewMs;
-    const owners = new Map<string, Promise<PollerRunItem | undefined>>();
-    const ownerOf = (runId: string) => {
-      if (!owners.has(runId)) owners.set(runId, this.gateway.store.getPollerRun(runId));
-      return owners.get(runId)!;
-    };
-    // The runs' heartbeats, read once before the listing: which ended runs this listing covers, and
-    // (after the claims) which lapsed or ended runs' items can go. Neither comes back to life.
+    const waitMs = period(this.heartbeatMs);
+    // The runs' heartbeats, read once before the listing: which ended runs this listing covers (an
+    // ended run's leases all name it before its item says it ended), who holds what, and (after the
+    // claims) which lapsed or ended runs' items can go. Neither comes back to life.
     const runs = (await this.gateway.store.listPollerRuns()).filter((run) => run.runId !== this.runId);
+    const runOf = new Map<string, Promise<PollerRunItem | undefined>>(runs.map((run) => [run.runId, Promise.resolve(run)]));
+    const ownerOf = (runId: string) => {
+      if (!runOf.has(runId)) runOf.set(runId, this.gateway.store.getPollerRun(runId));
+      return runOf.get(runId)!;
+    };
     const listed = await this.gateway.store.listLiveConversations();
-    for (const run of runs) if (run.endedAt !== undefined) this.listedAfterEnd.add(run.runId);
+    for (const run of runs) {
+      if (run.endedAt === undefined) continue;
+      this.listedAfterEnd.add(run.runId);
+      if (now - run.endedAt > waitMs) this.listedAfterWait.add(run.runId);
+    }
+    await this.adoptEndedRuns(runs, runOf, now);
     const perAccount = new Map<string, number>();
     for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
     const { shards, shard } = this.options;
@@ -479,28 +637,46 @@ export class PollerRun {
     const mine = candidates.filter(isMine);
     // Others' preferred conversations: only once their slot had its chance (a grace of one sweep).
     const others = first ? [] : candidates.filter((live) => !isMine(live));
+    const adopted: Array<{ live: LiveConversation; endedAt?: number }> = [];
+    const adoptedNow = new Set<LiveConversation>();
     const ready: Array<{ live: LiveConversation; lapsedOwner?: string; releasedAt?: number }> = [];
+    for (const live of candidates) {
+      if (!live.leaseOwner || live.leaseOwner === this.runId) continue;
+      const holder = await this.leaseHolder(live.leaseOwner, ownerOf);
+      // Held by this run through the runs it adopted: polled at once, renamed as it goes.
+      if (holder.runId !== this.runId) continue;
+      // The grace counts from when the last run polling it ended: the one this run adopted it from.
+      const from = await ownerOf(holder.chain.at(-2)!);
+      adopted.push({ live, ...(from?.endedAt === undefined ? {} : { endedAt: from.endedAt }) });
+      adoptedNow.add(live);
+    }
     for (const live of [...mine, ...others]) {
       if (live.leaseOwner === this.runId) {
         ready.push({ live });
         continue;
       }
-      const free = takeover(live, live.leaseOwner ? await ownerOf(live.leaseOwner) : undefined, now, skewMs);
+      if (adoptedNow.has(live)) continue;
+      const free = takeover(live, live.leaseOwner ? (await this.leaseHolder(live.leaseOwner, ownerOf)).run : undefined, now, skewMs);
       if (!free) continue;
       // A lapsed run's: at once. Released or handed over: another slot's only once its own slot had a heartbeat period.
       const freeSince = free.releasedAt ?? live.releasedAt ?? live.startedAt;
       const lapsed = free.lapsedOwner !== undefined && free.releasedAt === undefined;
-      if (lapsed || mine.includes(live) || first || now - freeSince > period(this.heartbeatMs)) ready.push({ live, ...free });
+      if (lapsed || mine.includes(live) || first || now - freeSince > waitMs) ready.push({ live, ...free });
     }
-    // Claims side by side (a handover takes the whole previous run's conversations at once).
     // Their conversations read together first (a handover's hundreds in a few requests, not one each):
     // read after the listing, so after their last holder's release and its last write.
-    const conversations = ready.length > 0 ? await this.gateway.store.getConversations(ready.slice(0, this.room).map(({ live }) => live)) : new Map<string, Conversation>();
+    const reading = [...adopted.map(({ live }) => live), ...ready.slice(0, Math.max(0, this.room - adopted.length)).map(({ live }) => live)];
+    const conversations = reading.length > 0 ? await this.gateway.store.getConversations(reading) : new Map<string, Conversation>();
+    const conversationOf = (live: LiveConversation) => conversations.get(`${live.accountId}/${live.conversationId}`);
+    // Adopted: no claim write before the first poll; the renames run while the first polls wait out the grace.
+    for (const { live, endedAt } of adopted) this.holdAdopted(live, conversationOf(live), endedAt);
+    if (adopted.length > 0) void this.renameAdopted();
+    // Claims side by side (a handover taken one by one takes hundreds at once).
     let next = 0;
     const claimer = async (): Promise<void> => {
       while (next < ready.length && this.hasRoom()) {
         const { live, lapsedOwner, releasedAt } = ready[next++]!;
-        await this.claim(live.accountId, live.conversationId, lapsedOwner, conversations.get(`${live.accountId}/${live.conversationId}`), releasedAt);
+        await this.claim(live.accountId, live.conversationId, lapsedOwner, conversationOf(live), releasedAt);
       }
     };
     await Promise.all(Array.from({ length: 16 }, claimer));
@@ -509,10 +685,15 @@ export class PollerRun {
     // (A run that is ending leaves them to the next round's first look.)
     const leftovers = this.stop.signal.aborted ? [] : ready.slice(next).filter(({ live }) => isMine(live));
     await Promise.all(leftovers.map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
-    // A lapsed or ended run's heartbeat, once nothing listed is held under it (what this sweep took
-    // aside): otherwise every run would keep listing for it. An ended run's stays through the handover
+    // A lapsed or ended run's heartbeat, once no listed lease leads through it (its owner, or a run on
+    // its chain of adoptions; a lease this run holds counts under the name it has in the table now):
+    // otherwise every run would keep listing for it. An ended run's stays through the handover
     // grace, so a run taking over later still waits it.
-    const holders = new Set(candidates.filter((live) => !this.held.has(`${live.accountId}/${live.conversationId}`)).map((live) => live.leaseOwner).filter(Boolean));
+    const holders = new Set<string>();
+    for (const live of listed) {
+      const owner = this.held.get(`${live.accountId}/${live.conversationId}`)?.owner ?? live.leaseOwner;
+      if (owner) for (const runId of (await this.leaseHolder(owner, ownerOf)).chain) holders.add(runId);
+    }
     const graceMs = this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000;
     const after = this.gateway.now();
     const gone = runs.filter((run) => !holders.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < after : run.until + skewMs < after));
@@ -533,7 +714,7 @@ export class PollerRun {
     // A heartbeat still in flight must not land after the mark and make the run look alive.
     await this.beating;
     try {
-      if (this.stats.handedOver > 0 && !this.stats.fenced) await this.gateway.store.markPollerRunEnded(this.runId, this.gateway.now());
+      if (this.stats.handedOver > 0 && !this.stats.fenced) await this.gateway.store.markPollerRunEnded(this.runId, this.gateway.now(), { shard: this.options.shard, held: this.stats.handedOver });
       else await this.gateway.store.endPollerRun(this.runId);
     } catch (error) {
       // Its leases lapse with its heartbeat instead (the next run claims them a lease later).
@@ -587,10 +768,20 @@ export class PollerRun {
             else if (live.ack < 0) (live.startedAt < this.startedAt ? this.stats.firstPollAcrossRoundsMs : this.stats.firstPollMs).push(openedAt - live.startedAt);
             first = false;
           }
+          // A poll on a lease still naming the run it was adopted from must end before the lease's hard expiry.
+          if (held.owner !== this.runId && this.gateway.now() >= this.renameDeadline(held) && !(await this.renamed(held))) {
+            letGo = true;
+            return;
+          }
           this.stats.polls++;
           const answer = await session.poll(ack, this.pollTimeoutSeconds, { signal, waitMs: this.pollTimeoutSeconds * 1000 + 15_000 });
           failures = 0;
           if (!answer) continue; // 204: nothing within the timeout; the same ack again.
+          // An adopted lease names this run before anything is acknowledged under it.
+          if (!(await this.renamed(held))) {
+            letGo = true;
+            return;
+          }
           const outcome = await this.apply(conversation, ack, answer);
           letGo = outcome !== 'ok';
           if (outcome === 'lost') return;
@@ -631,7 +822,7 @@ export class PollerRun {
         // The run's end: the lease stays naming this run; its ended mark hands it over (handOver).
         this.stats.handedOver++;
       } else if (!this.killed) {
-        const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, this.runId, this.gateway.now()).catch(() => false);
+        const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, held.owner, this.gateway.now()).catch(() => false);
         if (released) this.stats.released++;
         // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new
         // conversation, rather than leaving it to the next listing. At the round's end the next round's first look takes it.

@@ -179,8 +179,27 @@ export async function getPollerRun(table: Table, runId: string): Promise<PollerR
  * item says when it ended, and each lease naming it is free to the next claimer (no write per
  * conversation). Kept until nothing is held under it (`endPollerRun`).
  */
-export async function markPollerRunEnded(table: Table, runId: string, endedAt: number): Promise<void> {
-  await beatPollerRun(table, { runId, renewedAt: endedAt, until: endedAt, endedAt });
+export async function markPollerRunEnded(table: Table, runId: string, endedAt: number, handedOver: { shard?: number; held?: number } = {}): Promise<void> {
+  await beatPollerRun(table, { runId, renewedAt: endedAt, until: endedAt, endedAt, ...handedOver });
+}
+
+/**
+ * Takes every conversation an ended run handed over at once: `by` is the adopting run (its
+ * heartbeat holds them from now, and it renames their leases as it goes) or `CLAIMED_ONE_BY_ONE`.
+ * Exactly one caller wins; false when the run is not ended or someone else took it first.
+ */
+export async function adoptPollerRun(table: Table, runId: string, by: string): Promise<boolean> {
+  return writeIfCondition(() =>
+    table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: toItem(key.pollerRun(runId)),
+        UpdateExpression: 'SET adoptedBy = :by',
+        ConditionExpression: 'attribute_exists(endedAt) AND (attribute_not_exists(adoptedBy) OR adoptedBy = :by)',
+        ExpressionAttributeValues: toItem({ ':by': by }),
+      }),
+    ),
+  );
 }
 
 export async function endPollerRun(table: Table, runId: string): Promise<void> {

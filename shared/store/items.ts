@@ -325,9 +325,22 @@ export const PollerRun = z.lazy(() =>
      * handover grace (epoch ms).
      */
     endedAt: z.number().int().optional(),
+    /** The poller slot the run polled for (the next round's run of that slot adopts it first). */
+    shard: z.number().int().min(0).optional(),
+    /** Conversations whose leases it left naming it as it ended: the room an adopter needs. */
+    held: z.number().int().min(0).optional(),
+    /**
+     * Who took the ended run's conversations (one conditional write, so only one ever does): a run
+     * that adopted them all at once (its heartbeat now holds them), or `CLAIMED_ONE_BY_ONE` when no
+     * run had room for them all and they are claimed lease by lease.
+     */
+    adoptedBy: z.string().min(1).optional(),
   }),
 );
 export type PollerRun = z.infer<typeof PollerRun>;
+
+/** `PollerRun.adoptedBy` of an ended run no run adopted whole: its leases are claimed one by one. */
+export const CLAIMED_ONE_BY_ONE = '*';
 
 /** The poller fleet's own lease: one fleet execution at a time. */
 export const FleetLease = z.lazy(() =>

@@ -335,8 +335,11 @@ export class Store implements RateBuckets {
   getPollerRun(runId: string): Promise<PollerRun | undefined> {
     return conversationLeases.getPollerRun(this.#table, runId);
   }
-  markPollerRunEnded(runId: string, endedAt: number): Promise<void> {
-    return conversationLeases.markPollerRunEnded(this.#table, runId, endedAt);
+  markPollerRunEnded(runId: string, endedAt: number, handedOver?: { shard?: number; held?: number }): Promise<void> {
+    return conversationLeases.markPollerRunEnded(this.#table, runId, endedAt, handedOver);
+  }
+  adoptPollerRun(runId: string, by: string): Promise<boolean> {
+    return conversationLeases.adoptPollerRun(this.#table, runId, by);
   }
   endPollerRun(runId: string): Promise<void> {
     return conversationLeases.endPollerRun(this.#table, runId);

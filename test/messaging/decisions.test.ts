@@ -3,8 +3,9 @@ import { ProblemError } from '../../shared/api/problem';
 import { prechatDetails } from '../../shared/messaging/conversations';
 import { GatewayEnvironment } from '../../shared/config';
 import { FLEET_LEASE_MARGIN_MS, plannedPerPoller, pollerCapacity, shardCount, surgeEndsAt } from '../../shared/messaging/fleet';
-import { accountSpread, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted, takeover } from '../../shared/messaging/poller';
+import { accountSpread, adopterOf, adoptionPlan, handoverWaitMs, leaseLapsed, messageOf, noticesToClaim, preferredShard, reconnectDelayMs, surgeHeadroom, surgeWanted, takeover } from '../../shared/messaging/poller';
 import { MessagingSettings } from '../../shared/messaging/settings';
+import { CLAIMED_ONE_BY_ONE } from '../../shared/store/items';
 import { chronological, formatTranscript } from '../../shared/messaging/transcript';
 
 describe('messaging decisions (pure)', () => {
@@ -86,18 +87,48 @@ describe('messaging decisions (pure)', () => {
     expect(surgeEndsAt(200_000, undefined, 840_000)).toBe(1_040_000);
   });
 
-  it('takes over a lease from a run that ended at its round\'s end at once (the grace counted from its end), from a lapsed one without a grace, never from a live one', () => {
+  it('takes over a lease from an ended run only once it is to be claimed one by one (the grace counted from its end), from a lapsed one without a grace, never from a live one', () => {
     const live = { accountId: 'a', conversationId: 'c', ack: 1, startedAt: 0, leaseOwner: 'run-a', leaseExpiresAt: 100_000 };
     const heartbeat = { runId: 'run-a', renewedAt: 5_000, until: 25_000 };
     // Alive: its heartbeat is ahead, and it has not ended.
     expect(takeover(live, heartbeat, 10_000, 2_000)).toBeUndefined();
-    // Ended with its polls closed: free at once, though its heartbeat would still hold for 15 s.
-    expect(takeover(live, { ...heartbeat, endedAt: 9_000 }, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a', releasedAt: 9_000 });
+    // Ended with its polls closed: waiting for a run to adopt it whole (one write), so nobody claims a lease of it.
+    expect(takeover(live, { ...heartbeat, endedAt: 9_000 }, 10_000, 2_000)).toBeUndefined();
+    // No run had room for it whole: each lease free at once, though its heartbeat would still hold for 15 s.
+    expect(takeover(live, { ...heartbeat, endedAt: 9_000, adoptedBy: CLAIMED_ONE_BY_ONE }, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a', releasedAt: 9_000 });
     // Lapsed (killed): free with no grace (its polls are long over); gone entirely: the same.
     expect(takeover(live, heartbeat, 27_001, 2_000)).toEqual({ lapsedOwner: 'run-a' });
     expect(takeover(live, undefined, 10_000, 2_000)).toEqual({ lapsedOwner: 'run-a' });
     // Nobody named: free, no takeover.
     expect(takeover({ ...live, leaseOwner: undefined }, undefined, 10_000, 2_000)).toEqual({});
+  });
+
+  it('follows a lease through the runs that adopted it: an adopted run points to its adopter, a run claimed one by one or alive to none', () => {
+    const ended = { runId: 'run-a', renewedAt: 5_000, until: 9_000, endedAt: 9_000 };
+    expect(adopterOf({ ...ended, adoptedBy: 'run-b' })).toBe('run-b');
+    expect(adopterOf({ ...ended, adoptedBy: CLAIMED_ONE_BY_ONE })).toBeUndefined();
+    expect(adopterOf(ended)).toBeUndefined();
+    expect(adopterOf(undefined)).toBeUndefined();
+    // Only an ended run can have been adopted: a live one's own heartbeat holds its leases.
+    expect(adopterOf({ runId: 'run-a', renewedAt: 5_000, until: 25_000, adoptedBy: 'run-b' })).toBeUndefined();
+  });
+
+  it('adopts its own slot\'s ended run at once, another slot\'s once that slot had its wait, and leaves to one-by-one claims what does not fit', () => {
+    const ended = (runId: string, shard: number, held: number, endedAt = 10_000) => ({ runId, renewedAt: endedAt, until: endedAt, endedAt, shard, held });
+    const runs = [ended('run-0', 0, 200), ended('run-1', 1, 200), { runId: 'run-live', renewedAt: 9_000, until: 29_000, shard: 2 }];
+    // Slot 0's next run, just after the round's end: its own slot's predecessor only.
+    expect(adoptionPlan({ runs, shard: 0, room: 230, now: 10_500, waitMs: 5_000 })).toEqual({ adopt: ['run-0'], oneByOne: [] });
+    // Slot 1's predecessor still unadopted after the wait: whoever has room takes it whole.
+    expect(adoptionPlan({ runs: [ended('run-1', 1, 20)], shard: 0, room: 30, now: 16_000, waitMs: 5_000 })).toEqual({ adopt: ['run-1'], oneByOne: [] });
+    // Too big for the room: at once for its own slot's run (nobody else is expected), after the wait for others.
+    expect(adoptionPlan({ runs, shard: 0, room: 100, now: 10_500, waitMs: 5_000 })).toEqual({ adopt: [], oneByOne: ['run-0'] });
+    expect(adoptionPlan({ runs, shard: 5, room: 100, now: 10_500, waitMs: 5_000 })).toEqual({ adopt: [], oneByOne: [] });
+    expect(adoptionPlan({ runs, shard: 5, room: 100, now: 16_000, waitMs: 5_000 })).toEqual({ adopt: [], oneByOne: ['run-0', 'run-1'] });
+    // Room for one of two: its own slot's first.
+    expect(adoptionPlan({ runs, shard: 1, room: 230, now: 16_000, waitMs: 5_000 })).toEqual({ adopt: ['run-1'], oneByOne: ['run-0'] });
+    // Already adopted or marked: left alone. An ended item with no count: one by one.
+    expect(adoptionPlan({ runs: [{ ...ended('run-0', 0, 200), adoptedBy: 'run-x' }], shard: 0, room: 230, now: 10_500, waitMs: 5_000 })).toEqual({ adopt: [], oneByOne: [] });
+    expect(adoptionPlan({ runs: [{ runId: 'run-old', renewedAt: 1, until: 1, endedAt: 10_000, shard: 0 }], shard: 0, room: 230, now: 10_500, waitMs: 5_000 })).toEqual({ adopt: [], oneByOne: ['run-old'] });
   });
 
   it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {

@@ -191,15 +191,15 @@ describe('a handover while the platform notices a closed poll late', () => {
     const id = started.body.id as string;
     const platformId = await platformIdOf(sandbox, id);
     expect((await round(1)).claimed).toBe(1);
-    // Released with its poll aborted; the platform still counts that poll open for 400 ms.
+    // Handed over with its poll aborted (the next run of the slot adopts it); the platform still counts that poll open for 400 ms.
     const hasty = await round(0);
-    expect(hasty.claimed).toBe(1);
+    expect(hasty.adopted).toBe(1);
     expect(hasty.conflicts).toBeGreaterThan(0);
     const conflictsBefore = sandbox.crm.messaging.pollStats().conflicts;
     expect(conflictsBefore).toBeGreaterThan(0);
     for (let i = 0; i < 2; i++) {
       const patient = await round(1);
-      expect(patient.claimed).toBe(1);
+      expect(patient.adopted).toBe(1);
       expect(patient.conflicts).toBe(0);
       expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
     }
@@ -265,6 +265,103 @@ describe('a run ending at its round\'s end', () => {
   });
 });
 
+describe('adopting an ended run whole', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxWithoutFleet();
+  });
+  afterAll(() => sandbox?.stop());
+
+  /** Production-like lease timing, so an ended run's leases stay well inside their hard expiry through the test. */
+  const withLongLeases = (gateway: Gateway, store: Store = gateway.store): Gateway => ({
+    ...gateway,
+    store,
+    env: { ...gateway.env, POLLER_LEASE_SECONDS: 20, POLLER_HEARTBEAT_SECONDS: 1, POLLER_IDLE_SECONDS: 30, POLLER_HANDOVER_GRACE_SECONDS: 1 },
+  });
+  const said = (id: string, text: string) => sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id && (e.data.message as { text?: string }).text === text);
+
+  async function endedRunHolding(count: number): Promise<{ ids: string[]; platformIds: string[]; ended: PollerRun }> {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const started = await Promise.all(Array.from({ length: count }, () => sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })));
+    const ids = started.map((answer) => answer.body.id as string);
+    const platformIds = await Promise.all(ids.map((id) => platformIdOf(sandbox, id)));
+    const ended = new PollerRun({ gateway: withLongLeases(gateway), log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    await ended.run();
+    // With what it took of the test before's runs.
+    expect(ended.stats.handedOver).toBeGreaterThanOrEqual(count);
+    return { ids, platformIds, ended };
+  }
+
+  it('the next run of the slot takes it with one write and polls before any lease is renamed; a second run of the slot gets nothing; each message is delivered once', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const { ids, platformIds, ended } = await endedRunHolding(4);
+    for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'while adopted');
+    // Lease writes held back for 3 s: a first poll waiting on one would open only after them.
+    const writes = { adoptions: [] as boolean[], leaseWritesDone: 0 };
+    const store = storeWith(gateway.store, {
+      adoptPollerRun: async (...args) => {
+        const adopted = await gateway.store.adoptPollerRun(...args);
+        writes.adoptions.push(adopted);
+        return adopted;
+      },
+      claimConversationLease: async (...args) => {
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        const claimed = await gateway.store.claimConversationLease(...args);
+        writes.leaseWritesDone++;
+        return claimed;
+      },
+    });
+    const runs = [0, 1].map(() => new PollerRun({ gateway: withLongLeases(gateway, store), log, shard: 0, shards: 1, endsAt: Date.now() + 5_000 }));
+    const done = runs.map((run) => run.run());
+    // First polls open (each answers at once with the message said meanwhile, which then waits for its rename).
+    await sandbox.until('every conversation polled', () => runs.some((run) => run.stats.handoverGapsMs.length === 4), 10_000);
+    // Polling already, with no lease written: the adoption was the one write, and one run won it.
+    expect(writes.leaseWritesDone).toBe(0);
+    expect(writes.adoptions.filter(Boolean)).toHaveLength(1);
+    const adopter = runs.find((run) => run.stats.adoptedRuns === 1)!;
+    expect(adopter.stats.adopted).toBe(4);
+    expect(runs.find((run) => run !== adopter)!.holding).toBe(0);
+    // Nothing acknowledged under the old name: the messages wait for the renames, then go out once.
+    for (const id of ids) await sandbox.until('delivered', () => said(id, 'while adopted').length === 1, 10_000);
+    expect(writes.leaseWritesDone).toBeGreaterThanOrEqual(4);
+    const owners = (await gateway.store.listLiveConversations()).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
+    expect(owners).toEqual(ids.map(() => adopter.id));
+    await Promise.all(done);
+    for (const id of ids) expect(said(id, 'while adopted')).toHaveLength(1);
+    expect(Math.min(...adopter.stats.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+    // Nothing names the ended run any more: its heartbeat item is gone.
+    await sandbox.until('the ended run forgotten', async () => !(await gateway.store.listPollerRuns()).some((run) => run.runId === ended.id), 5_000);
+  });
+
+  it('an adopter killed before it renamed anything: its conversations are claimed once its heartbeat lapses, never polled twice, nothing lost', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    const { ids, platformIds, ended } = await endedRunHolding(3);
+    // Its renames never land: every lease still names the run it adopted when it dies.
+    const stuck = storeWith(gateway.store, { claimConversationLease: () => new Promise(() => {}) });
+    const fastLapse = (store: Store): Gateway => ({ ...withLongLeases(gateway, store), env: { ...withLongLeases(gateway).env, POLLER_LEASE_SECONDS: 2, POLLER_HEARTBEAT_SECONDS: 0.5 } });
+    const adopter = new PollerRun({ gateway: fastLapse(stuck), log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
+    const adopterDone = adopter.run().catch((error: unknown) => error);
+    await sandbox.until('polling under the adoption', () => adopter.stats.adopted >= 3 && platformIds.every((platformId) => sandbox.crm.messaging.isPolling(platformId)), 10_000);
+    adopter.kill();
+    await adopterDone;
+    const live = (await gateway.store.listLiveConversations()).filter((conversation) => ids.includes(conversation.conversationId));
+    expect(live.map((conversation) => conversation.leaseOwner)).toEqual(ids.map(() => ended.id));
+    for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'after the adopter died');
+    // Another slot's run: the leases name the ended run, whose adopter is alive until its heartbeat lapses.
+    const next = new PollerRun({ gateway: fastLapse(gateway.store), log, shard: 1, shards: 2, endsAt: Date.now() + 6_000 });
+    const nextDone = next.run();
+    for (const id of ids) await sandbox.until('delivered', () => said(id, 'after the adopter died').length === 1, 10_000);
+    // Claimed one by one from the dead adopter (with what it held of the test before's runs): only an ended run is adopted.
+    expect(next.stats.claimed).toBeGreaterThanOrEqual(3);
+    const owners = (await gateway.store.listLiveConversations()).filter((conversation) => ids.includes(conversation.conversationId)).map((conversation) => conversation.leaseOwner);
+    expect(owners).toEqual(ids.map(() => next.id));
+    await nextDone;
+    for (const id of ids) expect(said(id, 'after the adopter died')).toHaveLength(1);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
 describe('session tokens at a handover', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
@@ -303,7 +400,9 @@ describe('session tokens at a handover', () => {
     expect(listed).toHaveLength(5);
     const slotOf = (live: (typeof listed)[number]) => preferredShard(live.accountId, live.conversationId, 2, accountSpread(listed.length, plannedPerPoller(2), 2));
     const crowded = [0, 1].find((slot) => listed.filter((live) => slotOf(live) === slot).length >= 3)!;
-    const withCapacity = (capacity: number) => ({ ...local.gateway, env: { ...local.gateway.env, POLLER_CAPACITY: capacity } });
+    // The test before ended holding all five (slot 0 of 1), too many for either run to adopt whole:
+    // slot 0's run claims them one by one at once, slot 1's after a heartbeat period (it stays up that long).
+    const withCapacity = (capacity: number) => ({ ...local.gateway, env: { ...local.gateway.env, POLLER_CAPACITY: capacity, POLLER_IDLE_SECONDS: 5 } });
     const full = new PollerRun({ gateway: withCapacity(2), log, shard: crowded, shards: 2, endsAt: Date.now() + 4_000 });
     const fullDone = full.run();
     await sandbox.until('the crowded slot full', () => full.holding === 2);
@@ -392,11 +491,12 @@ describe('a burst of new conversations', () => {
     const counted = storeWith(store, { getConversations: (...args) => (batchedReads++, store.getConversations(...args)) });
     const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 }, store: counted }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
     const done = run.run();
-    // With the first test's four.
+    // With the first test's four, adopted whole from the run that held them.
     await sandbox.until('all held', () => run.holding === 24, 10_000);
     await sandbox.until('all polled', () => run.stats.polls >= 24, 10_000);
     expect(batchedReads).toBe(1);
     expect(inFlight.reads.max).toBe(0);
+    expect(run.stats.adopted).toBe(4);
     expect((await done).claimedOnNotice).toBe(0);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
   });
