@@ -296,10 +296,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     const storePages = unitsPerPage > 0 ? STORE_WRITES_PER_SECOND / unitsPerPage : Infinity;
     const rate = pace?.ratePerSecond === undefined ? undefined : Math.min(pace.ratePerSecond, storePages);
     const known = { ratePerSecond: rate, latencyMs: pace?.latencyMs, waitMs: pace?.waitMs ?? 0 };
+    const spread = recordSpread(widths);
     return {
       order: order ?? 'newest_first',
       density: density.seconds > 0 ? density.records / density.seconds : undefined,
-      ...(recordSpread(widths) === undefined ? {} : { spread: recordSpread(widths)! }),
+      ...(spread === undefined ? {} : { spread }),
       reached,
       farEnd: order === 'oldest_first' ? context.runStartedAt + 1 : undefined,
       ...(floor === undefined ? {} : { floor }),
