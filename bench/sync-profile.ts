@@ -13,7 +13,8 @@
  *
  * `npx tsx bench/sync-profile.ts faulty 5` runs only the bench's faulty scenario (sync.faulty.*), 5 times.
  * `npx tsx bench/sync-profile.ts bench-order` runs the bench's order at 300 ms: both full syncs, then the
- * payment reconcile twice, with each reconcile's requests per quarter second.
+ * payment reconcile twice, with each payment run's requests per quarter second and its requests
+ * beyond one per 100 records by cause (`wasteByCause`).
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
