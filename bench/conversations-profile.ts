@@ -13,6 +13,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setLogSink } from '../shared/log/logger';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
+import { CLAIMED_ONE_BY_ONE } from '../shared/store/items';
 import { platformIdOf, startMessagingSandbox } from '../test/messaging/support';
 import { percentile } from './statistics';
 
@@ -75,9 +76,19 @@ store.beatPollerRun = async (run) => {
   return beat(run);
 };
 const markEnded = store.markPollerRunEnded.bind(store);
-store.markPollerRunEnded = async (runId, endedAt) => {
-  await markEnded(runId, endedAt);
+store.markPollerRunEnded = async (runId, endedAt, handedOver) => {
+  await markEnded(runId, endedAt, handedOver);
   endedRuns.set(runId, Date.now());
+};
+// Ended runs taken whole (their conversations polled with no claim: the handover lines below are the
+// conversations claimed one by one) or marked for one-by-one claims, with each write's time from the run's end.
+const adoptions = { whole: [] as number[], oneByOne: [] as number[] };
+const adopt = store.adoptPollerRun.bind(store);
+store.adoptPollerRun = async (runId, by) => {
+  const adopted = await adopt(runId, by);
+  const endedAt = endedRuns.get(runId);
+  if (adopted && endedAt !== undefined) (by === CLAIMED_ONE_BY_ONE ? adoptions.oneByOne : adoptions.whole).push(Date.now() - endedAt);
+  return adopted;
 };
 const listings: number[] = [];
 const listLive = store.listLiveConversations.bind(store);
@@ -288,6 +299,7 @@ const pollStats = sandbox.crm.messaging.pollStats();
 const handoverLines = [
   `handovers: ${taken.length} taken up of ${[...handovers.values()].flat().length} releases; live listings ${listings.length}, ms p50 ${percentile(listings, 50)} max ${Math.max(0, ...listings)}; polls open at once on one conversation: ${pollStats.maxPerConversation} (409s ${pollStats.conflicts})`,
 ];
+handoverLines.push(`ended runs adopted whole ${adoptions.whole.length} (written ms after the run's end p50 ${percentile(adoptions.whole, 50)} max ${Math.max(0, ...adoptions.whole)}), claimed one by one ${adoptions.oneByOne.length}; the lines below are conversations claimed (mid-round releases, one-by-one runs, lapsed runs)`);
 handoverLines.push(row('release → poll sent', taken.map((h) => h.pollSent! - h.releasedAt)));
 handoverLines.push(row('release → claim sent', taken.map((h) => h.claimStart! - h.releasedAt)));
 handoverLines.push(row('claim sent → claimed', taken.map((h) => h.claimed! - h.claimStart!)));

@@ -245,16 +245,18 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
     lambda: p.pollerGb * 3600 * PRICE.lambdaGbSecond + rounds * PRICE.lambdaInvocation,
     transitions: rounds * (1 + p.transitionsPerRound / pollers) * PRICE.stateTransition,
     // One heartbeat write and one (strongly consistent) read of the runs' heartbeats per period, and
-    // the write marking the run ended at each round's end (its hand-over of everything it held).
-    heartbeats: (3600 / p.heartbeatSeconds) * (PRICE.dynamoWrite + PRICE.dynamoRead) + rounds * PRICE.dynamoWrite,
+    // at each round's end the write marking the run ended (its hand-over of everything it held) and
+    // the next run's write adopting it.
+    heartbeats: (3600 / p.heartbeatSeconds) * (PRICE.dynamoWrite + PRICE.dynamoRead) + rounds * 2 * PRICE.dynamoWrite,
     // A full listing every POLLER_SWEEP_SECONDS: one query per live bucket (each at least one read unit,
     // 4 KB a unit, strongly consistent), then each owner's heartbeat and the runs' heartbeats once.
     sweeps: (3600 / p.sweepSeconds) * (p.liveBuckets * Math.max(1, Math.ceil((live * p.liveItemBytes) / p.liveBuckets / 4096)) + pollers + 1) * PRICE.dynamoRead,
     notices: (3600 / p.noticeWaitSeconds) * PRICE.sqsRequest,
   };
   const perConversationHour = {
-    // Each handover: the next run's claim and the conversation read (batched: the same read units);
-    // the ending run releases nothing one by one (its ended mark, per poller above).
+    // Each handover: the adopting run's rename of the lease (after its first poll) and the conversation
+    // read (batched: the same read units); the ending run releases nothing one by one (its ended mark,
+    // per poller above).
     handovers: rounds * (PRICE.dynamoWrite + PRICE.dynamoRead),
     // And the session tokens opened again: one KMS Decrypt per shared key a run takes over. Runs prefer
     // whole accounts (poller.ts preferredShard), so a run holds about accounts / pollers accounts (+1

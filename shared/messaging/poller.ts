@@ -120,23 +120,31 @@ export function adopterOf(run: PollerRunItem | undefined): string | undefined {
 const MAX_ADOPTION_CHAIN = 16;
 
 /**
- * Pure: which ended runs a run with `room` free places takes whole, and which it leaves to be
- * claimed one by one. Its own slot's predecessor at once (the next round's run of a slot is the
- * one expected to adopt it); another slot's only once that slot had `waitMs` to. One too big for
- * the room of the run that may take it goes lease by lease at once, as does an ended item without
- * a count (written before adoption existed).
+ * Pure: which ended runs a run with `room` free places takes whole, and which it marks to be
+ * claimed one by one. A run adopts only while it keeps `keepFree` places (the room the plan leaves
+ * a poller for conversations started during its round), so no run adopts more than
+ * `capacity - keepFree`: a run that ended fuller than that is spread over the slots again, lease by
+ * lease, at once (nobody will adopt it). Otherwise its own slot's predecessor at once (the biggest
+ * of the slot first: a surge run shares slot 0), one whose slot this round does not have at once,
+ * another slot's only once that slot had `waitMs` to adopt it; one it may take but has no room for
+ * goes lease by lease, its own slot's at once and others' after the wait. An ended item without a
+ * count (written before adoption existed) goes lease by lease.
  */
-export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: number; room: number; now: number; waitMs: number }): { adopt: string[]; oneByOne: string[] } {
+export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: number; shards: number; room: number; capacity: number; keepFree: number; now: number; waitMs: number }): { adopt: string[]; oneByOne: string[] } {
   const waiting = input.runs
     .filter((run) => run.endedAt !== undefined && run.adoptedBy === undefined)
-    .sort((a, b) => Number(b.shard === input.shard) - Number(a.shard === input.shard) || a.endedAt! - b.endedAt!);
-  let room = input.room;
+    .sort((a, b) => Number(b.shard === input.shard) - Number(a.shard === input.shard) || (b.held ?? 0) - (a.held ?? 0) || a.endedAt! - b.endedAt!);
+  let room = input.room - input.keepFree;
   const adopt: string[] = [];
   const oneByOne: string[] = [];
   for (const run of waiting) {
-    const waited = input.now - run.endedAt! > input.waitMs;
-    if (!waited && run.shard !== input.shard) continue;
     const held = run.held ?? Number.POSITIVE_INFINITY;
+    if (held > input.capacity - input.keepFree) {
+      oneByOne.push(run.runId);
+      continue;
+    }
+    const due = run.shard === input.shard || run.shard === undefined || run.shard >= input.shards || input.now - run.endedAt! > input.waitMs;
+    if (!due) continue;
     if (held <= room) {
       adopt.push(run.runId);
       room -= held;
@@ -258,6 +266,8 @@ export class PollerRun {
   private readonly listedAfterEnd = new Set<string>();
   /** Ended runs nobody adopted, listed once their wait had passed (a second reason to list). */
   private readonly listedAfterWait = new Set<string>();
+  /** Ended runs listed since they were marked to be claimed one by one. */
+  private readonly listedOneByOne = new Set<string>();
   /** The heartbeat write in flight, if any. */
   private beating: Promise<void> = Promise.resolve();
   private startedAt = 0;
@@ -572,8 +582,8 @@ export class PollerRun {
   /**
    * Other runs whose heartbeat lapsed (killed, or fenced), or that ended since this run last
    * listed: their conversations are free to take, or to adopt. An ended run is a reason to list
-   * once as it ends (its own slot's next run adopts it), and once more when nobody adopted it within
-   * the wait (another run adopts it, or claims its conversations one by one).
+   * once as it ends (its own slot's next run adopts it), once more when nobody adopted it within
+   * the wait (another run adopts it), and once when it is to be claimed one by one.
    */
   private async lapsedRuns(now: number): Promise<string[]> {
     this.guard();
@@ -583,7 +593,9 @@ export class PollerRun {
       .filter((run) => {
         if (run.runId === this.runId) return false;
         if (run.endedAt === undefined) return run.until + this.skewMs < now;
-        return !this.listedAfterEnd.has(run.runId) || (run.adoptedBy === undefined && now - run.endedAt > waitMs && !this.listedAfterWait.has(run.runId));
+        if (!this.listedAfterEnd.has(run.runId)) return true;
+        if (run.adoptedBy === CLAIMED_ONE_BY_ONE) return !this.listedOneByOne.has(run.runId);
+        return run.adoptedBy === undefined && now - run.endedAt > waitMs && !this.listedAfterWait.has(run.runId);
       })
       .map((run) => run.runId);
   }
@@ -593,7 +605,8 @@ export class PollerRun {
    * the rest waited for as claimed one by one. Updates `runOf` with what the writes decided.
    */
   private async adoptEndedRuns(runs: PollerRunItem[], runOf: Map<string, Promise<PollerRunItem | undefined>>, now: number): Promise<void> {
-    const plan = adoptionPlan({ runs, shard: this.options.shard, room: this.room, now, waitMs: period(this.heartbeatMs) });
+    const { shard, shards } = this.options;
+    const plan = adoptionPlan({ runs, shard, shards, room: this.room, capacity: this.capacity, keepFree: this.capacity - plannedPerPoller(this.capacity), now, waitMs: period(this.heartbeatMs) });
     const settle = async (runId: string, by: string) => {
       if (await this.gateway.store.adoptPollerRun(runId, by)) {
         const run = runs.find((candidate) => candidate.runId === runId)!;
@@ -628,6 +641,7 @@ export class PollerRun {
       if (now - run.endedAt > waitMs) this.listedAfterWait.add(run.runId);
     }
     await this.adoptEndedRuns(runs, runOf, now);
+    for (const run of runs) if ((await runOf.get(run.runId))?.adoptedBy === CLAIMED_ONE_BY_ONE) this.listedOneByOne.add(run.runId);
     const perAccount = new Map<string, number>();
     for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
     const { shards, shard } = this.options;
