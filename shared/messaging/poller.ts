@@ -520,13 +520,17 @@ export class PollerRun {
     while (!this.stop.signal.aborted) {
       const received = await this.gateway.pollerNotices.receive({ max: 10, waitMs: Math.min(20_000, Math.max(0, this.options.endsAt - this.gateway.now())), signal: this.stop.signal });
       if (this.killed) return;
+      // Of conversations this run holds already (its listing took them first): spent, taking no room.
+      const held = received.filter((item) => this.held.has(`${item.notice.accountId}/${item.notice.conversationId}`));
+      const told = received.filter((item) => !held.includes(item));
       const roomBefore = this.room;
-      const taken = noticesToClaim(received.length, roomBefore);
-      const givenBack = received.slice(taken);
+      const taken = noticesToClaim(told.length, roomBefore);
+      const givenBack = told.slice(taken);
       // Side by side: a burst of starts waits one claim, not one claim per notice ahead of it.
       await Promise.all([
+        ...held.map((item) => item.done()),
         ...givenBack.map((item) => item.giveBack()),
-        ...received.slice(0, taken).map(async (item) => {
+        ...told.slice(0, taken).map(async (item) => {
           if (await this.claimTold(item.notice.accountId, item.notice.conversationId)) this.stats.claimedOnNotice++;
           // Claimed here, or someone else holds it, or it ended: either way the notice is spent.
           await item.done();
@@ -602,9 +606,11 @@ export class PollerRun {
 
   /**
    * Takes ended runs whole where it can (`adoptionPlan`: one conditional write a run) and marks
-   * the rest waited for as claimed one by one. Updates `runOf` with what the writes decided.
+   * the rest waited for as claimed one by one. Updates `runOf` with what the writes decided, and
+   * returns the runs it marked that other runs would have waited for (small enough to adopt).
    */
-  private async adoptEndedRuns(runs: PollerRunItem[], runOf: Map<string, Promise<PollerRunItem | undefined>>, now: number): Promise<void> {
+  private async adoptEndedRuns(runs: PollerRunItem[], runOf: Map<string, Promise<PollerRunItem | undefined>>, now: number): Promise<Set<string>> {
+    const marked = new Set<string>();
     const { shard, shards } = this.options;
     const plan = adoptionPlan({ runs, shard, shards, room: this.room, capacity: this.capacity, keepFree: this.capacity - plannedPerPoller(this.capacity), now, waitMs: period(this.heartbeatMs) });
     const settle = async (runId: string, by: string) => {
@@ -612,12 +618,15 @@ export class PollerRun {
         const run = runs.find((candidate) => candidate.runId === runId)!;
         runOf.set(runId, Promise.resolve({ ...run, adoptedBy: by }));
         if (by === this.runId) this.stats.adoptedRuns++;
+        // Only one every run could have adopted: the others cannot tell it will not be (a bigger one they mark themselves).
+        else if ((run.held ?? Number.POSITIVE_INFINITY) <= plannedPerPoller(this.capacity)) marked.add(runId);
       } else {
         // Another run adopted it (or marked it) first: look again at what it decided.
         runOf.set(runId, this.gateway.store.getPollerRun(runId));
       }
     };
     await Promise.all([...plan.adopt.map((runId) => settle(runId, this.runId)), ...plan.oneByOne.map((runId) => settle(runId, CLAIMED_ONE_BY_ONE))]);
+    return marked;
   }
 
   private async sweep(first: boolean): Promise<void> {
@@ -640,7 +649,7 @@ export class PollerRun {
       this.listedAfterEnd.add(run.runId);
       if (now - run.endedAt > waitMs) this.listedAfterWait.add(run.runId);
     }
-    await this.adoptEndedRuns(runs, runOf, now);
+    const markedOneByOne = await this.adoptEndedRuns(runs, runOf, now);
     for (const run of runs) if ((await runOf.get(run.runId))?.adoptedBy === CLAIMED_ONE_BY_ONE) this.listedOneByOne.add(run.runId);
     const perAccount = new Map<string, number>();
     for (const live of listed) perAccount.set(live.accountId, (perAccount.get(live.accountId) ?? 0) + 1);
@@ -698,7 +707,10 @@ export class PollerRun {
     // fleet is told of the rest now, rather than leaving them to another run's next listing.
     // (A run that is ending leaves them to the next round's first look.)
     const leftovers = this.stop.signal.aborted ? [] : ready.slice(next).filter(({ live }) => isMine(live));
-    await Promise.all(leftovers.map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
+    // Likewise other slots' conversations of a run this run just marked to be claimed one by one: their
+    // own slots' runs listed before the mark, and would see it only at their next look.
+    const othersOfMarked = markedOneByOne.size === 0 ? [] : candidates.filter((live) => live.leaseOwner !== undefined && markedOneByOne.has(live.leaseOwner) && !isMine(live)).map((live) => ({ live }));
+    await Promise.all([...leftovers, ...othersOfMarked].map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
     // A lapsed or ended run's heartbeat, once no listed lease leads through it (its owner, or a run on
     // its chain of adoptions; a lease this run holds counts under the name it has in the table now):
     // otherwise every run would keep listing for it. An ended run's stays through the handover

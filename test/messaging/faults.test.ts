@@ -3,6 +3,7 @@ import type { Gateway } from '../../shared/gateway';
 import { log } from '../../shared/log/logger';
 import { plannedPerPoller } from '../../shared/messaging/fleet';
 import { accountSpread, PollerRun, preferredShard } from '../../shared/messaging/poller';
+import { CLAIMED_ONE_BY_ONE } from '../../shared/store/items';
 import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
@@ -358,6 +359,50 @@ describe('adopting an ended run whole', () => {
     expect(owners).toEqual(ids.map(() => next.id));
     await nextDone;
     for (const id of ids) expect(said(id, 'after the adopter died')).toHaveLength(1);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
+describe('an ended run its own slot has no room to adopt', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxWithoutFleet();
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('the run that marks it to be claimed one by one tells the running fleet of other slots\' conversations in it, rather than leaving them to those slots\' next look', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    // Capacity 3, planned at 2 a poller; the other slot's run looks only once (a 30 s period).
+    const env = { ...gateway.env, POLLER_CAPACITY: 3, POLLER_LEASE_SECONDS: 120, POLLER_HEARTBEAT_SECONDS: 30, POLLER_IDLE_SECONDS: 30, POLLER_HANDOVER_GRACE_SECONDS: 1 };
+    for (let i = 0; i < 4; i++) expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
+    const notices = sandbox.gateway.runtime.local.pollerNotices;
+    await notices.receive({ max: notices.depth, waitMs: 0, signal: new AbortController().signal });
+    const listed = await gateway.store.listLiveConversations();
+    const slotOf = (live: (typeof listed)[number]) => preferredShard(live.accountId, live.conversationId, 2, accountSpread(listed.length, plannedPerPoller(3), 2));
+    // Two runs of one slot ended holding two each (the slot's predecessor and a surge run); the
+    // second holds one the other slot prefers.
+    const otherSlot = slotOf(listed[0]!);
+    const ownSlot = 1 - otherSlot;
+    const surgeHeld = [listed[0]!, listed[1]!];
+    const predecessorHeld = [listed[2]!, listed[3]!];
+    const now = Date.now();
+    const endAs = async (runId: string, lives: typeof listed, endedAt: number) => {
+      for (const live of lives) expect(await gateway.store.claimConversationLease(live.accountId, live.conversationId, { owner: runId, now, expiresAt: now + 120_000 })).toBeDefined();
+      await gateway.store.markPollerRunEnded(runId, endedAt, { shard: ownSlot, held: lives.length });
+    };
+    await endAs('run-predecessor', predecessorHeld, now - 20);
+    await endAs('run-surge', surgeHeld, now - 10);
+    const other = new PollerRun({ gateway: { ...gateway, env }, log, shard: otherSlot, shards: 2, endsAt: Date.now() + 6_000 });
+    const otherDone = other.run();
+    await sandbox.until('the other slot looked', async () => (await gateway.store.listPollerRuns()).some((run) => run.runId === other.id));
+    const own = new PollerRun({ gateway: { ...gateway, env }, log, shard: ownSlot, shards: 2, endsAt: Date.now() + 5_000 });
+    const ownDone = own.run();
+    // Well before the other slot's next look (30 s): it takes its own from the notice.
+    await sandbox.until('every conversation held', () => own.holding + other.holding === 4, 5_000);
+    expect(own.stats.adoptedRuns).toBe(1);
+    expect(other.stats.claimedOnNotice).toBeGreaterThanOrEqual(1);
+    expect((await gateway.store.getPollerRun('run-surge'))?.adoptedBy).toBe(CLAIMED_ONE_BY_ONE);
+    await Promise.all([ownDone, otherDone]);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
   });
 });
