@@ -190,6 +190,16 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const stats = report.stats;
   const runStats = machines.finishedPollers.concat(machines.pollers().map((run) => run.stats));
   const handoverGaps = runStats.flatMap((run) => run.handoverGapsMs);
+  const adoptedGaps = runStats.flatMap((run) => run.adoptedHandoverGapsMs);
+  const claimedGaps = runStats.flatMap((run) => {
+    const adopted = [...run.adoptedHandoverGapsMs];
+    return run.handoverGapsMs.filter((gap) => {
+      const at = adopted.indexOf(gap);
+      if (at < 0) return true;
+      adopted.splice(at, 1);
+      return false;
+    });
+  });
   // First polls as the pollers saw them: of conversations started while a round ran, and of those started between rounds.
   const acrossRounds = runStats.flatMap((run) => run.firstPollAcrossRoundsMs);
   const withinRound = runStats.flatMap((run) => run.firstPollMs);
@@ -217,6 +227,10 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     handover_gap_ms_max: round(Math.max(0, ...handoverGaps)),
     handover_gap_ms_p50: round(percentile(handoverGaps, 50)),
     handovers: handoverGaps.length,
+    // Split by how the next run took them: adopting the ended run whole, or claiming lease by lease.
+    handovers_adopted: adoptedGaps.length,
+    handover_gap_ms_max_adopted: round(Math.max(0, ...adoptedGaps)),
+    handover_gap_ms_max_claimed: round(Math.max(0, ...claimedGaps)),
     // The killed run's conversations: the longest a conversation had no poll open (lease lapse + sweep).
     kill_gap_ms_max: round(Math.max(0, ...timings.map((t) => t.maxGapMs))),
     killed_run_conversations: killed,
@@ -290,7 +304,7 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     const writesPerMessage = main.counts.writes / Math.max(1, main.counts.messages);
     const figures: Figures = {};
     for (const [key, value] of Object.entries(main.figures)) figures[`conversations.${key}`] = value;
-    for (const key of ['first_poll_ms_p99', 'first_poll_ms_p99_outside_round_changes', 'delivery_ms_p50', 'delivery_ms_p99', 'lost', 'duplicated', 'http_409', 'handover_gap_ms_max', 'polls_per_conversation_max']) {
+    for (const key of ['first_poll_ms_p99', 'first_poll_ms_p99_outside_round_changes', 'delivery_ms_p50', 'delivery_ms_p99', 'lost', 'duplicated', 'http_409', 'handover_gap_ms_max', 'handover_gap_ms_max_adopted', 'handover_gap_ms_max_claimed', 'polls_per_conversation_max']) {
       figures[`conversations.latency300.${key}`] = latency.figures[key]!;
     }
     figures['conversations.table_writes_per_message_upper_bound'] = round(writesPerMessage, 2);
@@ -306,6 +320,7 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
         `${main.counts.conversations} simultaneous conversations against the messaging simulator in its own process (as the platform is in production), agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 5 s and lease 20 s as in production (so a killed run's conversations wait ~20-25 s).`,
         `Time: only the long-poll wait is compressed: 1 platform second = ${POLL_MS_PER_SECOND} ms, so an idle poll (timeout=30) answers after ${30 * POLL_MS_PER_SECOND} ms; platform_calls_per_hour is per conversation per platform hour (3,600 platform seconds). Latencies (ms) are real.`,
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
+        '`handover_gap_ms_*` run from the ending run\'s end to the next holder\'s first poll (a 1 s grace included); `_adopted` for the conversations of runs the next run of their slot adopted whole (no claim), `_claimed` for those claimed lease by lease (a run that ended fuller than the plan, or had no room).',
         `first_poll_ms_p99 is measured at the platform (start answered to first poll). The pollers split it: \`first_poll_ms_p99_within_round\` for conversations started while a round ran (a running poller takes the notice), \`first_poll_across_rounds_share\` and \`first_poll_ms_max_across_rounds\` for those started between rounds (no poller takes notices until the next round starts). Rounds here last 15 s (POLLER_RUN_SECONDS = window / 3), not 840 s, so round changes weigh about 56 times more than in production: \`first_poll_ms_p99_outside_round_changes\` leaves out the starts within ${ROUND_CHANGE_MS / 1000} s after a round's plan (\`first_poll_round_change_share\` of them here; about 0.4% in production), whose first polls wait behind the round's handover (bench/conversations-profile.ts).`,
         `Cost model (README "Conversation cost"): per conversation-hour of holding ${live} conversations, production settings (128 MB poller, POLLER_CAPACITY ${PRODUCTION.capacity} planned at ${Math.round(perPoller)} a poller, 14-min runs, 5 s heartbeat, a full listing every ${PRODUCTION.sweepSeconds} s), KMS included; per message extra (table writes + one EventBridge event), the same for the naive design.`,
         ...memory.notes,

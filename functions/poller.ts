@@ -23,7 +23,7 @@ export const handler = taskFunction(async (event: unknown, context) => {
   // Never past the function's own limit: leases are released with 30 s to spare.
   const limit = context ? Date.now() + context.getRemainingTimeInMillis() - 30_000 : input.endsAt;
   const stats = await runPoller(gateway(), { ...input, endsAt: Math.min(input.endsAt, limit) }, log.with({ shard: input.shard }));
-  const { handoverGapsMs, firstPollMs, firstPollAcrossRoundsMs, ...counts } = stats;
-  log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs), firstPolls: firstPollMs.length + firstPollAcrossRoundsMs.length, firstPollsAcrossRounds: firstPollAcrossRoundsMs.length });
+  const { handoverGapsMs, adoptedHandoverGapsMs, firstPollMs, firstPollAcrossRoundsMs, ...counts } = stats;
+  log.info('poller run ended', { ...counts, handovers: handoverGapsMs.length, maxHandoverGapMs: Math.max(0, ...handoverGapsMs), adoptedHandovers: adoptedHandoverGapsMs.length, firstPolls: firstPollMs.length + firstPollAcrossRoundsMs.length, firstPollsAcrossRounds: firstPollAcrossRoundsMs.length });
   return { shard: input.shard, polled: counts.claimed + counts.adopted };
 });

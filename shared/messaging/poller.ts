@@ -62,6 +62,8 @@ export interface PollerStats {
   expired: number;
   /** Milliseconds from a lease's release (by the run before) to this run's first poll on it. */
   handoverGapsMs: number[];
+  /** Of those, the conversations taken by adopting their run whole. */
+  adoptedHandoverGapsMs: number[];
   /** Milliseconds from a conversation's start to its first poll, for conversations this run took first, started while it ran. */
   firstPollMs: number[];
   /** The same for those started before this run began (between rounds, when no poller takes notices). */
@@ -237,6 +239,8 @@ interface Held {
   owner: string;
   /** An adopted lease's rename to this run, once started. */
   renaming?: Promise<boolean>;
+  /** Taken by adopting the run that held it (no claim). */
+  adopted?: true;
   /** An adopted lease not renamed by then stops being polled: past its hard expiry anyone may claim it. */
   renameDeadline?: ReturnType<typeof setTimeout>;
   controller: AbortController;
@@ -287,7 +291,7 @@ export class PollerRun {
     this.pollTimeoutSeconds = env.LONG_POLL_TIMEOUT_SECONDS;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? abortableSleep;
-    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, handedOver: 0, adopted: 0, adoptedRuns: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
+    this.stats = { runId: this.runId, claimed: 0, claimedOnNotice: 0, released: 0, handedOver: 0, adopted: 0, adoptedRuns: 0, polls: 0, delivered: 0, conflicts: 0, reconnects: 0, expired: 0, handoverGapsMs: [], adoptedHandoverGapsMs: [], firstPollMs: [], firstPollAcrossRoundsMs: [], fenced: false };
   }
 
   get id(): string {
@@ -439,7 +443,7 @@ export class PollerRun {
     if (this.held.has(key) || !live.leaseOwner) return;
     this.stats.adopted++;
     const controller = new AbortController();
-    const held: Held = { live: { ...live, ...(endedAt === undefined ? {} : { releasedAt: endedAt }) }, owner: live.leaseOwner, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
+    const held: Held = { live: { ...live, ...(endedAt === undefined ? {} : { releasedAt: endedAt }) }, owner: live.leaseOwner, adopted: true, controller, done: Promise.resolve(), ...(conversation ? { conversation } : {}) };
     const untilDeadline = this.renameDeadline(held) - this.gateway.now();
     // Adopted late (the next round came long after the last): renamed before its first poll instead.
     if (untilDeadline > 0) held.renameDeadline = setTimeout(() => held.owner !== this.runId && controller.abort(), untilDeadline);
@@ -791,6 +795,7 @@ export class PollerRun {
             if (signal.aborted) return;
             const openedAt = this.gateway.now();
             if (live.releasedAt !== undefined) this.stats.handoverGapsMs.push(openedAt - live.releasedAt);
+            if (live.releasedAt !== undefined && held.adopted) this.stats.adoptedHandoverGapsMs.push(openedAt - live.releasedAt);
             else if (live.ack < 0) (live.startedAt < this.startedAt ? this.stats.firstPollAcrossRoundsMs : this.stats.firstPollMs).push(openedAt - live.startedAt);
             first = false;
           }
