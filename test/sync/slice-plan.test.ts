@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../sandbox/faults';
 import {
   MAX_SLICES,
   MIN_SLICE_RECORDS,
@@ -21,17 +22,6 @@ import {
 import type { ListingProfile } from '../../shared/sync/sync-decisions';
 import type { SliceRange } from '../../shared/sync/sync-source';
 
-/** A seeded generator of numbers in [0, 1) (mulberry32). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const view = (extra: Partial<ListingView>): ListingView => ({
   order: 'newest_first',
@@ -188,7 +178,7 @@ describe('splitting what a slice still has to list', () => {
     expect(recordSpread({ pages: 4, sum: 4 * 5_940, squares: 4 * 5_940 ** 2 })).toBe(0);
     expect(cutMargin(300, 0)).toBe(0);
     // At random (a Poisson process): a page's width varies by 1/√99; about 1.
-    const random = mulberry32(3);
+    const random = seededRandom(3);
     const pageWidths = Array.from({ length: 400 }, () => Array.from({ length: 99 }, () => -Math.log(1 - random()) * 60).reduce((a, b) => a + b, 0));
     const spread = recordSpread({ pages: pageWidths.length, sum: pageWidths.reduce((a, b) => a + b, 0), squares: pageWidths.reduce((a, b) => a + b * b, 0) })!;
     expect(spread).toBeGreaterThan(0.8);
@@ -298,7 +288,7 @@ describe('slices planned at the start from the previous full listing', () => {
    * listing kept, and the requests it took.
    */
   const discovered = (seed: number, size: (random: () => number) => number) => {
-    const random = mulberry32(seed);
+    const random = seededRandom(seed);
     const start = 1_600_000_000;
     const keys = Array.from({ length: 10_000 }, () => start + Math.floor(random() * 600_000)).sort((a, b) => b - a);
     let pieces: ListingProfile['pieces'] = [];
