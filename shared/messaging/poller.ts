@@ -132,13 +132,19 @@ const MAX_ADOPTION_CHAIN = 16;
  * goes lease by lease, its own slot's at once and others' after the wait. An ended item without a
  * count (written before adoption existed) goes lease by lease.
  */
-export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: number; shards: number; room: number; capacity: number; keepFree: number; now: number; waitMs: number }): { adopt: string[]; oneByOne: string[] } {
+export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: number; shards: number; room: number; capacity: number; keepFree: number; now: number; waitMs: number }): {
+  adopt: string[];
+  oneByOne: string[];
+  /** Of `oneByOne`, those small enough to adopt that this run has no room for: no other run can tell they will not be adopted. */
+  noRoom: string[];
+} {
   const waiting = input.runs
     .filter((run) => run.endedAt !== undefined && run.adoptedBy === undefined)
     .sort((a, b) => Number(b.shard === input.shard) - Number(a.shard === input.shard) || (b.held ?? 0) - (a.held ?? 0) || a.endedAt! - b.endedAt!);
   let room = input.room - input.keepFree;
   const adopt: string[] = [];
   const oneByOne: string[] = [];
+  const noRoom: string[] = [];
   for (const run of waiting) {
     const held = run.held ?? Number.POSITIVE_INFINITY;
     if (held > input.capacity - input.keepFree) {
@@ -150,9 +156,12 @@ export function adoptionPlan(input: { runs: readonly PollerRunItem[]; shard: num
     if (held <= room) {
       adopt.push(run.runId);
       room -= held;
-    } else oneByOne.push(run.runId);
+    } else {
+      oneByOne.push(run.runId);
+      noRoom.push(run.runId);
+    }
   }
-  return { adopt, oneByOne };
+  return { adopt, oneByOne, noRoom };
 }
 
 /** Pure: whether another run's lease on a conversation has lapsed, from its heartbeat. */
@@ -622,8 +631,8 @@ export class PollerRun {
         const run = runs.find((candidate) => candidate.runId === runId)!;
         runOf.set(runId, Promise.resolve({ ...run, adoptedBy: by }));
         if (by === this.runId) this.stats.adoptedRuns++;
-        // Only one every run could have adopted: the others cannot tell it will not be (a bigger one they mark themselves).
-        else if ((run.held ?? Number.POSITIVE_INFINITY) <= plannedPerPoller(this.capacity)) marked.add(runId);
+        // The others cannot tell it will not be adopted (a bigger one they mark themselves).
+        else if (plan.noRoom.includes(runId)) marked.add(runId);
       } else {
         // Another run adopted it (or marked it) first: look again at what it decided.
         runOf.set(runId, this.gateway.store.getPollerRun(runId));
@@ -647,6 +656,12 @@ export class PollerRun {
       if (!runOf.has(runId)) runOf.set(runId, this.gateway.store.getPollerRun(runId));
       return runOf.get(runId)!;
     };
+    // Each lease owner's holder, resolved once a sweep (after the adoptions below, which it reads).
+    const holders = new Map<string, ReturnType<PollerRun['leaseHolder']>>();
+    const holderOf = (owner: string) => {
+      if (!holders.has(owner)) holders.set(owner, this.leaseHolder(owner, ownerOf));
+      return holders.get(owner)!;
+    };
     const listed = await this.gateway.store.listLiveConversations();
     for (const run of runs) {
       if (run.endedAt === undefined) continue;
@@ -669,7 +684,7 @@ export class PollerRun {
     const ready: Array<{ live: LiveConversation; lapsedOwner?: string; releasedAt?: number }> = [];
     for (const live of candidates) {
       if (!live.leaseOwner || live.leaseOwner === this.runId) continue;
-      const holder = await this.leaseHolder(live.leaseOwner, ownerOf);
+      const holder = await holderOf(live.leaseOwner);
       // Held by this run through the runs it adopted: polled at once, renamed as it goes.
       if (holder.runId !== this.runId) continue;
       // The grace counts from when the last run polling it ended: the one this run adopted it from.
@@ -683,7 +698,7 @@ export class PollerRun {
         continue;
       }
       if (adoptedNow.has(live)) continue;
-      const free = takeover(live, live.leaseOwner ? (await this.leaseHolder(live.leaseOwner, ownerOf)).run : undefined, now, skewMs);
+      const free = takeover(live, live.leaseOwner ? (await holderOf(live.leaseOwner)).run : undefined, now, skewMs);
       if (!free) continue;
       // A lapsed run's: at once. Released or handed over: another slot's only once its own slot had a heartbeat period.
       const freeSince = free.releasedAt ?? live.releasedAt ?? live.startedAt;
@@ -719,14 +734,14 @@ export class PollerRun {
     // its chain of adoptions; a lease this run holds counts under the name it has in the table now):
     // otherwise every run would keep listing for it. An ended run's stays through the handover
     // grace, so a run taking over later still waits it.
-    const holders = new Set<string>();
+    const onChains = new Set<string>();
     for (const live of listed) {
       const owner = this.held.get(`${live.accountId}/${live.conversationId}`)?.owner ?? live.leaseOwner;
-      if (owner) for (const runId of (await this.leaseHolder(owner, ownerOf)).chain) holders.add(runId);
+      if (owner) for (const runId of (await holderOf(owner)).chain) onChains.add(runId);
     }
     const graceMs = this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000;
     const after = this.gateway.now();
-    const gone = runs.filter((run) => !holders.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < after : run.until + skewMs < after));
+    const gone = runs.filter((run) => !onChains.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < after : run.until + skewMs < after));
     await Promise.all(gone.map((run) => this.gateway.store.endPollerRun(run.runId).catch(() => undefined)));
   }
 

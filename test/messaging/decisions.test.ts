@@ -119,23 +119,23 @@ describe('messaging decisions (pure)', () => {
     const plan = (runs: Parameters<typeof adoptionPlan>[0]['runs'], shard: number, now: number, room = 230, shards = 3) => adoptionPlan({ runs, shard, shards, room, capacity: 230, keepFree: 23, now, waitMs: 5_000 });
     const runs = [ended('run-0', 0, 200), ended('run-1', 1, 200), { runId: 'run-live', renewedAt: 9_000, until: 29_000, shard: 2 }];
     // Slot 0's next run, just after the round's end: its own slot's predecessor only.
-    expect(plan(runs, 0, 10_500)).toEqual({ adopt: ['run-0'], oneByOne: [] });
+    expect(plan(runs, 0, 10_500)).toEqual({ adopt: ['run-0'], oneByOne: [], noRoom: [] });
     // Another slot's predecessor, still unadopted after the wait: whoever has room takes it whole.
-    expect(plan([ended('run-1', 1, 20)], 0, 16_000, 50)).toEqual({ adopt: ['run-1'], oneByOne: [] });
-    expect(plan([ended('run-1', 1, 20)], 0, 10_500, 50)).toEqual({ adopt: [], oneByOne: [] });
+    expect(plan([ended('run-1', 1, 20)], 0, 16_000, 50)).toEqual({ adopt: ['run-1'], oneByOne: [], noRoom: [] });
+    expect(plan([ended('run-1', 1, 20)], 0, 10_500, 50)).toEqual({ adopt: [], oneByOne: [], noRoom: [] });
     // No room for it: at once for its own slot's run (nobody else is expected), after the wait for others.
-    expect(plan(runs, 0, 10_500, 100)).toEqual({ adopt: [], oneByOne: ['run-0'] });
-    expect(plan(runs, 2, 10_500, 100)).toEqual({ adopt: [], oneByOne: [] });
-    expect(plan(runs, 2, 16_000, 100)).toEqual({ adopt: [], oneByOne: ['run-0', 'run-1'] });
+    expect(plan(runs, 0, 10_500, 100)).toEqual({ adopt: [], oneByOne: ['run-0'], noRoom: ['run-0'] });
+    expect(plan(runs, 2, 10_500, 100)).toEqual({ adopt: [], oneByOne: [], noRoom: [] });
+    expect(plan(runs, 2, 16_000, 100)).toEqual({ adopt: [], oneByOne: ['run-0', 'run-1'], noRoom: ['run-0', 'run-1'] });
     // Ended fuller than any run adopts (more than 207): spread over the slots again, by anyone, at once.
-    expect(plan([ended('run-0', 0, 215)], 1, 10_500)).toEqual({ adopt: [], oneByOne: ['run-0'] });
+    expect(plan([ended('run-0', 0, 215)], 1, 10_500)).toEqual({ adopt: [], oneByOne: ['run-0'], noRoom: [] });
     // Its slot is not in this round (the fleet shrank): anyone with room, at once.
-    expect(plan([ended('run-4', 4, 20)], 1, 10_500)).toEqual({ adopt: ['run-4'], oneByOne: [] });
+    expect(plan([ended('run-4', 4, 20)], 1, 10_500)).toEqual({ adopt: ['run-4'], oneByOne: [], noRoom: [] });
     // A surge run shares slot 0 and ended first: the slot's own predecessor (the bigger) is adopted, the surge's claimed one by one.
-    expect(plan([ended('surge', 0, 20, 9_000), ended('run-0', 0, 200)], 0, 10_500)).toEqual({ adopt: ['run-0'], oneByOne: ['surge'] });
+    expect(plan([ended('surge', 0, 20, 9_000), ended('run-0', 0, 200)], 0, 10_500)).toEqual({ adopt: ['run-0'], oneByOne: ['surge'], noRoom: ['surge'] });
     // Already adopted or marked: left alone. An ended item with no count: one by one.
-    expect(plan([{ ...ended('run-0', 0, 200), adoptedBy: 'run-x' }], 0, 10_500)).toEqual({ adopt: [], oneByOne: [] });
-    expect(plan([{ runId: 'run-old', renewedAt: 1, until: 1, endedAt: 10_000, shard: 0 }], 0, 10_500)).toEqual({ adopt: [], oneByOne: ['run-old'] });
+    expect(plan([{ ...ended('run-0', 0, 200), adoptedBy: 'run-x' }], 0, 10_500)).toEqual({ adopt: [], oneByOne: [], noRoom: [] });
+    expect(plan([{ runId: 'run-old', renewedAt: 1, until: 1, endedAt: 10_000, shard: 0 }], 0, 10_500)).toEqual({ adopt: [], oneByOne: ['run-old'], noRoom: [] });
   });
 
   it('places an account\'s conversations on its home slot, and a big account\'s over several, the same answer whenever listed', () => {
