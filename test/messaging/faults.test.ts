@@ -363,6 +363,43 @@ describe('adopting an ended run whole', () => {
   });
 });
 
+describe('an adopted lease not renamed in time', () => {
+  let sandbox: MessagingSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandboxWithoutFleet();
+  });
+  afterAll(() => sandbox?.stop());
+
+  it('stops being polled a fence margin before its hard expiry and is given back; then claimed as a lease of its own, each message once', async () => {
+    const gateway = sandbox.gateway.runtime.local.gateway;
+    // 2 s leases, a 0.5 s heartbeat: an ended run's leases expire 2 s after its end, so an adopter
+    // must have renamed them by 1.5 s after it.
+    const env = { ...gateway.env, POLLER_LEASE_SECONDS: 2, POLLER_HEARTBEAT_SECONDS: 0.5, POLLER_IDLE_SECONDS: 30, POLLER_HANDOVER_GRACE_SECONDS: 1 };
+    const started = await Promise.all(Array.from({ length: 2 }, () => sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })));
+    const ids = started.map((answer) => answer.body.id as string);
+    const platformIds = await Promise.all(ids.map((id) => platformIdOf(sandbox, id)));
+    const ended = new PollerRun({ gateway: { ...gateway, env }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    await ended.run();
+    // Its renames never land (a claim naming the run it adopted from); other claims do.
+    const store = storeWith(gateway.store, {
+      claimConversationLease: (accountId, conversationId, claim) => (claim.lapsedOwner ? new Promise(() => {}) : gateway.store.claimConversationLease(accountId, conversationId, claim)),
+    });
+    const adopter = new PollerRun({ gateway: { ...gateway, env, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 6_000 });
+    const done = adopter.run();
+    // Given back (released, and told), then claimed again: by its next look or from the notice, whichever comes first.
+    await sandbox.until('given back at the deadline, and taken again as its own', () => adopter.stats.released === 2 && adopter.stats.claimed === 2, 5_000);
+    expect(adopter.stats.adopted).toBe(2);
+    const owners = (await gateway.store.listLiveConversations()).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
+    expect(owners).toEqual(ids.map(() => adopter.id));
+    for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'after the deadline');
+    const said = (id: string) => sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id && (e.data.message as { text?: string }).text === 'after the deadline');
+    for (const id of ids) await sandbox.until('delivered', () => said(id).length === 1, 5_000);
+    await done;
+    for (const id of ids) expect(said(id)).toHaveLength(1);
+    expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
+  });
+});
+
 describe('an ended run its own slot has no room to adopt', () => {
   let sandbox: MessagingSandbox;
   beforeAll(async () => {
