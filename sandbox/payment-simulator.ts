@@ -86,9 +86,13 @@ export interface PaymentSimulator extends RunningSimulator {
   addApiKey(key: string, options?: PaymentApiKeyOptions): void;
   /** Revokes a key, as a user can on the platform at any time. */
   removeApiKey(key: string): void;
-  /** Per API key. Default 25/s for test keys and 100/s for live keys; undefined turns limits off. */
-  setRateLimit(limit: RateLimit | undefined, options?: { mode?: PaymentMode }): void;
-  /** 429s served by the rate limit (injected faults not included), to every key or to one. */
+  /**
+   * Per API key. Default 25/s for test keys and 100/s for live keys; undefined turns limits off
+   * (the per-endpoint limit too). `perEndpoint` sets the limit each endpoint (method and path
+   * shape, e.g. `GET /v1/customers`) has of its own on top, per key: the documented 25/s unless given.
+   */
+  setRateLimit(limit: RateLimit | undefined, options?: { mode?: PaymentMode; perEndpoint?: RateLimit }): void;
+  /** 429s served by the rate limits, the global and the per-endpoint one (injected faults not included), to every key or to one. */
   rateLimited(key?: string): number;
   /** Called before each API request is answered; returns a function that removes the hook. */
   onRequest(hook: RequestHook): () => void;
@@ -139,6 +143,16 @@ interface ApiKey {
 
 const KEY_SHAPE = /^(sk|rk|pk)_(test|live)_[A-Za-z0-9]+$/;
 const DEFAULT_LIMITS: Record<PaymentMode, RateLimit> = { test: { perSecond: 25 }, live: { perSecond: 100 } };
+/** "API endpoints have a default limit of 25 requests per second" (the platform's rate-limit page), on top of the global one. */
+const DEFAULT_ENDPOINT_LIMIT: RateLimit = { perSecond: 25 };
+
+/**
+ * The endpoint a request counts against: each named operation is its own (`GET /v1/customers`
+ * lists, `GET /v1/customers/{id}` retrieves), whatever the id.
+ */
+export function paymentEndpoint(method: string, segments: readonly string[]): string {
+  return `${method} /${segments.map((segment, at) => (at === 2 ? '{id}' : segment)).join('/')}`;
+}
 
 // ---------- errors ----------
 
@@ -414,6 +428,13 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     const apiKey = keys.get(key);
     return apiKey ? limits[apiKey.mode] : undefined;
   }, () => clock.now());
+  // Buckets per key and endpoint (`<key> <endpoint>`); none while the global limit is off.
+  const endpointLimits: Record<PaymentMode, RateLimit | undefined> = { test: DEFAULT_ENDPOINT_LIMIT, live: DEFAULT_ENDPOINT_LIMIT };
+  const endpointLimiter = new RateLimiter((bucket) => {
+    const apiKey = keys.get(bucket.slice(0, bucket.indexOf(' ')));
+    return apiKey && limits[apiKey.mode] ? endpointLimits[apiKey.mode] : undefined;
+  }, () => clock.now());
+  const endpointRejectedFor = new Map<string, number>();
   const hooks = new Set<RequestHook>();
   let apiRequests = 0;
 
@@ -506,7 +527,12 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
       }
     }
 
-    const broken = limiter.check(key);
+    // The global limit first; a request it lets through still counts against its endpoint's own.
+    let broken = limiter.check(key);
+    if (!broken) {
+      broken = endpointLimiter.check(`${key} ${paymentEndpoint(request.method, segments)}`);
+      if (broken) endpointRejectedFor.set(key, (endpointRejectedFor.get(key) ?? 0) + 1);
+    }
     if (broken) {
       const headers = broken.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(broken.retryAfterSeconds) };
       return paymentError(
@@ -620,7 +646,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     name: 'payment',
     route,
     errorBody: paymentErrorBody,
-    stats: () => ({ rateLimited: limiter.rejected }),
+    stats: () => ({ rateLimited: limiter.rejected + endpointLimiter.rejected }),
     ...(options.latency === undefined ? {} : { latency: options.latency }),
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.host === undefined ? {} : { host: options.host }),
@@ -647,10 +673,15 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
       keys.delete(key);
     },
     setRateLimit(limit, limitOptions = {}) {
-      for (const mode of limitOptions.mode ? [limitOptions.mode] : (['test', 'live'] as const)) limits[mode] = limit;
+      for (const mode of limitOptions.mode ? [limitOptions.mode] : (['test', 'live'] as const)) {
+        limits[mode] = limit;
+        endpointLimits[mode] = limitOptions.perEndpoint ?? DEFAULT_ENDPOINT_LIMIT;
+      }
       limiter.reset();
+      endpointLimiter.reset();
     },
-    rateLimited: (key) => (key === undefined ? limiter.rejected : (limiter.rejectedFor.get(key) ?? 0)),
+    rateLimited: (key) =>
+      key === undefined ? limiter.rejected + endpointLimiter.rejected : (limiter.rejectedFor.get(key) ?? 0) + (endpointRejectedFor.get(key) ?? 0),
     onRequest(hook) {
       hooks.add(hook);
       return () => hooks.delete(hook);

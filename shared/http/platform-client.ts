@@ -6,7 +6,7 @@ import { platformCallSegment } from '../tracing/segments';
 import type { ConnectorName } from '../connectors';
 import { PlatformError, errorKindForStatus, maskSecrets, platformErrorText } from './platform-error';
 import type { PlatformErrorKind } from './platform-error';
-import type { RateBudget } from './rate-budget';
+import type { BudgetPace, RateBudget } from './rate-budget';
 import { decideRetry, defaultRetryPolicy, parseRetryAfterMs } from './retry-policy';
 import type { AttemptOutcome, GiveUpReason, RetryPolicy } from './retry-policy';
 
@@ -52,6 +52,12 @@ export interface PlatformClientOptions {
   auth: PlatformAuth;
   /** The connection's shared budget (`rateBudgetFor`); `unlimitedRateBudget` for one-off calls. */
   rateBudget: RateBudget;
+  /**
+   * The budget of the endpoint a request calls, for a platform that limits each endpoint on top of
+   * the account (the payment platform: 25/s an endpoint by default); undefined for none. A request
+   * waits for its turn in both, and a 429 slows both (it does not say which limit it broke).
+   */
+  endpointBudget?: (method: HttpMethod, path: string) => RateBudget | undefined;
   /** Per-attempt timeout covering headers and body. Default 10 s. */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
@@ -123,7 +129,8 @@ export interface PlatformClient {
    * requests wait for their turn, and how long the platform takes to answer (a moving average of
    * successful attempts; undefined before the first).
    */
-  pace?(): ClientPace;
+  /** With `endpoint`, that endpoint's budget counts even before the client has called it (a sync plans before its first page). */
+  pace?(endpoint?: { method: HttpMethod; path: string }): ClientPace;
 }
 
 export interface ClientPace {
@@ -305,6 +312,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const { platform, rateBudget } = options;
   /** Moving average of answered attempts' durations (ms): how long the platform takes. */
   let latencyMs: number | undefined;
+  /** The endpoint budgets this client has drawn from: its pace is the tightest of them and the connection's. */
+  const endpointBudgets = new Set<RateBudget>();
 
   function buildHeaders(request: PlatformRequest<unknown>): Headers {
     const headers = new Headers();
@@ -425,9 +434,13 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     const path = request.path.split('?')[0] ?? '';
     const startedAt = now();
     let invalidResponses = 0;
+    const endpointBudget = options.endpointBudget?.(request.method, path);
+    if (endpointBudget) endpointBudgets.add(endpointBudget);
 
     for (let attempt = 1; ; attempt++) {
       if (request.signal?.aborted) throw abandoned(request.signal);
+      // The endpoint's turn first: the connection's is then taken when the request can go.
+      await endpointBudget?.take(request.cost);
       await rateBudget.take(request.cost);
       // The last attempt gets no longer than the deadline leaves, so a slow platform cannot stretch it.
       const remainingMs = Math.max(1, policy.deadlineMs - (now() - startedAt));
@@ -452,12 +465,15 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         const took = now() - attemptStartedAt;
         latencyMs = latencyMs === undefined ? took : latencyMs * 0.8 + took * 0.2;
         rateBudget.recordSuccess?.();
+        endpointBudget?.recordSuccess?.();
         const body = validated(result.body, result.status, request, attempt);
         return { status: result.status, headers: result.headers, body, attempts: attempt };
       }
       if (result.kind === 'invalid_response') invalidResponses++;
       if (result.kind === 'status' && result.status === 429) {
-        rateBudget.penalize(parseRetryAfterMs(result.headers.get('retry-after'), now()));
+        const retryAfterMs = parseRetryAfterMs(result.headers.get('retry-after'), now());
+        rateBudget.penalize(retryAfterMs);
+        endpointBudget?.penalize(retryAfterMs);
       }
 
       const decision = decideRetry(
@@ -492,9 +508,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     });
   }
 
-  function pace(): ClientPace {
-    const budget = rateBudget.pace?.();
-    return { ratePerSecond: budget?.ratePerSecond, waitMs: budget?.waitMs ?? 0, latencyMs };
+  /** The tightest of the connection's budget and the endpoints' this client called (a sync job lists one). */
+  function pace(endpoint?: { method: HttpMethod; path: string }): ClientPace {
+    const named = endpoint && options.endpointBudget?.(endpoint.method, endpoint.path);
+    const paces = [rateBudget, ...endpointBudgets, ...(named ? [named] : [])].map((budget) => budget.pace?.()).filter((one): one is BudgetPace => one !== undefined);
+    if (paces.length === 0) return { ratePerSecond: undefined, waitMs: 0, latencyMs };
+    return { ratePerSecond: Math.min(...paces.map((one) => one.ratePerSecond)), waitMs: Math.max(...paces.map((one) => one.waitMs)), latencyMs };
   }
 
   return { platform, request, pace };

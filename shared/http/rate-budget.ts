@@ -146,11 +146,22 @@ export function connectionRateKey(accountId: string, connector: string): string 
   return `${connector}:${accountId}`;
 }
 
-/** The account and connector a `connectionRateKey` names. */
-export function parseConnectionRateKey(key: string): { accountId: string; connector: string } {
+/**
+ * The key of one endpoint's own budget within a connection's, for platforms that limit each
+ * endpoint too (`payment:acme|GET /v1/customers`). It starts with the connection's key and `|`,
+ * so forgetting a connection's budgets forgets its endpoints' as well.
+ */
+export function endpointRateKey(connectionKey: string, endpoint: string): string {
+  return `${connectionKey}|${endpoint}`;
+}
+
+/** The account and connector a `connectionRateKey` names, and the endpoint an `endpointRateKey` adds. */
+export function parseConnectionRateKey(key: string): { accountId: string; connector: string; endpoint?: string } {
   const at = key.indexOf(':');
-  if (at <= 0 || at === key.length - 1) throw new TypeError(`not a connection rate key: ${key}`);
-  return { connector: key.slice(0, at), accountId: key.slice(at + 1) };
+  const bar = key.indexOf('|');
+  const end = bar < 0 ? key.length : bar;
+  if (at <= 0 || at >= end - 1 || bar === key.length - 1) throw new TypeError(`not a connection rate key: ${key}`);
+  return { connector: key.slice(0, at), accountId: key.slice(at + 1, end), ...(bar < 0 ? {} : { endpoint: key.slice(bar + 1) }) };
 }
 
 // ---------- the shared budget ----------
@@ -231,9 +242,9 @@ export class MemoryRateBuckets implements RateBuckets {
     return { ...state };
   }
 
+  /** Forgets every bucket, or a connection's and its endpoints'. */
   forget(key?: string): void {
-    if (key === undefined) this.states.clear();
-    else this.states.delete(key);
+    for (const held of [...this.states.keys()]) if (key === undefined || held === key || held.startsWith(`${key}|`)) this.states.delete(held);
   }
 }
 

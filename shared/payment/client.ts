@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
-import { connectionRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
+import { connectionRateKey, endpointRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
 
 /**
  * The payment platform's HTTP client for one connection: its API address, HTTP Basic with the
@@ -16,11 +16,19 @@ export const PaymentConnectionConfig = z.looseObject({
   keyType: z.enum(['secret', 'restricted']).optional(),
   /** An operator's override of the platform's documented limit (plans and endpoints differ). */
   requestsPerSecond: z.number().positive().optional(),
+  /** An operator's override of the limit each endpoint has of its own (25/s documented). */
+  requestsPerSecondPerEndpoint: z.number().positive().optional(),
 });
 export type PaymentConnectionConfig = z.infer<typeof PaymentConnectionConfig>;
 
 /** The platform's documented limits: about 100 requests/s with live keys, 25/s with test keys. */
 const REQUESTS_PER_SECOND = { live: 100, test: 25 } as const;
+/**
+ * "API endpoints have a default limit of 25 requests per second", counted apart from the global
+ * limit and against it too: one object's listing goes at 25/s at most, so a sync reaches the
+ * global 100/s only with four objects side by side.
+ */
+const REQUESTS_PER_SECOND_PER_ENDPOINT = 25;
 
 /**
  * How fast this connection may call the platform. An unknown mode counts as test: the lower limit
@@ -32,7 +40,26 @@ export function paymentRateLimits(config: Record<string, unknown>): RateLimits {
   const parsed = PaymentConnectionConfig.safeParse(config);
   const settings = parsed.success ? parsed.data : {};
   const ratePerSecond = settings.requestsPerSecond ?? REQUESTS_PER_SECOND[settings.mode ?? 'test'];
+  return withBurst(ratePerSecond);
+}
+
+/** How fast this connection may call any one endpoint: the documented 25/s, never above the connection's own limit. */
+export function paymentEndpointRateLimits(config: Record<string, unknown>): RateLimits {
+  const parsed = PaymentConnectionConfig.safeParse(config);
+  const perEndpoint = (parsed.success ? parsed.data.requestsPerSecondPerEndpoint : undefined) ?? REQUESTS_PER_SECOND_PER_ENDPOINT;
+  return withBurst(Math.min(perEndpoint, paymentRateLimits(config).ratePerSecond));
+}
+
+function withBurst(ratePerSecond: number): RateLimits {
   return { ratePerSecond, burst: Math.max(1, Math.min(Math.round(ratePerSecond), Math.max(2, Math.round(ratePerSecond / 10)))) };
+}
+
+/**
+ * The endpoint a call counts against: the platform counts each named operation apart
+ * (`GET /v1/customers` lists, `GET /v1/customers/{id}` retrieves one, whichever id).
+ */
+export function paymentEndpoint(method: string, path: string): string {
+  return `${method} ${path.split('/').map((segment, at) => (at === 3 ? '{id}' : segment)).join('/')}`;
 }
 
 /** `live` or `test` from a key's prefix (`sk_live_...`, `rk_test_...`); undefined for anything else. */
@@ -58,18 +85,19 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
   const secretKey = options.credentials.secretKey;
   // The message names the field, never its value.
   if (!secretKey) throw new TypeError('payment connection has no secretKey in its credentials');
+  // The key's prefix says the mode too; the stored config wins when it has one.
+  const config = { ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) };
+  const connectionKey = connectionRateKey(options.accountId, 'payment');
+  const buckets = options.rateBuckets ? { buckets: options.rateBuckets } : {};
   return createPlatformClient({
     baseUrl: options.env.PAYMENT_API_BASE_URL,
     platform: 'payment',
     auth: { kind: 'basic', username: secretKey, password: '' },
-    rateBudget:
-      options.rateBudget ??
-      rateBudgetFor(
-        connectionRateKey(options.accountId, 'payment'),
-        // The key's prefix says the mode too; the stored config wins when it has one.
-        paymentRateLimits({ ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) }),
-        options.rateBuckets ? { buckets: options.rateBuckets } : {},
-      ),
+    rateBudget: options.rateBudget ?? rateBudgetFor(connectionKey, paymentRateLimits(config), buckets),
+    // An injected budget (tests) stands for the connection's whole limit: no endpoint budget beside it.
+    ...(options.rateBudget
+      ? {}
+      : { endpointBudget: (method: string, path: string) => rateBudgetFor(endpointRateKey(connectionKey, paymentEndpoint(method, path)), paymentEndpointRateLimits(config), buckets) }),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
     ...transportOptions(options),
   });

@@ -302,6 +302,7 @@ export function paymentSource(
     // Lists are newest first by `created`, which never changes: ranges of it split a listing
     // (`created[gte]`, `created[lt]`). The customers-through-subscriptions listing is not split.
     ...(filteredStatuses ? {} : { slicing: { order: 'newest_first' as const } }),
+    listing: { method: 'GET', path: filteredStatuses ? '/v1/subscriptions' : `/v1/${dataObject}` },
   };
 }
 

@@ -15,8 +15,8 @@ const KEPT_SECONDS = 86_400;
 const MAX_TRIES = 8;
 
 function bucketKey(rateKey: string) {
-  const { accountId, connector } = parseConnectionRateKey(rateKey);
-  return toItem(key.rateBucket(checkAccountId(accountId), checkConnector(connector)));
+  const { accountId, connector, endpoint } = parseConnectionRateKey(rateKey);
+  return toItem(key.rateBucket(checkAccountId(accountId), checkConnector(connector), endpoint));
 }
 
 function stateOf(attributes: Record<string, unknown> | undefined): RateBucketState {

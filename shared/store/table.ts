@@ -56,7 +56,7 @@ export const key = {
     sk: `PAGE#${String(page).padStart(6, '0')}`,
   }),
   /** A connection's shared rate budget (shared/http/rate-budget.ts): every Lambda calling its platform draws from it. */
-  rateBucket: (accountId: string, connector: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `RATE#${connector}` }),
+  rateBucket: (accountId: string, connector: string, endpoint?: string) => ({ pk: `ACCOUNT#${accountId}`, sk: endpoint === undefined ? `RATE#${connector}` : `RATE#${connector}#${endpoint}` }),
   /** A message the gateway sent, by its time-ordered id. */
   sentMessage: (accountId: string, conversationId: string, messageId: string) => ({
     pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,

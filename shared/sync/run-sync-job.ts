@@ -113,7 +113,7 @@ export async function runSyncJob(
           place: { accountId, connector, object },
           source,
           keeps,
-          pace: () => client.pace?.(),
+          pace: () => client.pace?.(source.listing),
           // API Direct: webhooks are not applied, so this run (the only one holding the checkpoint) is
           // the records' only writer, and its compared pages can go in unconditional batches.
           batchWrites: settings.method === 'api',

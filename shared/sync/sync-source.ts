@@ -91,6 +91,11 @@ export interface SyncSource {
    */
   readonly slicing?: { order: SliceOrder };
   /**
+   * The request a full listing pages with, for platforms that limit each endpoint on their own:
+   * the engine plans its slices at that endpoint's pace before the first page.
+   */
+  readonly listing?: { method: 'GET'; path: string };
+  /**
    * Whether a record the platform lists still belongs in the store under the connection's
    * settings (e.g. the subscription status filter). Records that leave it are removed.
    */

@@ -131,6 +131,27 @@ describe('platform client over HTTP', () => {
     expect(seen[0]?.headers.accept).toBe('application/json');
   });
 
+  it('takes each attempt from its endpoint\'s budget as well as the connection\'s, slows both on a 429, and paces at the tighter of them', async () => {
+    const { baseUrl } = await startPlatform([json(429, { error: { type: 'rate_limit_error' } }), json(200, { ok: true }), json(200, { ok: true })]);
+    const connection = Object.assign(recordingBudget(), { pace: () => ({ ratePerSecond: 100, waitMs: 0 }) });
+    const endpoints = new Map<string, ReturnType<typeof recordingBudget>>();
+    const endpointBudget = (method: string, path: string) => {
+      const name = `${method} ${path.replace(/\/cus_\w+$/, '/{id}')}`;
+      if (!endpoints.has(name)) endpoints.set(name, Object.assign(recordingBudget(), { pace: () => ({ ratePerSecond: 25, waitMs: 3 }) }));
+      return endpoints.get(name);
+    };
+    const platform = client(baseUrl, { rateBudget: connection, endpointBudget });
+    expect(platform.pace?.()).toMatchObject({ ratePerSecond: 100, waitMs: 0 });
+    await platform.request({ method: 'GET', path: '/v1/customers', query: { limit: 100 } });
+    await platform.request({ method: 'GET', path: '/v1/customers/cus_1' });
+    const list = endpoints.get('GET /v1/customers')!;
+    expect([list.takes, list.penalties, list.successes]).toEqual([2, [undefined], 1]);
+    expect([connection.takes, connection.penalties, connection.successes]).toEqual([3, [undefined], 2]);
+    expect(endpoints.get('GET /v1/customers/{id}')!.takes).toBe(1);
+    // A sync job lists one object: its slices plan on the endpoint's pace, not the connection's.
+    expect(platform.pace?.()).toMatchObject({ ratePerSecond: 25, waitMs: 3 });
+  });
+
   it('retries 429 twice then succeeds, penalising the rate budget and counting every attempt', async () => {
     const { baseUrl, seen } = await startPlatform([
       json(429, { error: { type: 'rate_limit_error', message: 'Too many requests' } }),

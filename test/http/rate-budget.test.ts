@@ -8,7 +8,9 @@ import {
   blockSize,
   connectionRateKey,
   currentRate,
+  endpointRateKey,
   forgetRateBudgets,
+  parseConnectionRateKey,
   rateBudgetFor,
   sendTimes,
   type Clock,
@@ -238,5 +240,23 @@ describe('SharedRateBudget: one bucket for every caller of a connection, whereve
     expect(blockSize(2.5)).toBe(1);
     // A slow table: reserve more at once, so the next reservation is made before this one runs out.
     expect(blockSize(100, 300)).toBe(60);
+  });
+});
+
+describe('endpoint budgets within a connection\'s', () => {
+  it('name the connection and the endpoint; forgetting the connection forgets its endpoints\' buckets, not another connection\'s', async () => {
+    const connection = connectionRateKey('acme', 'payment');
+    const endpoint = endpointRateKey(connection, 'GET /v1/customers');
+    expect(parseConnectionRateKey(endpoint)).toEqual({ accountId: 'acme', connector: 'payment', endpoint: 'GET /v1/customers' });
+    expect(parseConnectionRateKey(connection)).toEqual({ accountId: 'acme', connector: 'payment' });
+    expect(() => parseConnectionRateKey('payment:acme|')).toThrow(TypeError);
+    const buckets = new MemoryRateBuckets();
+    await buckets.reserveRate(connection, 100, 0);
+    await buckets.reserveRate(endpoint, 100, 0);
+    await buckets.reserveRate(connectionRateKey('acme-two', 'payment'), 100, 0);
+    buckets.forget(connection);
+    // Forgotten buckets start again from now; the other connection's still holds its reservation.
+    expect((await buckets.reserveRate(endpoint, 100, 0)).start).toBe(0);
+    expect((await buckets.reserveRate(connectionRateKey('acme-two', 'payment'), 100, 0)).start).toBe(100);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PaymentSimulator } from '../../sandbox/payment-simulator';
 import { connectionRateKey, forgetRateBudgets, rateBudgetFor, type Clock } from '../../shared/http/rate-budget';
-import { modeOfKey, paymentClient, paymentRateLimits } from '../../shared/payment/client';
+import { modeOfKey, paymentClient, paymentEndpoint, paymentEndpointRateLimits, paymentRateLimits } from '../../shared/payment/client';
 import { clientFor, newKey, startSimulator } from './support';
 
 let sim: PaymentSimulator;
@@ -24,6 +24,19 @@ describe('paymentRateLimits', () => {
     // Unknown mode: the lower limit is the safe guess.
     expect(paymentRateLimits({})).toEqual({ ratePerSecond: 25, burst: 3 });
     expect(paymentRateLimits({ mode: 'staging', requestsPerSecond: 'fast' })).toEqual({ ratePerSecond: 25, burst: 3 });
+  });
+
+  it('each endpoint 25/s, never above the connection; an override wins', () => {
+    expect(paymentEndpointRateLimits({ mode: 'live' })).toEqual({ ratePerSecond: 25, burst: 3 });
+    expect(paymentEndpointRateLimits({ mode: 'live', requestsPerSecond: 10 })).toEqual({ ratePerSecond: 10, burst: 2 });
+    expect(paymentEndpointRateLimits({ mode: 'live', requestsPerSecondPerEndpoint: 50 })).toEqual({ ratePerSecond: 50, burst: 5 });
+  });
+
+  it('names the endpoint a call counts against: the operation, whatever the id', () => {
+    expect(paymentEndpoint('GET', '/v1/customers')).toBe('GET /v1/customers');
+    expect(paymentEndpoint('GET', '/v1/customers/cus_123')).toBe('GET /v1/customers/{id}');
+    expect(paymentEndpoint('GET', '/v1/customers/cus_456')).toBe('GET /v1/customers/{id}');
+    expect(paymentEndpoint('POST', '/v1/webhook_endpoints/we_1')).toBe('POST /v1/webhook_endpoints/{id}');
   });
 
   it('reads the mode from a key prefix', () => {

@@ -264,6 +264,27 @@ describe('rate limit and faults', () => {
     expect((await get('/v1/customers')).status).toBe(200);
   });
 
+  it('limits each endpoint on its own too (25/s by default): a list past its limit gets 429 while another endpoint and a retrieve still answer', async () => {
+    sim.setNow(Date.UTC(2025, 0, 1));
+    const [customer] = sim.seedCustomers(1);
+    sim.setRateLimit({ perSecond: 100 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 26; i += 1) statuses.push((await get('/v1/customers')).status);
+    expect(statuses.slice(0, 25).every((status) => status === 200)).toBe(true);
+    expect(statuses[25]).toBe(429);
+    // Each named operation has its own: listing subscriptions, and retrieving one customer (whichever id).
+    expect((await get('/v1/subscriptions')).status).toBe(200);
+    expect((await get(`/v1/customers/${customer!.id}`)).status).toBe(200);
+    expect(sim.rateLimited(key)).toBe(1);
+    expect(sim.rateLimited()).toBe(1);
+
+    // A lower endpoint limit, given with the global one.
+    sim.setRateLimit({ perSecond: 100 }, { perEndpoint: { perSecond: 2 } });
+    expect([(await get('/v1/invoices')).status, (await get('/v1/invoices')).status, (await get('/v1/invoices')).status]).toEqual([200, 200, 429]);
+    sim.advance(1000);
+    expect((await get('/v1/invoices')).status).toBe(200);
+  });
+
   it('limits each key on its own and can send Retry-After when configured', async () => {
     sim.setNow(Date.UTC(2025, 0, 1));
     sim.setRateLimit({ perSecond: 1, retryAfterSeconds: 2 });

@@ -46,14 +46,20 @@ describe('slices in flight under one rate budget per connection', () => {
   });
 
   /** A fresh account whose payment connection has its own key (so its own bucket on the platform). */
-  async function connected(mode: 'test' | 'live', requestsPerSecond: number, method: 'api' | 'both' = 'api', object: 'customers' | 'subscriptions' = 'customers') {
+  async function connected(
+    mode: 'test' | 'live',
+    requestsPerSecond: number,
+    method: 'api' | 'both' = 'api',
+    object: 'customers' | 'subscriptions' = 'customers',
+    requestsPerSecondPerEndpoint?: number,
+  ) {
     const accountId = `acct-slices-${++accountNumber}`;
     const secretKey = generatedKey(`rk_${mode}_`);
     sim.addApiKey(secretKey, { access: 'read' });
     await storeConnection(local.gateway, {
       accountId,
       connector: 'payment',
-      config: { authenticationMethod: 'api_key', keyType: 'restricted', mode, requestsPerSecond },
+      config: { authenticationMethod: 'api_key', keyType: 'restricted', mode, requestsPerSecond, ...(requestsPerSecondPerEndpoint ? { requestsPerSecondPerEndpoint } : {}) },
       credentials: { secretKey },
       syncSettings: { dataObjects: ['customers', 'subscriptions'], frequency: 'daily', method },
     });
@@ -277,6 +283,34 @@ describe('slices in flight under one rate budget per connection', () => {
     // ...and the platform's own limiter almost never had to refuse one.
     expect(sim.rateLimited(c.secretKey) / requests).toBeLessThan(0.01);
     expect(await c.storedIds()).toEqual(c.platformIds());
+  });
+
+  it('each endpoint\'s own limit holds under the connection\'s: two objects listed side by side, each paced to its endpoint, the simulator answers 429 to under 1%', async () => {
+    // The platform limits each endpoint (here 10/s) as well as the account (40/s): one object's
+    // slices draw from both budgets. Without the endpoint's, its pages go at 40/s and a quarter of them get 429.
+    const c = await connected('live', 40, 'api', 'customers', 10);
+    expect(await c.run({ maxSlices: 1 })).toMatchObject({ outcome: 'finished', counts: { created: 2_000 } });
+    expect(await c.run({ maxSlices: 1 }, { object: 'subscriptions' })).toMatchObject({ outcome: 'finished', counts: { created: 2_000 } });
+    sim.setRateLimit({ perSecond: 40 }, { mode: 'live', perEndpoint: { perSecond: 10 } });
+    sim.setLatency({ ms: 100, jitterMs: 30 });
+    const before = sim.totalRequests();
+    const listed = { customers: 0, subscriptions: 0 };
+    const stopWatching = sim.onRequest((request) => {
+      if (request.path === '/v1/customers') listed.customers += 1;
+      if (request.path === '/v1/subscriptions') listed.subscriptions += 1;
+    });
+    try {
+      const results = await Promise.all([c.run({ maxSlices: 8 }, { full: true }), c.run({ maxSlices: 8 }, { full: true, object: 'subscriptions' })]);
+      for (const result of results) expect(result).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0 } });
+    } finally {
+      stopWatching();
+    }
+    const requests = sim.totalRequests() - before;
+    expect(listed.customers).toBeGreaterThanOrEqual(20);
+    expect(listed.subscriptions).toBeGreaterThanOrEqual(20);
+    expect(sim.rateLimited(c.secretKey) / requests).toBeLessThan(0.01);
+    expect(await c.storedIds()).toEqual(c.platformIds());
+    expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
   });
 
   it('a 429 storm slows every slice of that connection and no other connection', async () => {
