@@ -12,6 +12,8 @@
  * which would otherwise take its own share of this process's CPU.
  *
  * `npx tsx bench/sync-profile.ts faulty 5` runs only the bench's faulty scenario (sync.faulty.*), 5 times.
+ * `npx tsx bench/sync-profile.ts four` runs the four-object payment connection (sync.latency300.payment4.*):
+ * its full sync at 300 ms, then its reconcile twice.
  * `npx tsx bench/sync-profile.ts bench-order` runs the bench's order at 300 ms: both full syncs, then the
  * payment reconcile twice, with each payment run's requests per quarter second and its requests
  * beyond one per 100 records by cause (`wasteByCause`).
@@ -23,7 +25,7 @@ import { forgetRateBudgets } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
 import { writeUnits } from '../shared/sync/page-slices';
 import type { Figures } from './results-file';
-import { faultyRun, measured, scenario, syncObjects } from './sync';
+import { faultyRun, measured, PAYMENT_FOUR_OBJECTS, PAYMENT_FOUR_PER_SECOND, scenario, syncObjects } from './sync';
 
 setLogSink(() => {});
 if (process.argv[2] === 'faulty') {
@@ -159,6 +161,20 @@ store.putRecordsBatch = (async (...args: Parameters<typeof putRecordsBatch>) => 
   return putRecordsBatch(...args);
 }) as typeof store.putRecordsBatch;
 
+if (process.argv[2] === 'four') {
+  // The bench's four-object payment connection (sync.latency300.payment4.*): its full sync at 300 ms, then the reconcile twice.
+  await s.connectPaymentFour('four');
+  await s.platforms.setLatency({ ms: 300, jitterMs: 100 });
+  report('full sync of four objects at 300 ms', await measured(s, 'payment', () => syncObjects(s, 'four', 'payment', {}, false, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND));
+  for (const name of ['first reconcile at 300 ms', 'its repeat']) {
+    const from = performance.now();
+    const run = await measured(s, 'payment', () => syncObjects(s, 'four', 'payment', {}, true, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND);
+    report(`${name} (rate fraction ${run.rateFraction.toFixed(2)}, sustained ${run.sustainedFraction.toFixed(2)})`, run);
+    timeline(from, performance.now());
+  }
+  await s.stop();
+  process.exit(0);
+}
 if (process.argv[2] === 'bench-order') {
   // The bench's order at 300 ms (bench/sync.ts runAt): both connectors' full syncs, then the payment
   // reconcile it reports as sync.latency300.payment.*, then the same reconcile again (its repeats).

@@ -16,7 +16,7 @@ export type SyncPlatform = 'payment' | 'billing';
 
 export type SyncSimulatorCall =
   | { op: 'start'; seed: number }
-  /** Payment: per-mode limits and records (customers, one subscription each, in each mode); billing: one site, its limit and records. */
+  /** Payment: per-mode limits and records (customers, one subscription each, in each mode; live mode an invoice, payment intent and charge a subscription too); billing: one site, its limit and records. */
   | { op: 'seed'; customers: number; payment: { live: RateLimit; test: RateLimit }; billing: { site: string; limit: RateLimit } }
   | { op: 'addPaymentKey'; key: string }
   | { op: 'addBillingKey'; site: string; key: string }
@@ -58,6 +58,8 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
         payment!.seedCustomers(call.customers, { mode });
         payment!.seedSubscriptions({ mode, perCustomer: 1 });
       }
+      // Live mode also has an invoice a subscription, each with its payment intent and charge (a connection listing four objects).
+      payment!.seedInvoices({ mode: 'live', perSubscription: 1 });
       const site = billing!.addSite(call.billing.site);
       billing!.setRateLimit(call.billing.limit);
       site.seedCustomers(call.customers);
