@@ -4,7 +4,7 @@ import type { RecordWrite, SyncCounts } from '../store/items';
 import type { Store, StoredVersion } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
-import { addToProfile, MAX_SLICES, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
+import { addToProfile, MAX_SLICES, onPageGrid, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
 import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
 
@@ -174,8 +174,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       if (order === 'newest_first' && held.length > 0) floor = Math.min(...held.map((piece) => piece.from));
     }
   }
-  /** Where this full run's listed records lay (ascending key pieces). */
-  let profile = window.mode === 'full' && order && start.profile?.order === order ? start.profile.pieces : [];
+  /**
+   * Where this full run's listed records lay (ascending key pieces), each with one page's keys when
+   * this invocation listed one there (in memory only: the checkpoint keeps the pieces alone).
+   */
+  let profile: SampledPiece[] = window.mode === 'full' && order && start.profile?.order === order ? start.profile.pieces : [];
   let pageIndex = start.pageIndex;
   let listed = start.listed ?? 0;
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
@@ -220,7 +223,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     return inMemory?.versionsOf(ids, read) ?? read;
   };
 
-  const cursorNow = (): RunCursor => ({
+  const cursorNow = (complete = false): RunCursor => ({
     window,
     pageIndex,
     slices: [...slices.values()].map((slice) => ({
@@ -236,11 +239,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     density: { ...density },
     widths: { ...widths },
     ...(reached === undefined ? {} : { reached }),
-    ...(order && window.mode === 'full' ? { profile: profileNow(order) } : {}),
+    ...(order && window.mode === 'full' ? { profile: profileNow(order, complete) } : {}),
   });
-  const profileNow = (listingOrder: NonNullable<typeof order>): ListingProfile => {
+  /** The profile to save; once the listing is complete, re-cut on one page grid (`onPageGrid`) for the next full run's plan. */
+  const profileNow = (listingOrder: NonNullable<typeof order>, complete = false): ListingProfile => {
     const latencyMs = context.pace()?.latencyMs;
-    return { order: listingOrder, pieces: profile, ...(latencyMs === undefined ? {} : { latencyMs: Math.round(latencyMs) }) };
+    const pieces = complete ? onPageGrid(profile) : profile.map(({ from, to, records }) => ({ from, to, records }));
+    return { order: listingOrder, pieces, ...(latencyMs === undefined ? {} : { latencyMs: Math.round(latencyMs) }) };
   };
 
   // ---- saving the run's place: one save in flight, coalesced ----
@@ -325,7 +330,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       widths.squares += width * width;
     }
     if (window.mode === 'full' && order && rows > 0) {
-      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows });
+      // The page's keys, ascending: their ranks in the listing are known once it completes.
+      const sample = page.keys?.length === rows ? { sample: { keys: page.keys.map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
+      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows, ...sample });
     }
     const last = page.span.last;
     reached = reached === undefined ? last : order === 'oldest_first' ? Math.max(reached, last) : Math.min(reached, last);
@@ -570,7 +577,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   }
 
   if (failure) throw new PagingStopped(failure.error, cursorNow(), pagesThisInvocation);
-  return { complete: slices.size === 0, point: cursorNow(), pages: pagesThisInvocation };
+  return { complete: slices.size === 0, point: cursorNow(slices.size === 0), pages: pagesThisInvocation };
 }
 
 function rangeOf(slice: { from?: number; to?: number; firstPage?: number }): SliceRange {
