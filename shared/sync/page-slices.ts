@@ -144,6 +144,12 @@ interface Slice {
   range: SliceRange;
   page?: RunCursor['page'];
   pages: number;
+  /**
+   * A slice split off where another's page ended lists that page's last second again: the rows of
+   * it that page had (its first rows), left out of the profile so that its counts stay exact. In
+   * memory only.
+   */
+  relists?: number;
 }
 
 type Fetched = SyncPage & { fetchedAt: string };
@@ -314,10 +320,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       listed,
     };
   };
-  const learn = (page: SyncPage) => {
+  const learn = (page: SyncPage, relists = 0) => {
     listed += page.records.length + page.deletedIds.length;
     if (!page.span) return;
     const rows = page.records.length + page.deletedIds.length;
+    // Rows listed before (the first, of the second the page it was split at ended in): counted once.
+    let again = 0;
+    if (page.keys?.length === rows) while (again < Math.min(relists, rows) && page.keys[again] === page.span.first) again += 1;
     const pageRate = pageDensity(rows, page.span);
     if (pageRate !== undefined) {
       density.records += rows;
@@ -329,10 +338,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       widths.sum += width;
       widths.squares += width * width;
     }
-    if (window.mode === 'full' && order && rows > 0) {
+    if (window.mode === 'full' && order && rows > again) {
       // The page's keys, ascending: their ranks in the listing are known once it completes.
-      const sample = page.keys?.length === rows ? { sample: { keys: page.keys.map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
-      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows, ...sample });
+      const sample = page.keys?.length === rows ? { sample: { keys: page.keys.slice(again).map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
+      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows - again, ...sample });
     }
     const last = page.span.last;
     reached = reached === undefined ? last : order === 'oldest_first' ? Math.max(reached, last) : Math.min(reached, last);
@@ -480,7 +489,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         }
         ahead = undefined;
         if (failure) return;
-        learn(page);
+        learn(page, slice.relists);
+        slice.relists = undefined;
         nextCursor = page.next;
         const waitedMs = performance.now() - awaitedFrom;
         // At a page boundary: go on, or split what this slice still has to list? Slices help when
@@ -534,7 +544,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         if (pieces) {
           // The slice's pages are written: its remaining range is now the pieces', listed afresh.
           slices.delete(slice.id);
-          const fresh = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
+          const fresh: Slice[] = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
+          // The first piece lists this page's last second again: its rows there are this page's last ones.
+          const repeated = page.keys?.length === page.records.length + page.deletedIds.length ? page.keys.length - page.keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0;
+          if (repeated > 0) fresh[0]!.relists = repeated;
           for (const piece of fresh) slices.set(piece.id, piece);
           markDirty();
           active -= pieces.length - 1;

@@ -287,21 +287,26 @@ function joined(parts: readonly SampledPiece[]): SampledPiece {
 }
 
 function sampleOf(parts: readonly SampledPiece[]): PieceSample | undefined {
-  let holder: SampledPiece | undefined;
-  for (const part of parts) if (part.sample && part.sample.keys.length > (holder?.sample!.keys.length ?? 0)) holder = part;
-  if (!holder) return undefined;
-  const { keys, below } = holder.sample!;
-  const lowest = keys[0]!;
-  const highest = keys.at(-1)!;
-  let under = below;
-  for (const part of parts) {
-    if (part === holder) continue;
-    // Pages of one listing do not interleave: another part lies wholly at or below the sample's
-    // lowest key, or at or above its highest (a shared second aside). Else its ranks are unknown.
-    if (part.to - 1 <= lowest) under += part.records;
-    else if (part.from < highest) return undefined;
+  const holders = parts.filter((part) => part.sample && part.sample.keys.length > 0).sort((a, b) => b.sample!.keys.length - a.sample!.keys.length);
+  for (const holder of holders) {
+    const { keys, below } = holder.sample!;
+    const lowest = keys[0]!;
+    const highest = keys.at(-1)!;
+    let under: number | undefined = below;
+    for (const part of parts) {
+      if (part === holder) continue;
+      // Pages of one listing do not interleave: another part lies wholly at or below the sample's
+      // lowest key, or at or above its highest (a shared second aside). Else (a merged piece around
+      // it) the ranks are unknown with this sample: the next one is tried.
+      if (part.to - 1 <= lowest) under += part.records;
+      else if (part.from < highest) {
+        under = undefined;
+        break;
+      }
+    }
+    if (under !== undefined) return { keys, below: under };
   }
-  return { keys, below: under };
+  return undefined;
 }
 
 /**
