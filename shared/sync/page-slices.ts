@@ -498,9 +498,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         // fast platform, or a first sync at the store's write pace), more would only add part-filled
         // pages. Before the run's first write there is nothing to compare with, so its first page
         // decides after it is written.
+        /** Rows of the second this page ended in that it listed: a piece split off from here lists them again. */
+        const repeated = () => (page.span && page.keys?.length === page.records.length + page.deletedIds.length ? page.keys.length - page.keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0);
         const decide = (): SliceRange[] | undefined => {
           if (!order || !page.next || !page.span || waitedMs < storeWaitMs) return undefined;
-          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), view());
+          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), { ...view(), repeated: repeated() });
           // Capacity taken now, so other slices do not split for it too.
           if (pieces) active += pieces.length - 1;
           return pieces;
@@ -546,8 +548,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           slices.delete(slice.id);
           const fresh: Slice[] = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
           // The first piece lists this page's last second again: its rows there are this page's last ones.
-          const repeated = page.keys?.length === page.records.length + page.deletedIds.length ? page.keys.length - page.keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0;
-          if (repeated > 0) fresh[0]!.relists = repeated;
+          const again = repeated();
+          if (again > 0) fresh[0]!.relists = again;
           for (const piece of fresh) slices.set(piece.id, piece);
           markDirty();
           active -= pieces.length - 1;

@@ -63,6 +63,12 @@ export interface ListingView {
   wanted: number;
   /** Records listed so far in this run. */
   listed: number;
+  /**
+   * Rows of the remaining range's first second that the slice already listed (its page ended in
+   * it): the first piece lists them again, so it is cut that many records narrower, else a piece of
+   * exactly whole pages would be that many over (a request more).
+   */
+  repeated?: number;
 }
 
 /**
@@ -103,7 +109,13 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const hasUnknown = remaining.from === undefined || remaining.from < reached;
   // Known to hold records (a page reached below it): cut evenly.
   const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread) ?? [];
-  const ranges = piecesDown(top, known);
+  // Every cut moves up by the repeated rows' width; the first piece narrows, the last known keeps its end.
+  const shift = known.length > 0 ? repeatedWidth(view, known[0]!) : 0;
+  const ranges = piecesDown(top + shift, known);
+  if (ranges.length > 0) {
+    ranges[0] = { from: ranges[0]!.from, to: top };
+    if (!hasUnknown) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+  }
   if (!hasUnknown) return ranges.length >= 2 ? ranges : undefined;
   // Beyond what any page reached, records may have ended: cut pieces that double in size going
   // further (so a handful of pieces brackets where the listing ends, and at most the deepest come
@@ -141,14 +153,22 @@ function splitAscending(remaining: SliceRange, view: ListingView, want: number):
   const pieces = evenPieces(top - bottom, view.density!, want + 1, 2, view.spread);
   if (!pieces) return undefined;
   const ranges: SliceRange[] = [];
-  let from = bottom;
+  // Every cut moves down by the repeated rows' width: the first piece narrows.
+  let from = bottom - repeatedWidth(view, pieces[0]!);
   for (const width of pieces) {
     ranges.push({ from, to: from + width });
     from += width;
   }
+  ranges[0] = { from: bottom, to: ranges[0]!.to };
   // The last piece keeps the range's own end: open for records created while the run pages.
   ranges[ranges.length - 1] = { from: ranges[ranges.length - 1]!.from, ...withTo(remaining.to) };
   return ranges;
+}
+
+/** Seconds the first piece of a split narrows by for the rows it lists again (`ListingView.repeated`), under half its width. */
+function repeatedWidth(view: ListingView, firstWidth: number): number {
+  if (!view.repeated || !(view.density! > 0)) return 0;
+  return Math.min(Math.round(view.repeated / view.density!), Math.floor((firstWidth - 1) / 2));
 }
 
 /**
@@ -405,7 +425,9 @@ export function plannedSlices(profile: ListingProfile, wanted: number, most = MA
   const descending = profile.order === 'newest_first';
   // In the listing's order: the pieces it lists first come first.
   const walk = descending ? [...pieces].reverse() : pieces;
-  const exact = cutsAtPieceEdges(walk, descending, aimed, pages, most);
+  // A piece merged past the slices' length (the profile's merges to PROFILE_PIECES) may leave no
+  // way to tile the edges with slices of `pages` to a quarter more: longer slices then, before estimates.
+  const exact = cutsAtPieceEdges(walk, descending, aimed, pages, most) ?? cutsAtPieceEdges(walk, descending, aimed, pages, most, 2 * pages);
   const cuts = exact ?? cutsByEstimate(walk, descending, total, pages, most).map((key) => ({ key, before: undefined }));
   if (cuts.length === 0) return undefined;
   // Where whole pages lie, counted from the listing's stable end (records are created at the other:
@@ -442,7 +464,7 @@ export const UNEVEN_SLICE_RECORDS = 10;
 
 /**
  * Cuts at piece edges (keys, in the listing's order, with the records listed before each) into about `aimed` slices (a quarter fewer to
- * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to a quarter more, one page at least), chosen to leave the fewest records short of whole
+ * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to `longest`: by default a quarter more, one page at least), chosen to leave the fewest records short of whole
  * pages, then to keep the slices even: a slice of exactly whole pages ends on a full page. An edge
  * between pieces that share a second cannot be cut at. Dynamic programming over the edges (at
  * most PROFILE_PIECES + 1 of them, so at most a few hundred thousand steps). Undefined when no such
@@ -454,6 +476,7 @@ export function cutsAtPieceEdges(
   aimed: number,
   pages: number,
   most = MAX_SLICES,
+  longest = pages + Math.max(1, Math.ceil(pages / 4)),
 ): Array<{ key: number; before: number }> | undefined {
   const m = walk.length;
   const before = [0];
@@ -464,7 +487,6 @@ export function cutsAtPieceEdges(
   const stops = [0];
   for (let k = 1; k < m; k += 1) if (apart(k)) stops.push(k);
   stops.push(m);
-  const longest = pages + Math.max(1, Math.ceil(pages / 4));
   // A few fewer than aimed is no loss: `wanted` counts the connection's whole rate, which the
   // connection's other objects share.
   const fewest = Math.max(2, Math.ceil(aimed * 0.75));

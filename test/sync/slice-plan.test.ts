@@ -88,6 +88,25 @@ describe('splitting what a slice still has to list', () => {
     expect(splitRemaining({ from: 0, to: 60 * (2 * MIN_SLICE_RECORDS - 1) }, view({ reached: 0, wanted: 30 }))).toBeUndefined();
   });
 
+  it('the rows of the boundary second the slice already listed: the first piece is cut that much narrower, so with them it still holds whole pages', () => {
+    // Records at 0, 60, 120... seconds; the page ended at second 599,940 having listed its 2 rows there
+    // (as if two shared it): the first piece lists them again.
+    const remaining = remainingRange({ from: 0, to: 900_000 }, 'newest_first', 599_940);
+    const plain = splitRemaining(remaining, view({ reached: 0, wanted: 5 }))!;
+    const ranges = splitRemaining(remaining, view({ reached: 0, wanted: 5, repeated: 2 }))!;
+    expectTiles(ranges, remaining, 'newest_first');
+    expect(ranges).toHaveLength(plain.length);
+    // Every cut 2 records (120 s) higher: the first piece 2 narrower, the last 2 wider.
+    expect(ranges[0]!.from).toBe(plain[0]!.from! + 120);
+    for (let i = 1; i < ranges.length - 1; i += 1) expect(ranges[i]!.to! - ranges[i]!.from!).toBe(plain[i]!.to! - plain[i]!.from!);
+    // Oldest first the same, mirrored: the first piece starts at the page's last second.
+    const up = remainingRange({ from: 0, to: 900_000 }, 'oldest_first', 300_000);
+    const upPlain = splitRemaining(up, view({ order: 'oldest_first', wanted: 4 }))!;
+    const upRanges = splitRemaining(up, view({ order: 'oldest_first', wanted: 4, repeated: 3 }))!;
+    expectTiles(upRanges, up, 'oldest_first');
+    expect(upRanges[0]!.to).toBe(upPlain[0]!.to! - 180);
+  });
+
   it('past what pages reached (the far end unknown), pieces double and the last stays open', () => {
     const ranges = splitRemaining({ to: 6_000_000 }, view({ reached: 6_000_000, wanted: 8, listed: 100 }))!;
     expectTiles(ranges, { to: 6_000_000 }, 'newest_first');
@@ -277,8 +296,8 @@ describe('slices planned at the start from the previous full listing', () => {
         for (const page of pages) pieces = addToProfile(pieces, { from: start + page * 100 * 60, to: start + (page * 100 + 99) * 60 + 1, records: 100 });
         const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
         // Usually every slice holds whole pages (100 requests). In about 50 of 3,000 orders the merges
-        // that keep the profile to 96 pieces leave it too coarse for the slices wanted, and the plan
-        // falls back to cuts by estimate: 104 requests in every such order tried.
+        // that keep the profile to 96 pieces leave it too coarse for the slices wanted (longer slices
+        // are tried first), and the plan falls back to cuts by estimate: 104 requests in every such order tried.
         const wholePages = ranges.every((range) => inRange(range, 10_000, 60) % PAGE_RECORDS === 0);
         const cost = requests(ranges, (range) => inRange(range, 10_000, 60));
         if (wholePages) expect(cost).toBe(100);
@@ -398,6 +417,23 @@ describe('slices planned at the start from the previous full listing', () => {
     const held = ranges.map((range) => inRange(range, 10_000, 60));
     for (const records of held.slice(0, -1)) expect(records).toBe(3 * PAGE_RECORDS - PLAN_MARGIN_RECORDS);
     expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
+  });
+
+  it('pieces merged past the slices\' length (no tiling of three or four pages): longer slices, still of whole pages, before cuts by estimate', () => {
+    // 10,000 records a minute apart; the oldest pieces 200, 300 and 200 records (as merges to 96 left them).
+    const sizes = [200, 300, 200, ...Array.from({ length: 93 }, () => 100)];
+    const start = 1_600_000_000;
+    const pieces: ListingProfile['pieces'] = [];
+    let first = 0;
+    for (const records of sizes) {
+      pieces.push({ from: start + first * 60, to: start + (first + records - 1) * 60 + 1, records });
+      first += records;
+    }
+    expect(cutsAtPieceEdges([...pieces].reverse(), true, 33, 3)).toBeUndefined();
+    const ranges = plannedSlices({ order: 'newest_first', pieces, latencyMs: 300 }, 36)!;
+    const held = ranges.map((range) => inRange(range, 10_000, 60));
+    for (const records of held) expect(records % PAGE_RECORDS).toBe(0);
+    expect(requests(ranges, (range) => inRange(range, 10_000, 60))).toBe(100);
   });
 
   it('a profile merges pieces that share a second first (no slice can be cut between them), then next to whole pages, then the fewest records', () => {
