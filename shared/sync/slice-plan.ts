@@ -109,18 +109,18 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const hasUnknown = remaining.from === undefined || remaining.from < reached;
   // Known to hold records (a page reached below it): cut evenly.
   const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread) ?? [];
-  // Every cut moves up by the repeated rows' width; the first piece narrows, the last known keeps its end.
-  const shift = known.length > 0 ? repeatedWidth(view, known[0]!) : 0;
+  // Every cut moves up by the repeated rows' width (the first piece narrows, the last known keeps its end).
+  const shift = repeatedWidth(view, known[0] ?? MIN_SLICE_RECORDS / density);
   const ranges = piecesDown(top + shift, known);
-  if (ranges.length > 0) {
-    ranges[0] = { from: ranges[0]!.from, to: top };
-    if (!hasUnknown) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+  const narrowed = () => (ranges.length >= 2 ? [{ from: ranges[0]!.from, to: top }, ...ranges.slice(1)] : undefined);
+  if (!hasUnknown) {
+    if (ranges.length > 0) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+    return narrowed();
   }
-  if (!hasUnknown) return ranges.length >= 2 ? ranges : undefined;
   // Beyond what any page reached, records may have ended: cut pieces that double in size going
   // further (so a handful of pieces brackets where the listing ends, and at most the deepest come
   // back empty), and leave the rest to the last one, open-ended if the range is.
-  let to = ranges.length > 0 ? ranges[ranges.length - 1]!.from! : top;
+  let to = ranges.length > 0 ? ranges[ranges.length - 1]!.from! : top + shift;
   let size = MIN_SLICE_RECORDS;
   let depth = 0;
   const reach = Math.max(want * MIN_SLICE_RECORDS, 2 * view.listed);
@@ -143,7 +143,7 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
     if (cut >= 1) size *= 2;
   }
   ranges.push(remaining.from === undefined ? { to } : { from: remaining.from, to });
-  return ranges.length >= 2 ? ranges : undefined;
+  return narrowed();
 }
 
 function splitAscending(remaining: SliceRange, view: ListingView, want: number): SliceRange[] | undefined {

@@ -105,6 +105,12 @@ describe('splitting what a slice still has to list', () => {
     const upRanges = splitRemaining(up, view({ order: 'oldest_first', wanted: 4, repeated: 3 }))!;
     expectTiles(upRanges, up, 'oldest_first');
     expect(upRanges[0]!.to).toBe(upPlain[0]!.to! - 180);
+    // Past what pages reached (an open bottom, newest first): the first probe narrows the same.
+    const open = remainingRange({}, 'newest_first', 6_000_000);
+    const openPlain = splitRemaining(open, view({ reached: 6_000_000, wanted: 8 }))!;
+    const openRanges = splitRemaining(open, view({ reached: 6_000_000, wanted: 8, repeated: 1 }))!;
+    expectTiles(openRanges, open, 'newest_first');
+    expect(openRanges[0]!.from).toBe(openPlain[0]!.from! + 60);
   });
 
   it('past what pages reached (the far end unknown), pieces double and the last stays open', () => {
