@@ -248,6 +248,9 @@ describe('slices in flight under one rate budget per connection', () => {
     for (const piece of listing.pieces) expect(Object.keys(piece).sort()).toEqual(['from', 'records', 'to']);
     const offGrid = listing.pieces.slice(0, -1).map((piece) => piece.records).filter((records) => records % 100 !== 0);
     expect(offGrid.length, `pieces off whole pages: ${offGrid.join(' ')}`).toBeLessThanOrEqual(2);
+    // The reconcile at 100 ms: 40/s wants about five slices in flight, as many as the plan cuts (at
+    // 300 ms it would want 14, and split its planned slices by estimate as they page).
+    sim.setLatency({ ms: 100, jitterMs: 20 });
     before = sim.totalRequests();
     sim.resetMaxInFlight();
     expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
