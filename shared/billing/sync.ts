@@ -189,7 +189,7 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
     });
 
     // Only a page whose every row has its ordering key tells how far it reached.
-    const span = keys.length > 0 && keys.length === response.body.list.length ? { span: { first: keys[0]!, last: keys.at(-1)! } } : {};
+    const span = keys.length > 0 && keys.length === response.body.list.length ? { span: { first: keys[0]!, last: keys.at(-1)! }, keys } : {};
     const nextOffset = response.body.next_offset;
     if (nextOffset === undefined) return { records, deletedIds, deletedVersions, ...span };
     if (nextOffset === resumed?.offset) {

@@ -401,7 +401,7 @@ async function listedPage(client: PlatformClient, object: PaymentObject, cursor:
     records,
     deletedIds: [],
     ...(next ? { next: { kind: 'list', ...next } } : {}),
-    ...(first && last ? { span: { first: first.created, last: last.created } } : {}),
+    ...(first && last ? { span: { first: first.created, last: last.created }, keys: page.data.map((item) => item.created) } : {}),
   };
 }
 

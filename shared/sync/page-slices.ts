@@ -4,7 +4,7 @@ import type { RecordWrite, SyncCounts } from '../store/items';
 import type { Store, StoredVersion } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
-import { addToProfile, MAX_SLICES, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView } from './slice-plan';
+import { addToProfile, MAX_SLICES, onPageGrid, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
 import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
 
@@ -144,6 +144,12 @@ interface Slice {
   range: SliceRange;
   page?: RunCursor['page'];
   pages: number;
+  /**
+   * A slice split off where another's page ended lists that page's last second again: the rows of
+   * it that page had (its first rows), left out of the profile so that its counts stay exact. In
+   * memory only.
+   */
+  relists?: number;
 }
 
 type Fetched = SyncPage & { fetchedAt: string };
@@ -174,8 +180,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       if (order === 'newest_first' && held.length > 0) floor = Math.min(...held.map((piece) => piece.from));
     }
   }
-  /** Where this full run's listed records lay (ascending key pieces). */
-  let profile = window.mode === 'full' && order && start.profile?.order === order ? start.profile.pieces : [];
+  /**
+   * Where this full run's listed records lay (ascending key pieces), each with one page's keys when
+   * this invocation listed one there (in memory only: the checkpoint keeps the pieces alone).
+   */
+  let profile: SampledPiece[] = window.mode === 'full' && order && start.profile?.order === order ? start.profile.pieces : [];
   let pageIndex = start.pageIndex;
   let listed = start.listed ?? 0;
   const density = { ...(start.density ?? { records: 0, seconds: 0 }) };
@@ -220,7 +229,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     return inMemory?.versionsOf(ids, read) ?? read;
   };
 
-  const cursorNow = (): RunCursor => ({
+  const cursorNow = (complete = false): RunCursor => ({
     window,
     pageIndex,
     slices: [...slices.values()].map((slice) => ({
@@ -236,11 +245,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     density: { ...density },
     widths: { ...widths },
     ...(reached === undefined ? {} : { reached }),
-    ...(order && window.mode === 'full' ? { profile: profileNow(order) } : {}),
+    ...(order && window.mode === 'full' ? { profile: profileNow(order, complete) } : {}),
   });
-  const profileNow = (listingOrder: NonNullable<typeof order>): ListingProfile => {
+  /** The profile to save; once the listing is complete, re-cut on one page grid (`onPageGrid`) for the next full run's plan. */
+  const profileNow = (listingOrder: NonNullable<typeof order>, complete = false): ListingProfile => {
     const latencyMs = context.pace()?.latencyMs;
-    return { order: listingOrder, pieces: profile, ...(latencyMs === undefined ? {} : { latencyMs: Math.round(latencyMs) }) };
+    const pieces = complete ? onPageGrid(profile) : profile.map(({ from, to, records }) => ({ from, to, records }));
+    return { order: listingOrder, pieces, ...(latencyMs === undefined ? {} : { latencyMs: Math.round(latencyMs) }) };
   };
 
   // ---- saving the run's place: one save in flight, coalesced ----
@@ -309,10 +320,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       listed,
     };
   };
-  const learn = (page: SyncPage) => {
+  const learn = (page: SyncPage, relists = 0) => {
     listed += page.records.length + page.deletedIds.length;
     if (!page.span) return;
     const rows = page.records.length + page.deletedIds.length;
+    // Rows listed before (the first, of the second the page it was split at ended in): counted once.
+    let again = 0;
+    if (page.keys?.length === rows) while (again < Math.min(relists, rows) && page.keys[again] === page.span.first) again += 1;
     const pageRate = pageDensity(rows, page.span);
     if (pageRate !== undefined) {
       density.records += rows;
@@ -324,8 +338,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
       widths.sum += width;
       widths.squares += width * width;
     }
-    if (window.mode === 'full' && order && rows > 0) {
-      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows });
+    if (window.mode === 'full' && order && rows > again) {
+      // The page's keys, ascending: their ranks in the listing are known once it completes.
+      const sample = page.keys?.length === rows ? { sample: { keys: page.keys.slice(again).map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
+      profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows - again, ...sample });
     }
     const last = page.span.last;
     reached = reached === undefined ? last : order === 'oldest_first' ? Math.max(reached, last) : Math.min(reached, last);
@@ -473,7 +489,8 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         }
         ahead = undefined;
         if (failure) return;
-        learn(page);
+        learn(page, slice.relists);
+        slice.relists = undefined;
         nextCursor = page.next;
         const waitedMs = performance.now() - awaitedFrom;
         // At a page boundary: go on, or split what this slice still has to list? Slices help when
@@ -481,9 +498,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         // fast platform, or a first sync at the store's write pace), more would only add part-filled
         // pages. Before the run's first write there is nothing to compare with, so its first page
         // decides after it is written.
+        /** Rows of the second this page ended in that it listed: a piece split off from here lists them again. */
+        const repeated = () => (page.span && page.keys?.length === page.records.length + page.deletedIds.length ? page.keys.length - page.keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0);
         const decide = (): SliceRange[] | undefined => {
           if (!order || !page.next || !page.span || waitedMs < storeWaitMs) return undefined;
-          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), view());
+          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), { ...view(), repeated: repeated() });
           // Capacity taken now, so other slices do not split for it too.
           if (pieces) active += pieces.length - 1;
           return pieces;
@@ -527,7 +546,10 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         if (pieces) {
           // The slice's pages are written: its remaining range is now the pieces', listed afresh.
           slices.delete(slice.id);
-          const fresh = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
+          const fresh: Slice[] = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
+          // The first piece lists this page's last second again: its rows there are this page's last ones.
+          const again = repeated();
+          if (again > 0) fresh[0]!.relists = again;
           for (const piece of fresh) slices.set(piece.id, piece);
           markDirty();
           active -= pieces.length - 1;
@@ -570,7 +592,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   }
 
   if (failure) throw new PagingStopped(failure.error, cursorNow(), pagesThisInvocation);
-  return { complete: slices.size === 0, point: cursorNow(), pages: pagesThisInvocation };
+  return { complete: slices.size === 0, point: cursorNow(slices.size === 0), pages: pagesThisInvocation };
 }
 
 function rangeOf(slice: { from?: number; to?: number; firstPage?: number }): SliceRange {

@@ -63,6 +63,12 @@ export interface ListingView {
   wanted: number;
   /** Records listed so far in this run. */
   listed: number;
+  /**
+   * Rows of the remaining range's first second that the slice already listed (its page ended in
+   * it): the first piece lists them again, so it is cut that many records narrower, else a piece of
+   * exactly whole pages would be that many over (a request more).
+   */
+  repeated?: number;
 }
 
 /**
@@ -103,12 +109,18 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const hasUnknown = remaining.from === undefined || remaining.from < reached;
   // Known to hold records (a page reached below it): cut evenly.
   const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread) ?? [];
-  const ranges = piecesDown(top, known);
-  if (!hasUnknown) return ranges.length >= 2 ? ranges : undefined;
+  // Every cut moves up by the repeated rows' width (the first piece narrows, the last known keeps its end).
+  const shift = repeatedWidth(view, known[0] ?? MIN_SLICE_RECORDS / density);
+  const ranges = piecesDown(top + shift, known);
+  const narrowed = () => (ranges.length >= 2 ? [{ from: ranges[0]!.from, to: top }, ...ranges.slice(1)] : undefined);
+  if (!hasUnknown) {
+    if (ranges.length > 0) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+    return narrowed();
+  }
   // Beyond what any page reached, records may have ended: cut pieces that double in size going
   // further (so a handful of pieces brackets where the listing ends, and at most the deepest come
   // back empty), and leave the rest to the last one, open-ended if the range is.
-  let to = ranges.length > 0 ? ranges[ranges.length - 1]!.from! : top;
+  let to = ranges.length > 0 ? ranges[ranges.length - 1]!.from! : top + shift;
   let size = MIN_SLICE_RECORDS;
   let depth = 0;
   const reach = Math.max(want * MIN_SLICE_RECORDS, 2 * view.listed);
@@ -131,7 +143,7 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
     if (cut >= 1) size *= 2;
   }
   ranges.push(remaining.from === undefined ? { to } : { from: remaining.from, to });
-  return ranges.length >= 2 ? ranges : undefined;
+  return narrowed();
 }
 
 function splitAscending(remaining: SliceRange, view: ListingView, want: number): SliceRange[] | undefined {
@@ -141,14 +153,22 @@ function splitAscending(remaining: SliceRange, view: ListingView, want: number):
   const pieces = evenPieces(top - bottom, view.density!, want + 1, 2, view.spread);
   if (!pieces) return undefined;
   const ranges: SliceRange[] = [];
-  let from = bottom;
+  // Every cut moves down by the repeated rows' width: the first piece narrows.
+  let from = bottom - repeatedWidth(view, pieces[0]!);
   for (const width of pieces) {
     ranges.push({ from, to: from + width });
     from += width;
   }
+  ranges[0] = { from: bottom, to: ranges[0]!.to };
   // The last piece keeps the range's own end: open for records created while the run pages.
   ranges[ranges.length - 1] = { from: ranges[ranges.length - 1]!.from, ...withTo(remaining.to) };
   return ranges;
+}
+
+/** Seconds the first piece of a split narrows by for the rows it lists again (`ListingView.repeated`), under half its width. */
+function repeatedWidth(view: ListingView, firstWidth: number): number {
+  if (!view.repeated || !(view.density! > 0)) return 0;
+  return Math.min(Math.round(view.repeated / view.density!), Math.floor((firstWidth - 1) / 2));
 }
 
 /**
@@ -219,6 +239,20 @@ export const PROFILE_PIECES = 2 * MAX_SLICES;
 type ProfilePiece = ListingProfile['pieces'][number];
 
 /**
+ * One page's ordering keys (ascending, whole seconds) inside a profile piece, and how many of the
+ * piece's other records lie at or below its lowest key: the records' exact ranks there, so a completed
+ * listing's profile can be cut where the global page grid crosses the piece (`onPageGrid`). In
+ * memory only (never on the checkpoint): at most PROFILE_PIECES samples of PAGE_RECORDS keys.
+ */
+export interface PieceSample {
+  keys: readonly number[];
+  below: number;
+}
+
+/** A profile piece as a run holds it in memory: with one page's keys when it has them. */
+export type SampledPiece = ProfilePiece & { sample?: PieceSample };
+
+/**
  * A listing's profile with one more page's piece of the key range (`from` to `to`, `to` excluded),
  * in ascending key order, the pieces apart (a shared boundary second aside); past `most` pieces,
  * two adjacent pieces are merged: first a pair sharing a second (no slice can be cut between them),
@@ -227,20 +261,28 @@ type ProfilePiece = ListingProfile['pieces'][number];
  * among those, the pair holding the fewest records. A piece's count stays exact (every record listed in its
  * range), so its edges are page edges a plan can cut at (`plannedSlices`). Slices list their pages
  * in any order, so a merge may span keys not listed yet: a page listed there later joins that piece
- * rather than sit inside it. Pure.
+ * rather than sit inside it. A merged piece keeps one sample (the fullest), its `below` counting the
+ * records merged in under it. Pure.
  */
-export function addToProfile(pieces: readonly ProfilePiece[], piece: ProfilePiece, most = PROFILE_PIECES): ProfilePiece[] {
+export function addToProfile(pieces: readonly SampledPiece[], piece: SampledPiece, most = PROFILE_PIECES): SampledPiece[] {
   const overlap = (a: ProfilePiece, b: ProfilePiece) => Math.min(a.to, b.to) - Math.max(a.from, b.from) > 1;
-  let joined = piece;
   let next = [...pieces];
-  for (let inside = next.filter((held) => overlap(held, joined)); inside.length > 0; inside = next.filter((held) => overlap(held, joined))) {
-    for (const held of inside) joined = { from: Math.min(held.from, joined.from), to: Math.max(held.to, joined.to), records: held.records + joined.records };
-    next = next.filter((held) => !inside.includes(held));
+  const inside = next.filter((held) => overlap(held, piece));
+  if (inside.length > 0) {
+    const parts = [piece];
+    // A merged piece spans more: it may now overlap others.
+    for (let more = inside; more.length > 0; more = next.filter((held) => !parts.includes(held) && overlap(held, joined(parts)))) parts.push(...more);
+    next = next.filter((held) => !parts.includes(held));
+    piece = joined(parts);
   }
-  piece = joined;
   let at = next.findIndex((held) => held.from > piece.from);
   if (at < 0) at = next.length;
   next.splice(at, 0, piece);
+  return mergedTo(next, most);
+}
+
+/** Adjacent pieces merged until at most `most` are left, in the order `addToProfile` describes. */
+function mergedTo(next: SampledPiece[], most: number): SampledPiece[] {
   // First a pair sharing a second; then one of whole pages (the edge between them is a page edge
   // like the one before or after: it cuts the same number of records short of whole pages); then any.
   const rank = (a: ProfilePiece, b: ProfilePiece) => (a.to > b.from ? 0 : a.records % PAGE_RECORDS === 0 || b.records % PAGE_RECORDS === 0 ? 1 : 2);
@@ -248,10 +290,110 @@ export function addToProfile(pieces: readonly ProfilePiece[], piece: ProfilePiec
   while (next.length > Math.max(1, most)) {
     let pair = 0;
     for (let i = 1; i < next.length - 1; i += 1) if (cost(i) < cost(pair)) pair = i;
-    const [a, b] = [next[pair]!, next[pair + 1]!];
-    next.splice(pair, 2, { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to), records: a.records + b.records });
+    next.splice(pair, 2, joined([next[pair]!, next[pair + 1]!]));
   }
   return next;
+}
+
+/** One piece of several (their records summed), keeping the fullest sample whose place among them is known. */
+function joined(parts: readonly SampledPiece[]): SampledPiece {
+  const piece = {
+    from: Math.min(...parts.map((part) => part.from)),
+    to: Math.max(...parts.map((part) => part.to)),
+    records: parts.reduce((sum, part) => sum + part.records, 0),
+  };
+  const sample = sampleOf(parts);
+  return sample ? { ...piece, sample } : piece;
+}
+
+function sampleOf(parts: readonly SampledPiece[]): PieceSample | undefined {
+  const holders = parts.filter((part) => part.sample && part.sample.keys.length > 0).sort((a, b) => b.sample!.keys.length - a.sample!.keys.length);
+  for (const holder of holders) {
+    const { keys, below } = holder.sample!;
+    const lowest = keys[0]!;
+    const highest = keys.at(-1)!;
+    let under: number | undefined = below;
+    for (const part of parts) {
+      if (part === holder) continue;
+      // Pages of one listing do not interleave: another part lies wholly at or below the sample's
+      // lowest key, or at or above its highest (a shared second aside). Else (a merged piece around
+      // it) the ranks are unknown with this sample: the next one is tried.
+      if (part.to - 1 <= lowest) under += part.records;
+      else if (part.from < highest) {
+        under = undefined;
+        break;
+      }
+    }
+    if (under !== undefined) return { keys, below: under };
+  }
+  return undefined;
+}
+
+/**
+ * A completed listing's profile re-cut on one page grid: ranks counted from the oldest record (the
+ * listing's stable end, as `plannedSlices` counts), so that a later plan can cut whole pages at its
+ * edges. A first sync's pieces are page edges of its own slices, each slice on its own grid, and an
+ * edge lies on the global one only by chance (1 in 100): most of its slices' part-filled pages
+ * could not be avoided by any plan. Each sampled piece is cut where its sample crosses a multiple of
+ * PAGE_RECORDS (the sample's keys have known ranks: the pieces below, then `below`); a grid record
+ * sharing its second with the one before it cannot be cut from it by a key range, so that cut goes to
+ * the next second in the sample, leaving the piece above a few records short of whole pages rather
+ * than over (one record over costs a whole request). Then the edges off the grid between sampled
+ * pieces are merged away, so each piece holds whole pages but the newest (exact counts, at most
+ * `most`). Pieces without a sample (a run continued in another invocation) are left as they were. Pure.
+ */
+export function onPageGrid(pieces: readonly SampledPiece[], most = PROFILE_PIECES): ProfilePiece[] {
+  type Cut = ProfilePiece & { sampled: boolean; cutBelow: boolean };
+  const cut: Cut[] = [];
+  let base = 0;
+  for (const piece of [...pieces].sort((a, b) => a.from - b.from)) {
+    const sampled = piece.sample !== undefined;
+    let from = piece.from;
+    let under = 0;
+    let cutBelow = false;
+    for (const at of gridCuts(piece, base)) {
+      if (at.key <= from || at.key >= piece.to || at.below <= under || at.below >= piece.records) continue;
+      cut.push({ from, to: at.key, records: at.below - under, sampled, cutBelow });
+      from = at.key;
+      under = at.below;
+      cutBelow = true;
+    }
+    cut.push({ from, to: piece.to, records: piece.records - under, sampled, cutBelow });
+    base += piece.records;
+  }
+  const kept: Cut[] = [];
+  let ranked = 0;
+  for (const piece of cut) {
+    const previous = kept.at(-1);
+    const onGrid = ranked % PAGE_RECORDS === 0;
+    if (previous && !onGrid && !piece.cutBelow && previous.sampled && piece.sampled) {
+      previous.to = Math.max(previous.to, piece.to);
+      previous.records += piece.records;
+    } else kept.push({ ...piece });
+    ranked += piece.records;
+  }
+  const profile = kept.filter((piece) => piece.records > 0).map(({ from, to, records }) => ({ from, to, records }));
+  return mergedTo(profile, most).map(({ from, to, records }) => ({ from, to, records }));
+}
+
+/**
+ * Where the global page grid crosses a sampled piece: keys to cut at and the piece's records below
+ * each. `base`: the records of the pieces below. Only between the sample's lowest and highest keys
+ * are ranks known (records outside it may share those seconds).
+ */
+function gridCuts(piece: SampledPiece, base: number): Array<{ key: number; below: number }> {
+  if (!piece.sample) return [];
+  const { keys, below } = piece.sample;
+  const lowest = base + below;
+  const cuts: Array<{ key: number; below: number }> = [];
+  for (let grid = (Math.floor(lowest / PAGE_RECORDS) + 1) * PAGE_RECORDS; grid - lowest < keys.length; grid += PAGE_RECORDS) {
+    let at = grid - lowest;
+    // The grid record shares its second with the one before it: the next second boundary up.
+    while (at < keys.length && keys[at] === keys[at - 1]) at += 1;
+    if (at >= keys.length) break;
+    cuts.push({ key: keys[at]!, below: below + at });
+  }
+  return cuts;
 }
 
 /**
@@ -283,7 +425,9 @@ export function plannedSlices(profile: ListingProfile, wanted: number, most = MA
   const descending = profile.order === 'newest_first';
   // In the listing's order: the pieces it lists first come first.
   const walk = descending ? [...pieces].reverse() : pieces;
-  const exact = cutsAtPieceEdges(walk, descending, aimed, pages, most);
+  // A piece merged past the slices' length (the profile's merges to PROFILE_PIECES) may leave no
+  // way to tile the edges with slices of `pages` to a quarter more: longer slices then, before estimates.
+  const exact = cutsAtPieceEdges(walk, descending, aimed, pages, most) ?? cutsAtPieceEdges(walk, descending, aimed, pages, most, 2 * pages);
   const cuts = exact ?? cutsByEstimate(walk, descending, total, pages, most).map((key) => ({ key, before: undefined }));
   if (cuts.length === 0) return undefined;
   // Where whole pages lie, counted from the listing's stable end (records are created at the other:
@@ -320,7 +464,7 @@ export const UNEVEN_SLICE_RECORDS = 10;
 
 /**
  * Cuts at piece edges (keys, in the listing's order, with the records listed before each) into about `aimed` slices (a quarter fewer to
- * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to a quarter more, one page at least), chosen to leave the fewest records short of whole
+ * an eighth more) of about `pages` pages (MIN_SLICE_RECORDS to `longest`: by default a quarter more, one page at least), chosen to leave the fewest records short of whole
  * pages, then to keep the slices even: a slice of exactly whole pages ends on a full page. An edge
  * between pieces that share a second cannot be cut at. Dynamic programming over the edges (at
  * most PROFILE_PIECES + 1 of them, so at most a few hundred thousand steps). Undefined when no such
@@ -332,6 +476,7 @@ export function cutsAtPieceEdges(
   aimed: number,
   pages: number,
   most = MAX_SLICES,
+  longest = pages + Math.max(1, Math.ceil(pages / 4)),
 ): Array<{ key: number; before: number }> | undefined {
   const m = walk.length;
   const before = [0];
@@ -342,7 +487,6 @@ export function cutsAtPieceEdges(
   const stops = [0];
   for (let k = 1; k < m; k += 1) if (apart(k)) stops.push(k);
   stops.push(m);
-  const longest = pages + Math.max(1, Math.ceil(pages / 4));
   // A few fewer than aimed is no loss: `wanted` counts the connection's whole rate, which the
   // connection's other objects share.
   const fewest = Math.max(2, Math.ceil(aimed * 0.75));

@@ -75,6 +75,12 @@ export interface SyncPage {
    * reports it): how far the page reached, and how densely records sit.
    */
   span?: { first: number; last: number };
+  /**
+   * The ordering key of every row the page listed, records and deleted rows, in the order listed (a
+   * sliceable full listing reports them): the engine keeps one page's keys per profile piece, in
+   * memory, to cut the listing's profile on one page grid when it completes (`onPageGrid`).
+   */
+  keys?: number[];
 }
 
 /** One data object of one connection, as the sync engine pages through it. */

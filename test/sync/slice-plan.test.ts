@@ -9,6 +9,7 @@ import {
   PROFILE_PIECES,
   addToProfile,
   cutMargin,
+  onPageGrid,
   cutsAtPieceEdges,
   evenPieces,
   pageDensity,
@@ -18,6 +19,7 @@ import {
   splitRemaining,
   wantedSlices,
   type ListingView,
+  type SampledPiece,
 } from '../../shared/sync/slice-plan';
 import type { ListingProfile } from '../../shared/sync/sync-decisions';
 import type { SliceRange } from '../../shared/sync/sync-source';
@@ -84,6 +86,31 @@ describe('splitting what a slice still has to list', () => {
     for (const range of ranges.slice(0, -1)) expect(((range.to! - range.from!) / 60) % PAGE_RECORDS).toBe(0);
     // Too little left for two pieces of the minimum: go on as one.
     expect(splitRemaining({ from: 0, to: 60 * (2 * MIN_SLICE_RECORDS - 1) }, view({ reached: 0, wanted: 30 }))).toBeUndefined();
+  });
+
+  it('the rows of the boundary second the slice already listed: the first piece is cut that much narrower, so with them it still holds whole pages', () => {
+    // Records at 0, 60, 120... seconds; the page ended at second 599,940 having listed its 2 rows there
+    // (as if two shared it): the first piece lists them again.
+    const remaining = remainingRange({ from: 0, to: 900_000 }, 'newest_first', 599_940);
+    const plain = splitRemaining(remaining, view({ reached: 0, wanted: 5 }))!;
+    const ranges = splitRemaining(remaining, view({ reached: 0, wanted: 5, repeated: 2 }))!;
+    expectTiles(ranges, remaining, 'newest_first');
+    expect(ranges).toHaveLength(plain.length);
+    // Every cut 2 records (120 s) higher: the first piece 2 narrower, the last 2 wider.
+    expect(ranges[0]!.from).toBe(plain[0]!.from! + 120);
+    for (let i = 1; i < ranges.length - 1; i += 1) expect(ranges[i]!.to! - ranges[i]!.from!).toBe(plain[i]!.to! - plain[i]!.from!);
+    // Oldest first the same, mirrored: the first piece starts at the page's last second.
+    const up = remainingRange({ from: 0, to: 900_000 }, 'oldest_first', 300_000);
+    const upPlain = splitRemaining(up, view({ order: 'oldest_first', wanted: 4 }))!;
+    const upRanges = splitRemaining(up, view({ order: 'oldest_first', wanted: 4, repeated: 3 }))!;
+    expectTiles(upRanges, up, 'oldest_first');
+    expect(upRanges[0]!.to).toBe(upPlain[0]!.to! - 180);
+    // Past what pages reached (an open bottom, newest first): the first probe narrows the same.
+    const open = remainingRange({}, 'newest_first', 6_000_000);
+    const openPlain = splitRemaining(open, view({ reached: 6_000_000, wanted: 8 }))!;
+    const openRanges = splitRemaining(open, view({ reached: 6_000_000, wanted: 8, repeated: 1 }))!;
+    expectTiles(openRanges, open, 'newest_first');
+    expect(openRanges[0]!.from).toBe(openPlain[0]!.from! + 60);
   });
 
   it('past what pages reached (the far end unknown), pieces double and the last stays open', () => {
@@ -275,8 +302,8 @@ describe('slices planned at the start from the previous full listing', () => {
         for (const page of pages) pieces = addToProfile(pieces, { from: start + page * 100 * 60, to: start + (page * 100 + 99) * 60 + 1, records: 100 });
         const ranges = plannedSlices({ order: 'newest_first', pieces }, 36)!;
         // Usually every slice holds whole pages (100 requests). In about 50 of 3,000 orders the merges
-        // that keep the profile to 96 pieces leave it too coarse for the slices wanted, and the plan
-        // falls back to cuts by estimate: 104 requests in every such order tried.
+        // that keep the profile to 96 pieces leave it too coarse for the slices wanted (longer slices
+        // are tried first), and the plan falls back to cuts by estimate: 104 requests in every such order tried.
         const wholePages = ranges.every((range) => inRange(range, 10_000, 60) % PAGE_RECORDS === 0);
         const cost = requests(ranges, (range) => inRange(range, 10_000, 60));
         if (wholePages) expect(cost).toBe(100);
@@ -292,18 +319,23 @@ describe('slices planned at the start from the previous full listing', () => {
    * second apart from the next (a range edge), in pages of 100. Returns the keys, the profile the
    * listing kept, and the requests it took.
    */
-  const discovered = (seed: number, size: (random: () => number) => number) => {
+  const discovered = (seed: number, size: (random: () => number) => number, options: { sampled?: boolean; distinct?: boolean } = {}) => {
     const random = seededRandom(seed);
     const start = 1_600_000_000;
-    const keys = Array.from({ length: 10_000 }, () => start + Math.floor(random() * 600_000)).sort((a, b) => b - a);
-    let pieces: ListingProfile['pieces'] = [];
+    // Distinct: 10,000 of 600,000 seconds, none shared (a second apart at least).
+    const keys = options.distinct
+      ? [...new Set(Array.from({ length: 12_000 }, () => start + Math.floor(random() * 600_000)))].slice(0, 10_000).sort((a, b) => b - a)
+      : Array.from({ length: 10_000 }, () => start + Math.floor(random() * 600_000)).sort((a, b) => b - a);
+    let pieces: SampledPiece[] = [];
     let listed = 0;
     for (let at = 0; at < keys.length; ) {
       let end = Math.min(keys.length, at + size(random));
       while (end < keys.length && keys[end] === keys[end - 1]) end += 1;
       for (let first = at; first < end; first += PAGE_RECORDS) {
         const page = keys.slice(first, Math.min(end, first + PAGE_RECORDS));
-        pieces = addToProfile(pieces, { from: page.at(-1)!, to: page[0]! + 1, records: page.length });
+        // As the engine learns a page: with its keys, ascending, when sampled.
+        const sample = options.sampled ? { sample: { keys: [...page].reverse(), below: 0 } } : {};
+        pieces = addToProfile(pieces, { from: page.at(-1)!, to: page[0]! + 1, records: page.length, ...sample });
         listed += 1;
       }
       at = end;
@@ -324,7 +356,7 @@ describe('slices planned at the start from the previous full listing', () => {
     };
     /** Requests a listing of `ranges` takes, each paged as `pagesOf` does. */
     const listing = (ranges: SliceRange[]) => ranges.reduce((sum, range) => sum + Math.max(1, pagesOf(range).length), 0);
-    return { pieces, listed, count, pagesOf, listing };
+    return { keys, pieces, listed, count, pagesOf, listing };
   };
 
   it('from a first sync whose discovered slices each ended a few records short of whole pages: no more requests than that listing, nor the next plan than this one', () => {
@@ -393,6 +425,23 @@ describe('slices planned at the start from the previous full listing', () => {
     expect(held.reduce((a, b) => a + b, 0)).toBe(10_000);
   });
 
+  it('pieces merged past the slices\' length (no tiling of three or four pages): longer slices, still of whole pages, before cuts by estimate', () => {
+    // 10,000 records a minute apart; the oldest pieces 200, 300 and 200 records (as merges to 96 left them).
+    const sizes = [200, 300, 200, ...Array.from({ length: 93 }, () => 100)];
+    const start = 1_600_000_000;
+    const pieces: ListingProfile['pieces'] = [];
+    let first = 0;
+    for (const records of sizes) {
+      pieces.push({ from: start + first * 60, to: start + (first + records - 1) * 60 + 1, records });
+      first += records;
+    }
+    expect(cutsAtPieceEdges([...pieces].reverse(), true, 33, 3)).toBeUndefined();
+    const ranges = plannedSlices({ order: 'newest_first', pieces, latencyMs: 300 }, 36)!;
+    const held = ranges.map((range) => inRange(range, 10_000, 60));
+    for (const records of held) expect(records % PAGE_RECORDS).toBe(0);
+    expect(requests(ranges, (range) => inRange(range, 10_000, 60))).toBe(100);
+  });
+
   it('a profile merges pieces that share a second first (no slice can be cut between them), then next to whole pages, then the fewest records', () => {
     // Four pages: the second and third share second 200.
     const pages = [
@@ -432,5 +481,131 @@ describe('slices planned at the start from the previous full listing', () => {
         },
       ),
     );
+  });
+
+  describe('a completed listing\'s profile re-cut on one page grid (onPageGrid)', () => {
+    /** Records of `keys` below `key`. */
+    const rankOf = (ascending: readonly number[], key: number) => ascending.filter((k) => k < key).length;
+
+    it('from a first sync whose slices each ended on part-filled pages: every piece but the newest holds whole pages counted from the oldest record, counts exact, and the next plan makes one request per 100 records', () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
+          const { pieces, count, listing } = discovered(seed, (random) => 250 + Math.floor(random() * 200), { sampled: true, distinct: true });
+          // The first sync's own profile: its edges are its slices' page edges, rarely whole pages from the oldest record.
+          expect(pieces.filter((piece) => piece.records % PAGE_RECORDS !== 0).length).toBeGreaterThan(10);
+          const grid = onPageGrid(pieces);
+          expect(grid.length).toBeLessThanOrEqual(PROFILE_PIECES);
+          expect(grid.reduce((sum, piece) => sum + piece.records, 0)).toBe(10_000);
+          for (const [i, piece] of grid.entries()) {
+            // Exact: every record listed in its range (no sample, no key kept on it).
+            expect(Object.keys(piece).sort()).toEqual(['from', 'records', 'to']);
+            expect(count(piece), `piece ${i}`).toBe(piece.records);
+            if (i < grid.length - 1) expect(piece.records % PAGE_RECORDS, `piece ${i}`).toBe(0);
+            if (i > 0) expect(piece.from).toBeGreaterThanOrEqual(grid[i - 1]!.to);
+          }
+          // Fine enough to plan from: whole-page slices, one request per 100 records, either order.
+          const ranges = plannedSlices({ order: 'newest_first', pieces: grid }, 36)!;
+          expect(ranges.length).toBeGreaterThanOrEqual(25);
+          expect(ranges.reduce((sum, range) => sum + count(range), 0)).toBe(10_000);
+          expect(listing(ranges)).toBe(100);
+          // Without the re-cut the same listing plans part-filled pages.
+          expect(listing(plannedSlices({ order: 'newest_first', pieces }, 36)!)).toBeGreaterThan(100);
+          const ascending = plannedSlices({ order: 'oldest_first', pieces: grid }, 36)!;
+          expect(requests(ascending, count)).toBe(100);
+        }),
+        { numRuns: 15 },
+      );
+    });
+
+    it('a grid record sharing its second with the one before: the cut moves up to the next second, the piece above a few records short of whole pages, counts exact', () => {
+      // 60 records in [1000, 1060), then a page of 100 at seconds 1100.. with ranks 60..159: the
+      // grid record (rank 100, the page's 41st) shares second 1140 with ranks 98 to 102.
+      const keys = Array.from({ length: 100 }, (_, i) => (i >= 38 && i <= 42 ? 1140 : 1100 + i));
+      const below = { from: 1000, to: 1060, records: 60, sample: { keys: Array.from({ length: 60 }, (_, i) => 1000 + i), below: 0 } };
+      const page = { from: 1100, to: 1200, records: 100, sample: { keys, below: 0 } };
+      // Cut at 1143 (rank 103): the piece below holds 103, 3 over its page, the one above 57 (3 short of 60).
+      expect(onPageGrid([below, page])).toEqual([
+        { from: 1000, to: 1143, records: 103 },
+        { from: 1143, to: 1200, records: 57 },
+      ]);
+      // Without the tie the cut falls on the grid record itself.
+      const apart = Array.from({ length: 100 }, (_, i) => 1100 + i);
+      expect(onPageGrid([below, { ...page, sample: { keys: apart, below: 0 } }])).toEqual([
+        { from: 1000, to: 1140, records: 100 },
+        { from: 1140, to: 1200, records: 60 },
+      ]);
+      // A second shared up to the sample's top cannot be cut inside it: no cut, and the pieces merge.
+      const tiedToTop = Array.from({ length: 100 }, (_, i) => (i >= 38 ? 1199 : 1100 + i));
+      expect(onPageGrid([below, { ...page, sample: { keys: tiedToTop, below: 0 } }])).toEqual([{ from: 1000, to: 1200, records: 160 }]);
+    });
+
+    it('a merged piece keeps one sample with the records below it: the cut lands at the right rank', () => {
+      // Three pages of one listing at one record a second (keys are ranks from the oldest): 0-59,
+      // 60-159, 160-239, profiled in the order 160, 0, 60 and merged into one piece.
+      let pieces: SampledPiece[] = [];
+      const page = (first: number, rows: number) => ({ from: first, to: first + rows, records: rows, sample: { keys: Array.from({ length: rows }, (_, i) => first + i), below: 0 } });
+      for (const listed of [page(160, 80), page(0, 60), page(60, 100)]) pieces = addToProfile(pieces, listed, 1);
+      expect(pieces).toHaveLength(1);
+      // The page listed last lies inside the merged piece (its ranks unknown with its own keys): the
+      // piece keeps the top page's, the 160 records under it counted.
+      expect(pieces[0]!.sample).toEqual({ keys: page(160, 80).sample.keys, below: 160 });
+      expect(onPageGrid(pieces)).toEqual([
+        { from: 0, to: 200, records: 200 },
+        { from: 200, to: 240, records: 40 },
+      ]);
+      // Keeping the upper page's sample instead (the lower one gone): 100 records counted under it.
+      const upper = addToProfile([{ from: 0, to: 100, records: 100 }], page(100, 100), 1);
+      expect(upper).toEqual([{ from: 0, to: 200, records: 200, sample: { keys: page(100, 100).sample.keys, below: 100 } }]);
+    });
+
+    it('pieces without a sample (a run continued in another invocation) are left as they were', () => {
+      const sampled = (from: number, records: number) => ({ from, to: from + records, records, sample: { keys: Array.from({ length: records }, (_, i) => from + i), below: 0 } });
+      const unsampled = [
+        { from: 1_000, to: 1_070, records: 70 },
+        { from: 1_070, to: 1_130, records: 60 },
+      ];
+      const grid = onPageGrid([sampled(0, 90), sampled(90, 90), ...unsampled, sampled(2_000, 100)]);
+      // The sampled pieces below are cut at rank 100 (key 100); the unsampled ones stay, edges and all.
+      expect(grid).toEqual([
+        { from: 0, to: 100, records: 100 },
+        { from: 100, to: 180, records: 80 },
+        ...unsampled,
+        // Ranks 310 to 409: cut at 400 (key 2,090).
+        { from: 2_000, to: 2_090, records: 90 },
+        { from: 2_090, to: 2_100, records: 10 },
+      ]);
+    });
+
+    it('records at random seconds (some sharing one): each edge is on the grid or a tied second\'s upper boundary, counts exact, and planned reconciles stay at one request per 100 records', () => {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 1_000_000 }), (seed) => {
+          const { keys, pieces, count, listing, pagesOf } = discovered(seed, (random) => 250 + Math.floor(random() * 200), { sampled: true });
+          const ascending = [...keys].reverse();
+          let grid = onPageGrid(pieces);
+          for (let run = 0; run < 3; run += 1) {
+            expect(grid.reduce((sum, piece) => sum + piece.records, 0)).toBe(10_000);
+            for (let i = 1; i < grid.length; i += 1) {
+              const rank = rankOf(ascending, grid[i]!.from);
+              expect(grid.slice(0, i).reduce((sum, piece) => sum + piece.records, 0)).toBe(rank);
+              const onGrid = Math.floor(rank / PAGE_RECORDS) * PAGE_RECORDS;
+              // Off the grid only where the grid record shares its second with the one before it: the cut is that second's upper edge.
+              if (rank !== onGrid) {
+                expect(ascending[onGrid]).toBe(ascending[onGrid - 1]);
+                expect(ascending[rank - 1]).toBe(ascending[onGrid]);
+              }
+            }
+            const ranges = plannedSlices({ order: 'newest_first', pieces: grid }, 36)!;
+            expect(ranges.reduce((sum, range) => sum + count(range), 0)).toBe(10_000);
+            // A tied cut costs a request if the plan takes it; it takes grid edges where it can.
+            expect(listing(ranges)).toBeLessThanOrEqual(101);
+            // That reconcile's own listing, sampled, re-cut for the next.
+            let next: SampledPiece[] = [];
+            for (const range of ranges) for (const page of pagesOf(range)) next = addToProfile(next, { ...page, sample: { keys: ascending.filter((key) => key >= page.from && key < page.to).slice(0, page.records), below: 0 } });
+            grid = onPageGrid(next);
+          }
+        }),
+        { numRuns: 10 },
+      );
+    });
   });
 });

@@ -234,6 +234,31 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
   });
 
+  it('from a first sync cut into slices that each ended on a part-filled page, a planned reconcile makes at most one request per 100 records and one more: its profile was re-cut on one page grid', async () => {
+    const c = await connected('live', 40, 'api', 'subscriptions');
+    // Slow answers, so that even on a busy machine the pages wait on the platform rather than the store: the first sync splits.
+    sim.setLatency({ ms: 300, jitterMs: 30 });
+    let before = sim.totalRequests();
+    expect(await c.run()).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
+    // Discovered slices, each ending on its own part-filled page: more requests than whole pages.
+    expect(sim.totalRequests() - before, 'first sync').toBeGreaterThan(21);
+    const listing = watermarkOf(await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'subscriptions'))!.listing!;
+    // The saved profile: pieces of whole pages (but the newest, and one a second shared at the grid
+    // may leave a few over), counted from the oldest record; no page's keys kept on the checkpoint.
+    for (const piece of listing.pieces) expect(Object.keys(piece).sort()).toEqual(['from', 'records', 'to']);
+    const offGrid = listing.pieces.slice(0, -1).map((piece) => piece.records).filter((records) => records % 100 !== 0);
+    expect(offGrid.length, `pieces off whole pages: ${offGrid.join(' ')}`).toBeLessThanOrEqual(2);
+    // The reconcile at 100 ms: 40/s wants about five slices in flight, as many as the plan cuts (at
+    // 300 ms it would want 14, and split its planned slices by estimate as they page).
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    before = sim.totalRequests();
+    sim.resetMaxInFlight();
+    expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
+    expect(sim.maxInFlight()).toBeGreaterThanOrEqual(3);
+    expect(sim.totalRequests() - before, 'planned reconcile').toBeLessThanOrEqual(Math.ceil(2_000 / 100) + 1);
+    expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
+  });
+
   it('a planned reconcile killed with its slices in flight resumes every slice: nothing lost, nothing listed from the start again', async () => {
     const c = await connected('live', 40);
     sim.setLatency({ ms: 100, jitterMs: 20 });
