@@ -207,12 +207,11 @@ describe('slices in flight under one rate budget per connection', () => {
       sim.resetMaxInFlight();
       const reconcile = await c.run({}, { full: true });
       expect(reconcile, run).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
-      // Slices side by side (40/s at ~100 ms wants five), each of whole pages: 20 requests, as one listing.
-      // The repeat is planned from the reconcile's own listing, which holds one part-filled page
-      // more when that run split a slice as it paged (a split is cut by estimate): 21 at most.
+      // Slices side by side (40/s at ~100 ms wants five), each of whole pages: 20 requests, as one
+      // listing; 21 when a planned slice ended early and the run split another as it paged (a split
+      // is cut by estimate: one part-filled page).
       expect(sim.maxInFlight(), run).toBeGreaterThanOrEqual(3);
-      if (run === 'reconcile') expect(sim.totalRequests() - before, run).toBe(20);
-      else expect(sim.totalRequests() - before, run).toBeLessThanOrEqual(21);
+      expect(sim.totalRequests() - before, run).toBeLessThanOrEqual(21);
     }
     expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
   });
