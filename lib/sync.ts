@@ -24,14 +24,13 @@ export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) 
 
 /**
  * The sync job's memory: Lambda gives CPU in proportion to memory, one vCPU at 1,769 MB. A page of
- * 100 records costs the job about 4.5 to 5 ms of CPU (reading and checking the platform's JSON,
- * hashing, the store's client: `npm run bench -- sync`, `sync.latency300.payment.cpu_ms_per_page`;
- * 8.2 before README "How syncs run" lists the cuts), so the payment platform's 100 pages a second
- * take about half a vCPU (`vcpu_at_limit`). At the default 512 MB (0.29 vCPU) a reconcile would be
- * held to about 60% of the platform's limit by its own CPU; a whole vCPU leaves room for the event
- * loop's hiccups, which cost a 2-3 s reconcile its pace. The
- * bill barely moves: CPU-bound work finishes proportionally sooner, and only the waiting of small
- * incremental runs costs more (README "Cost").
+ * 100 records costs the job about 4.3 to 6.1 ms of CPU (reading and checking the platform's JSON,
+ * hashing, the store's client: `npm run bench -- sync`, `sync.latency300.payment.cpu_ms_per_page`).
+ * A payment job lists one endpoint, 25 pages a second at most (0.15 vCPU, `vcpu_at_limit`); a
+ * billing job may take its whole connection's limit, up to 3,500 a minute on large plans (about
+ * 0.35 vCPU if its pages cost what payment pages do: not measured). A whole vCPU leaves room for the event loop's hiccups; about 1,024 MB would cover the
+ * measured CPU. The bill barely moves: CPU-bound work finishes proportionally sooner, and only the
+ * waiting of small incremental runs costs more (README "Cost").
  */
 export const SYNC_JOB_MEMORY_MB = 1769;
 
