@@ -150,7 +150,7 @@ const DEFAULT_ENDPOINT_LIMIT: RateLimit = { perSecond: 25 };
  * The endpoint a request counts against: each named operation is its own (`GET /v1/customers`
  * lists, `GET /v1/customers/{id}` retrieves), whatever the id.
  */
-export function paymentEndpoint(method: string, segments: readonly string[]): string {
+function endpointOf(method: string, segments: readonly string[]): string {
   return `${method} /${segments.map((segment, at) => (at === 2 ? '{id}' : segment)).join('/')}`;
 }
 
@@ -530,7 +530,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     // The global limit first; a request it lets through still counts against its endpoint's own.
     let broken = limiter.check(key);
     if (!broken) {
-      broken = endpointLimiter.check(`${key} ${paymentEndpoint(request.method, segments)}`);
+      broken = endpointLimiter.check(`${key} ${endpointOf(request.method, segments)}`);
       if (broken) endpointRejectedFor.set(key, (endpointRejectedFor.get(key) ?? 0) + 1);
     }
     if (broken) {

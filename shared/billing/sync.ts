@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import type { ConnectorSync, NormalisedRecord, PageCursor, SliceRange, SyncPage, SyncSource, SyncWindow } from '../sync/sync-source';
+import { listLimit, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
 import { BillingListEnvelope, BillingRowIdentity, billingRowKey, readBillingRecord } from './objects';
 import { BILLING_OBJECTS, type BillingObject, type BillingSyncSettings } from './settings';
 
@@ -86,9 +86,7 @@ export function billingListQuery(
   offset: string | undefined,
   range?: SliceRange,
 ): Record<string, QueryValue> {
-  // A planned slice's first page may ask for fewer (shared/sync/sync-source.ts, SliceRange.firstPage).
-  const limit = offset === undefined && range?.firstPage !== undefined ? Math.min(BILLING_PAGE_SIZE, Math.max(1, range.firstPage)) : BILLING_PAGE_SIZE;
-  const query: Record<string, QueryValue> = { limit, ...FIXED_FILTERS[object] };
+  const query: Record<string, QueryValue> = { limit: listLimit(range, BILLING_PAGE_SIZE, offset === undefined), ...FIXED_FILTERS[object] };
   if (listing.mode === 'full') {
     // The status filter saves reading what would be dropped. Incremental runs send none, so a
     // subscription that left the filter (active → cancelled) is still seen and removed by `keeps`.

@@ -89,6 +89,8 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
   const config = { ...options.config, mode: options.config.mode ?? modeOfKey(secretKey) };
   const connectionKey = connectionRateKey(options.accountId, 'payment');
   const buckets = options.rateBuckets ? { buckets: options.rateBuckets } : {};
+  // Read from the config once: the endpoint's budget is looked up on every request.
+  const endpointLimits = paymentEndpointRateLimits(config);
   return createPlatformClient({
     baseUrl: options.env.PAYMENT_API_BASE_URL,
     platform: 'payment',
@@ -97,7 +99,7 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
     // An injected budget (tests) stands for the connection's whole limit: no endpoint budget beside it.
     ...(options.rateBudget
       ? {}
-      : { endpointBudget: (method: string, path: string) => rateBudgetFor(endpointRateKey(connectionKey, paymentEndpoint(method, path)), paymentEndpointRateLimits(config), buckets) }),
+      : { endpointBudget: (method: string, path: string) => rateBudgetFor(endpointRateKey(connectionKey, paymentEndpoint(method, path)), endpointLimits, buckets) }),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
     ...transportOptions(options),
   });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import { FullSyncNeeded, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
+import { FullSyncNeeded, listLimit, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
 import { PLATFORM_OBJECT_TYPE, readPaymentRecord } from './objects';
 import { PAYMENT_OBJECTS, type PaymentObject, type PaymentSyncSettings } from './settings';
 
@@ -390,9 +390,7 @@ async function listedPage(client: PlatformClient, object: PaymentObject, cursor:
   const position = ListCursor.safeParse(cursor).data;
   // Without status=all the platform leaves canceled subscriptions out.
   const query = { ...(object === 'subscriptions' ? { status: 'all' } : {}), ...createdRange(range) };
-  // A planned slice's first page may ask for fewer (shared/sync/sync-source.ts, SliceRange.firstPage).
-  const limit = !position && range?.firstPage !== undefined ? Math.min(PAGE_SIZE, Math.max(1, range.firstPage)) : PAGE_SIZE;
-  const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem, limit);
+  const { page, attempts, listedAt } = await fetchList(client, path, query, position, ListedItem, listLimit(range, PAGE_SIZE, !position));
   const records = page.data.map((raw, index) => readOrFail(object, raw, listedAt, { path, attempts, what: () => `record ${index} (${raw.id})` }));
   const next = page.has_more ? positionOf(page.data.at(-1)) : undefined;
   const first = page.data[0];

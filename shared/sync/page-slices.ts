@@ -325,8 +325,9 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     if (!page.span) return;
     const rows = page.records.length + page.deletedIds.length;
     // Rows listed before (the first, of the second the page it was split at ended in): counted once.
+    const keys = wholeKeys(page);
     let again = 0;
-    if (page.keys?.length === rows) while (again < Math.min(relists, rows) && page.keys[again] === page.span.first) again += 1;
+    if (keys) while (again < Math.min(relists, rows) && keys[again] === page.span.first) again += 1;
     const pageRate = pageDensity(rows, page.span);
     if (pageRate !== undefined) {
       density.records += rows;
@@ -340,7 +341,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     }
     if (window.mode === 'full' && order && rows > again) {
       // The page's keys, ascending: their ranks in the listing are known once it completes.
-      const sample = page.keys?.length === rows ? { sample: { keys: page.keys.slice(again).map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
+      const sample = keys ? { sample: { keys: keys.slice(again).map(Math.floor).sort((a, b) => a - b), below: 0 } } : {};
       profile = addToProfile(profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows - again, ...sample });
     }
     const last = page.span.last;
@@ -499,10 +500,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         // pages. Before the run's first write there is nothing to compare with, so its first page
         // decides after it is written.
         /** Rows of the second this page ended in that it listed: a piece split off from here lists them again. */
-        const repeated = () => (page.span && page.keys?.length === page.records.length + page.deletedIds.length ? page.keys.length - page.keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0);
+        const keys = wholeKeys(page);
+        const repeated = page.span && keys ? keys.length - keys.findLastIndex((key) => key !== page.span!.last) - 1 : 0;
         const decide = (): SliceRange[] | undefined => {
           if (!order || !page.next || !page.span || waitedMs < storeWaitMs) return undefined;
-          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), { ...view(), repeated: repeated() });
+          const pieces = splitRemaining(remainingRange(slice.range, order, page.span.last), { ...view(), repeated });
           // Capacity taken now, so other slices do not split for it too.
           if (pieces) active += pieces.length - 1;
           return pieces;
@@ -548,8 +550,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
           slices.delete(slice.id);
           const fresh: Slice[] = pieces.map((range) => ({ id: nextSlice++, range, pages: 0 }));
           // The first piece lists this page's last second again: its rows there are this page's last ones.
-          const again = repeated();
-          if (again > 0) fresh[0]!.relists = again;
+          if (repeated > 0) fresh[0]!.relists = repeated;
           for (const piece of fresh) slices.set(piece.id, piece);
           markDirty();
           active -= pieces.length - 1;
@@ -593,6 +594,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
 
   if (failure) throw new PagingStopped(failure.error, cursorNow(), pagesThisInvocation);
   return { complete: slices.size === 0, point: cursorNow(slices.size === 0), pages: pagesThisInvocation };
+}
+
+/** The page's ordering keys when it reported one for every row it listed; otherwise none. */
+function wholeKeys(page: SyncPage): number[] | undefined {
+  return page.keys?.length === page.records.length + page.deletedIds.length ? page.keys : undefined;
 }
 
 function rangeOf(slice: { from?: number; to?: number; firstPage?: number }): SliceRange {

@@ -52,6 +52,14 @@ export interface SliceRange {
   firstPage?: number;
 }
 
+/**
+ * The `limit` a list request asks for: a page, or on a slice's first page (`firstOfSlice`) the
+ * fewer records its plan gave it (`SliceRange.firstPage`). Pure.
+ */
+export function listLimit(range: SliceRange | undefined, pageSize: number, firstOfSlice: boolean): number {
+  return firstOfSlice && range?.firstPage !== undefined ? Math.min(pageSize, Math.max(1, range.firstPage)) : pageSize;
+}
+
 /** Which way a full listing pages through its ordering key. */
 export type SliceOrder = 'newest_first' | 'oldest_first';
 
