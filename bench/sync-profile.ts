@@ -12,8 +12,13 @@
  * which would otherwise take its own share of this process's CPU.
  *
  * `npx tsx bench/sync-profile.ts faulty 5` runs only the bench's faulty scenario (sync.faulty.*), 5 times.
- * `npx tsx bench/sync-profile.ts four` runs the four-object payment connection (sync.latency300.payment4.*):
- * its full sync at 300 ms, then its reconcile twice.
+ * `npx tsx bench/sync-profile.ts four [N]` runs the four-object payment connection (sync.latency300.payment4.*):
+ * its full sync at 300 ms, then its reconcile 1 + N times (N = 1 by default), with the rate fractions' median.
+ * `npx tsx bench/sync-profile.ts first 3` runs the payment first sync at 300 ms three times, on fresh accounts.
+ * Environment: PER_OBJECT=1 prints each endpoint's first 40 request times; RESERVATIONS=1 how long
+ * each rate reservation (an UpdateItem on the table) took in a run's first second (four only);
+ * MEMORY_BUCKETS=1 keeps the rate buckets in this process instead of the table (every job runs in
+ * this one process, so they are still shared), to tell the budget's waits on the local store apart.
  * `npx tsx bench/sync-profile.ts bench-order` runs the bench's order at 300 ms: both full syncs, then the
  * payment reconcile twice, with each payment run's requests per quarter second and its requests
  * beyond one per 100 records by cause (`wasteByCause`).
@@ -21,7 +26,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { forgetRateBudgets } from '../shared/http/rate-budget';
+import { forgetRateBudgets, MemoryRateBuckets } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
 import { writeUnits } from '../shared/sync/page-slices';
 import type { Figures } from './results-file';
@@ -102,6 +107,13 @@ const timeline = (from: number, ended: number) => {
     quarters.push(`${((t - first) / 1000).toFixed(2)}:${started}/${flying}`);
   }
   process.stdout.write(`started/in flight per 250 ms: ${quarters.join(' ')}\n`);
+  if (process.env.PER_OBJECT) {
+    for (const object of new Set(own.map((call) => new URL(call.url).pathname))) {
+      const mine = own.filter((call) => new URL(call.url).pathname === object).sort((a, b) => a.start - b.start);
+      const starts = mine.slice(0, 40).map((call) => (call.start - first).toFixed(0)).join(' ');
+      process.stdout.write(`  ${object}: first starts (ms) ${starts}\n`);
+    }
+  }
   const part = own.filter((call) => call.records !== undefined && call.records < 100);
   process.stdout.write(`part-filled pages: ${part.length} (${part.map((call) => call.records).join(' ')})\n`);
   // SHOW_EMPTY=1 lists the empty pages' requests; SHOW_EMPTY=part lists every part-filled one.
@@ -136,7 +148,8 @@ const wasteByCause = (own: typeof calls) => {
     const object = new URL(call.url).pathname;
     perObject.set(object, (perObject.get(object) ?? 0) + 1);
   }
-  const objects = [...perObject].map(([object, n]) => `${object} ${n}`).join(', ');
+  const endsOf = (object: string) => ends.filter((call) => new URL(call.url).pathname === object).map((call) => call.records).join(' ');
+  const objects = [...perObject].map(([object, n]) => `${object} ${n} (slice ends ${endsOf(object)})`).join(', ');
   process.stdout.write(
     `waste by cause (requests beyond one per 100 of ${seen.size} records; ${lists.length} list requests: ${objects}): ` +
       `total ${(lists.length - seen.size / 100).toFixed(2)} = open bottom slices' last pages ${sum(openBottom).toFixed(2)} (${openBottom.length}) + ` +
@@ -161,15 +174,59 @@ store.putRecordsBatch = (async (...args: Parameters<typeof putRecordsBatch>) => 
   return putRecordsBatch(...args);
 }) as typeof store.putRecordsBatch;
 
+// MEMORY_BUCKETS=1: rate budgets kept in this process instead of the table (one process runs every
+// job here, so they are still shared): what the runs do when reservations never wait on the local store.
+if (process.env.MEMORY_BUCKETS) {
+  const memory = new MemoryRateBuckets();
+  store.reserveRate = memory.reserveRate.bind(memory);
+  store.slowRate = memory.slowRate.bind(memory);
+}
+// RESERVATIONS=1: how long each rate reservation (one UpdateItem) took, by when it was made.
+const reservations: Array<{ at: number; ms: number; key: string; span: number }> = [];
+if (process.env.RESERVATIONS) {
+  const reserveRate = store.reserveRate.bind(store);
+  store.reserveRate = async (...args: Parameters<typeof reserveRate>) => {
+    const at = performance.now();
+    try {
+      return await reserveRate(...args);
+    } finally {
+      reservations.push({ at, ms: performance.now() - at, key: args[0], span: args[1] });
+    }
+  };
+}
+const showReservations = (from: number) => {
+  const early = reservations.filter((r) => r.at >= from && r.at < from + 1000);
+  if (process.env.RESERVATIONS) process.stdout.write(`reservations in the first second: ${early.map((r) => `${(r.at - from).toFixed(0)}+${r.ms.toFixed(0)}ms ${r.key.split('|')[1] ?? 'conn'} ${r.span.toFixed(0)}`).join(', ')}\n`);
+};
 if (process.argv[2] === 'four') {
   // The bench's four-object payment connection (sync.latency300.payment4.*): its full sync at 300 ms, then the reconcile twice.
   await s.connectPaymentFour('four');
   await s.platforms.setLatency({ ms: 300, jitterMs: 100 });
   report('full sync of four objects at 300 ms', await measured(s, 'payment', () => syncObjects(s, 'four', 'payment', {}, false, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND));
-  for (const name of ['first reconcile at 300 ms', 'its repeat']) {
+  const repeats = Number(process.argv[3] ?? 1);
+  const names = ['first reconcile at 300 ms', ...Array.from({ length: repeats }, (_, n) => `repeat ${n + 1}`)];
+  const fractions: number[] = [];
+  for (const name of names) {
     const from = performance.now();
     const run = await measured(s, 'payment', () => syncObjects(s, 'four', 'payment', {}, true, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND);
+    fractions.push(run.rateFraction);
     report(`${name} (rate fraction ${run.rateFraction.toFixed(2)}, sustained ${run.sustainedFraction.toFixed(2)})`, run);
+    timeline(from, performance.now());
+    showReservations(from);
+  }
+  const sorted = [...fractions].sort((a, b) => a - b);
+  process.stdout.write(`rate fractions ${fractions.map((f) => f.toFixed(2)).join(' ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}\n`);
+  await s.stop();
+  process.exit(0);
+}
+if (process.argv[2] === 'first') {
+  // `first N`: the payment first sync at 300 ms, N times, each on a fresh account (its waste by cause each time).
+  await s.platforms.setLatency({ ms: 300, jitterMs: 100 });
+  for (let run = 1; run <= Number(process.argv[3] ?? 3); run += 1) {
+    const account = `first${run}`;
+    await s.connect(account);
+    const from = performance.now();
+    report(`first sync ${run} of payment at 300 ms`, await measured(s, 'payment', () => syncObjects(s, account, 'payment')));
     timeline(from, performance.now());
   }
   await s.stop();
@@ -189,6 +246,7 @@ if (process.argv[2] === 'bench-order') {
     const run = await measured(s, 'payment', () => syncObjects(s, 'profiled', 'payment', {}, true));
     report(`${name} (rate fraction ${run.rateFraction.toFixed(2)}, sustained ${run.sustainedFraction.toFixed(2)})`, run);
     timeline(from, performance.now());
+    showReservations(from);
   }
   await s.stop();
   process.exit(0);

@@ -204,11 +204,14 @@ export function currentRate(limits: Pick<Required<RateLimits>, 'ratePerSecond' |
 /**
  * How many requests one reservation covers at `rate`: about 100 ms' worth, or twice what a
  * reservation takes to make when the table answers slowly (so the next one is made before this
- * one runs out), at least one. Pure.
+ * one runs out), or as many as callers are waiting for (`waiting`: a sync starting with ten slices
+ * on one endpoint at 25/s wants ten at once, not three now and three a table round trip later), at
+ * most a second's worth, at least one. Pure.
  */
-export function blockSize(rate: number, reserveMs = 0): number {
+export function blockSize(rate: number, reserveMs = 0, waiting = 0): number {
   const span = Math.min(LONGEST_BLOCK_MS, Math.max(BLOCK_MS, 2 * reserveMs));
-  return Math.max(1, Math.round((rate * span) / 1000));
+  const longest = Math.max(1, Math.round((rate * LONGEST_BLOCK_MS) / 1000));
+  return Math.max(1, Math.round((rate * span) / 1000), Math.min(waiting, longest));
 }
 
 /**
@@ -265,6 +268,8 @@ export class SharedRateBudget implements RateBudget {
   private reserveMs = 0;
   /** Bumped by each 429, so a reservation made before it is not handed out. */
   private generation = 0;
+  /** Requests callers asked for that no reservation has covered yet: the next one covers them. */
+  private waiting = 0;
 
   constructor(
     readonly key: string,
@@ -278,14 +283,21 @@ export class SharedRateBudget implements RateBudget {
   async take(cost = 1): Promise<void> {
     if (!(cost > 0)) throw new RangeError('cost must be positive');
     let due = 0;
-    for (let taken = 0; taken < cost; ) {
-      const slot = this.slots.shift();
-      if (slot === undefined) {
-        await this.lease();
-        continue;
+    let taken = 0;
+    this.waiting += cost;
+    try {
+      while (taken < cost) {
+        const slot = this.slots.shift();
+        if (slot === undefined) {
+          await this.lease();
+          continue;
+        }
+        due = Math.max(due, slot);
+        taken += 1;
+        this.waiting -= 1;
       }
-      due = Math.max(due, slot);
-      taken += 1;
+    } finally {
+      this.waiting -= cost - taken;
     }
     // Half a block left: reserve the next one now, so callers do not wait on the table.
     if (this.slots.length <= this.lastBlock / 2) void this.lease().catch(() => undefined);
@@ -328,11 +340,14 @@ export class SharedRateBudget implements RateBudget {
   private lease(): Promise<void> {
     this.leasing ??= (async () => {
       await this.slowing;
+      // Callers arriving in the same turn of the event loop (a sync's slices starting together)
+      // are counted before the reservation is sized.
+      await new Promise((resolve) => setImmediate(resolve));
       const generation = this.generation;
       const now = this.clock.now();
       const rate = currentRate(this.limits, this.state, now);
       const intervalMs = 1000 / rate;
-      const count = blockSize(rate, this.reserveMs);
+      const count = blockSize(rate, this.reserveMs, this.waiting);
       const { start, state } = await this.buckets.reserveRate(this.key, count * intervalMs, now);
       const took = Math.max(0, this.clock.now() - now);
       this.reserveMs = this.reserveMs === 0 ? took : this.reserveMs * 0.7 + took * 0.3;

@@ -524,7 +524,13 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
         // Seen when the slice commits it; a run that stops first has failed already.
         done.catch(() => undefined);
         inWrite.push({ page, done });
-        if (!pieces && known && page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
+        // Before the run's first write the slice may yet split, which would drop a page fetched
+        // ahead (a request wasted). When every slice wanted is already paging (a planned run), what
+        // the first write tells (the store's pace) can only lower how many are wanted: the next page
+        // is fetched now, so pages keep coming while the first write waits (in a reconcile, for the
+        // stored versions' listing; the bench's four-object reconcile sent nothing for a quarter second).
+        const mayNotSplit = known || view().wanted <= active;
+        if (!pieces && mayNotSplit && page.next && context.mayFetch(pagesFetched)) ahead = fetchPage(slice, page.next);
 
         // The slice ends, is split, or has as many pages in writing as it may: wait for the oldest.
         const settling = !page.next || pieces !== undefined || !known;

@@ -14,6 +14,7 @@ import {
   rateBudgetFor,
   sendTimes,
   type Clock,
+  type RateBuckets,
 } from '../../shared/http/rate-budget';
 
 /** Simulated time: sleeping moves the clock forward at once and is recorded. */
@@ -240,6 +241,28 @@ describe('SharedRateBudget: one bucket for every caller of a connection, whereve
     expect(blockSize(2.5)).toBe(1);
     // A slow table: reserve more at once, so the next reservation is made before this one runs out.
     expect(blockSize(100, 300)).toBe(60);
+    // As many as callers wait for, up to a second's worth.
+    expect(blockSize(25, 0, 10)).toBe(10);
+    expect(blockSize(25, 0, 100)).toBe(25);
+    expect(blockSize(100, 0, 3)).toBe(10);
+  });
+
+  it('one reservation covers every caller waiting when it is made: ten slices starting together wait for one table write, not four', async () => {
+    const buckets = new MemoryRateBuckets();
+    let reservations = 0;
+    const counted: RateBuckets = {
+      reserveRate: (...args) => {
+        reservations += 1;
+        return buckets.reserveRate(...args);
+      },
+      slowRate: (...args) => buckets.slowRate(...args),
+    };
+    // An endpoint at 25/s: 100 ms' worth is 3 requests, so ten callers took four reservations in turn.
+    const budget = new SharedRateBudget('payment:acme|GET /v1/customers', { ratePerSecond: 25, burst: 1 }, counted, fakeClock());
+    await Promise.all(Array.from({ length: 10 }, () => budget.take()));
+    // The ten's, and at most the next one made ahead as their block ran low.
+    expect(reservations).toBeLessThanOrEqual(2);
+    expect(reservations).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -216,6 +216,47 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(await c.storedIds('subscriptions')).toEqual(c.platformIds('subscriptions'));
   });
 
+  it('a planned reconcile keeps paging while its first page waits for the stored versions: each slice asks for its next page before the listing is whole', async () => {
+    const c = await connected('live', 40);
+    sim.setLatency({ ms: 100, jitterMs: 20 });
+    expect(await c.run({ maxSlices: 3 })).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
+    // The reconcile's read of the stored versions (Queries of the object's records) is held until let go.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const name = 'held-listing';
+    local.dynamo.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand' && JSON.stringify(args.input).includes(`${c.accountId}#payment#customers`)) await held;
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    const asked: Array<{ first: boolean }> = [];
+    const stop = sim.onRequest((request) => {
+      if (request.path === '/v1/customers') asked.push({ first: !request.query.has('starting_after') });
+    });
+    try {
+      const reconcile = c.run({ maxSlices: 3 }, { full: true });
+      // Answers come in about 100 ms: a second is time for every slice to ask for as much as it may.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const slices = asked.filter((request) => request.first).length;
+      const next = asked.length - slices;
+      letGo();
+      expect(await reconcile).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 0, updated: 0, deleted: 0 } });
+      // Three slices planned at once; each fetched its second page ahead while its first waited
+      // (none did before: a slice waited for the run's first write to decide whether to split).
+      expect(slices).toBe(3);
+      expect(next).toBe(3);
+    } finally {
+      stop();
+      letGo();
+      local.dynamo.client.middlewareStack.remove(name);
+    }
+    expect(await c.storedIds()).toEqual(c.platformIds());
+  });
+
   it('from a first sync that discovered its slices, planned reconciles take about as many requests as it did (its part-filled pages, not more)', async () => {
     const c = await connected('live', 40, 'api', 'subscriptions');
     sim.setLatency({ ms: 100, jitterMs: 20 });
