@@ -192,6 +192,19 @@ export async function measured(s: Scenario, connector: ConnectorName, sync: () =
   };
 }
 
+/** Records a finished run listed (created, updated or unchanged); none for a run that did not finish. */
+const recordsListed = (result: SyncRunResult) => (result.outcome === 'finished' ? result.counts.unchanged + result.counts.created + result.counts.updated : 0);
+
+/**
+ * A reconcile's rate fraction with two more runs of it: on a shared machine one run swings with
+ * what else takes the CPU. Sets `<prefix>.rate_fraction_min_of_3` and `_median_of_3`.
+ */
+async function minAndMedianOfThree(figures: Figures, prefix: string, first: number, again: () => Promise<number>): Promise<void> {
+  const fractions = [first, await again(), await again()].sort((a, b) => a - b);
+  figures[`${prefix}.rate_fraction_min_of_3`] = round(fractions[0]!);
+  figures[`${prefix}.rate_fraction_median_of_3`] = round(fractions[1]!);
+}
+
 const totalCounts = (results: SyncRunResult[]) =>
   results.reduce(
     (sum, r) => {
@@ -407,12 +420,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     figures['sync.latency300.payment.max_in_flight'] = payment.maxInFlight;
     figures['sync.latency300.payment.seconds'] = round(payment.seconds, 1);
     figures['sync.latency300.payment.calls'] = payment.calls;
-    // The same reconcile twice more: on a shared machine one run swings with what else takes the CPU.
-    const repeats = [payment.rateFraction];
-    for (let i = 0; i < 2; i += 1) repeats.push((await measured(s, 'payment', () => syncObjects(s, at300Account, 'payment', {}, true))).rateFraction);
-    repeats.sort((a, b) => a - b);
-    figures['sync.latency300.payment.rate_fraction_min_of_3'] = round(repeats[0]!);
-    figures['sync.latency300.payment.rate_fraction_median_of_3'] = round(repeats[1]!);
+    await minAndMedianOfThree(figures, 'sync.latency300.payment', payment.rateFraction, async () => (await measured(s, 'payment', () => syncObjects(s, at300Account, 'payment', {}, true))).rateFraction);
     figures['sync.latency300.payment.limit_per_second'] = PAYMENT_LISTING_PER_SECOND;
     // CPU a page costs the sync function, and the vCPUs one job (one object: one endpoint) needs at its limit (lib/sync.ts sizes the function by it).
     figures['sync.latency300.payment.cpu_ms_per_page'] = round(payment.cpuMsPerCall, 1);
@@ -434,8 +442,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     await s.connectPaymentFour('payment4');
     for (const result of await syncObjects(s, 'payment4', 'payment', {}, false, PAYMENT_FOUR_OBJECTS)) if (result.outcome !== 'finished') throw new Error(`four-object sync: ${JSON.stringify(result)}`);
     const four = await measured(s, 'payment', () => syncObjects(s, 'payment4', 'payment', {}, true, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND);
-    const fourRecords = four.results.reduce((sum, result) => sum + (result.outcome === 'finished' ? result.counts.unchanged + result.counts.created + result.counts.updated : 0), 0);
-    figures['sync.latency300.payment4.records'] = fourRecords;
+    figures['sync.latency300.payment4.records'] = four.results.reduce((sum, result) => sum + recordsListed(result), 0);
     figures['sync.latency300.payment4.limit_per_second'] = PAYMENT_FOUR_PER_SECOND;
     figures['sync.latency300.payment4.rate_fraction'] = round(four.rateFraction);
     figures['sync.latency300.payment4.sustained_fraction'] = round(four.sustainedFraction);
@@ -443,15 +450,10 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     figures['sync.latency300.payment4.calls'] = four.calls;
     figures['sync.latency300.payment4.max_in_flight'] = four.maxInFlight;
     figures['sync.latency300.payment4.seconds'] = round(four.seconds, 1);
-    // Twice more, as the two-object reconcile: one run swings with what else takes the CPU.
-    const fourRepeats = [four.rateFraction];
-    for (let i = 0; i < 2; i += 1) fourRepeats.push((await measured(s, 'payment', () => syncObjects(s, 'payment4', 'payment', {}, true, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND)).rateFraction);
-    fourRepeats.sort((a, b) => a - b);
-    figures['sync.latency300.payment4.rate_fraction_min_of_3'] = round(fourRepeats[0]!);
-    figures['sync.latency300.payment4.rate_fraction_median_of_3'] = round(fourRepeats[1]!);
+    await minAndMedianOfThree(figures, 'sync.latency300.payment4', four.rateFraction, async () => (await measured(s, 'payment', () => syncObjects(s, 'payment4', 'payment', {}, true, PAYMENT_FOUR_OBJECTS), PAYMENT_FOUR_PER_SECOND)).rateFraction);
     // The most any client could reach here: each object one request per 100 records at its endpoint's
     // 25/s, the last answer 300 ms after the last request left (the biggest object sets the end).
-    const pagesOf = four.results.map((result) => (result.outcome === 'finished' ? Math.ceil((result.counts.unchanged + result.counts.created + result.counts.updated) / 100) : 0));
+    const pagesOf = four.results.map((result) => Math.ceil(recordsListed(result) / 100));
     const fastest = Math.max(...pagesOf.map((pages) => (pages - 1) / PAYMENT_PER_ENDPOINT)) + 0.3;
     figures['sync.latency300.payment4.rate_fraction_bound'] = round(pagesOf.reduce((sum, pages) => sum + pages, 0) / fastest / PAYMENT_FOUR_PER_SECOND);
     const sdk = await listWithSdk(s);

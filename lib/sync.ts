@@ -24,9 +24,9 @@ export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) 
 
 /**
  * The sync job's memory: Lambda gives CPU in proportion to memory, one vCPU at 1,769 MB. A page of
- * 100 records costs the job about 4.3 to 6.1 ms of CPU (reading and checking the platform's JSON,
+ * 100 records costs the job about 3.6 to 6.1 ms of CPU (reading and checking the platform's JSON,
  * hashing, the store's client: `npm run bench -- sync`, `sync.latency300.payment.cpu_ms_per_page`).
- * A payment job lists one endpoint, 25 pages a second at most (0.15 vCPU, `vcpu_at_limit`); a
+ * A payment job lists one endpoint, 25 pages a second at most (0.09 to 0.15 vCPU, `vcpu_at_limit`); a
  * billing job may take its whole connection's limit, up to 3,500 a minute on large plans (about
  * 0.35 vCPU if its pages cost what payment pages do: not measured). A whole vCPU leaves room for the event loop's hiccups; about 1,024 MB would cover the
  * measured CPU. The bill barely moves: CPU-bound work finishes proportionally sooner, and only the
