@@ -46,13 +46,36 @@ import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
  *   like the 401).
  * Events delivered to the gateway are the other side's: agent and system events. The end user's
  * own sends are not echoed; they appear in the transcript.
+ *
+ * What a poll delivers speaks only the vocabulary of the platform's chat REST API (the Messages
+ * resource, "Chat REST API Messages Response Objects"), with the fields its response bodies list:
+ * `ChatRequestSuccess {queuePosition, estimatedWaitTime}`, `QueueUpdate {position, estimatedWaitTime}`,
+ * `ChatEstablished` and `ChatTransferred {name, userId, sneakPeekEnabled}`, `ChatMessage {name, text,
+ * agentId}`, `AgentTyping` / `AgentNotTyping` / `AgentDisconnect {}`, `ChatRequestFail {reason}`,
+ * `ChatEnded {reason}` ("client" when the visitor, here the end user, ended it: the documented
+ * ChatEnd reason), `ChasitorIdleTimeoutWarningEvent {idleTimeoutWarningEvent}`, `FileTransfer {type}`
+ * and `CustomEvent {type, data}`. Those messages carry no timestamp and no id; neither does this.
  */
 
 const DEFAULT_SESSION_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 const DEFAULT_POLL_TIMEOUT_SECONDS = 30;
 const MAX_POLL_TIMEOUT_SECONDS = 120;
 
-export type ConversationEventType = 'Text' | 'Media' | 'QueueUpdate' | 'AgentJoined' | 'Transfer' | 'ChatEnded';
+/** The documented `type` names this stand-in speaks (docs/platform-contracts.md). */
+export type ConversationEventType =
+  | 'ChatRequestSuccess'
+  | 'ChatRequestFail'
+  | 'QueueUpdate'
+  | 'ChatEstablished'
+  | 'ChatTransferred'
+  | 'ChatMessage'
+  | 'AgentTyping'
+  | 'AgentNotTyping'
+  | 'AgentDisconnect'
+  | 'ChatEnded'
+  | 'ChasitorIdleTimeoutWarningEvent'
+  | 'FileTransfer'
+  | 'CustomEvent';
 export type SenderRole = 'EndUser' | 'Agent' | 'System';
 export type SessionStatus = 'Waiting' | 'Active' | 'Ended';
 
@@ -70,6 +93,7 @@ export interface PollAnswer {
 export interface TranscriptEntry {
   at: string;
   role: SenderRole;
+  /** The event's type; the end user's own sends are `ChatMessage`, the chat API's name for a visitor's message. */
   type: ConversationEventType;
   message: Record<string, unknown>;
 }
@@ -148,6 +172,8 @@ interface Conversation {
   wake: (() => void) | undefined;
   /** The agent queue a handoff routed it to. */
   routedTo: string | undefined;
+  /** The user id of the agent engaged in the chat (ChatEstablished / ChatTransferred `userId`). */
+  agentUserId: string | undefined;
   createdAtMs: number;
   firstPollAtMs: number | undefined;
   lastPollEndMs: number | undefined;
@@ -260,32 +286,65 @@ export class MessagingPlatform {
 
   agentJoins(conversationId: string, agentName = 'Agent'): void {
     const conversation = this.openConversation(conversationId);
-    this.deliver(conversation, 'System', 'AgentJoined', { name: agentName });
+    conversation.agentUserId = `005${randomId(15)}`;
+    this.deliver(conversation, 'System', 'ChatEstablished', { name: agentName, userId: conversation.agentUserId, sneakPeekEnabled: false });
     this.updateRecord(conversation, { Status: 'Active', AgentName: agentName, AcceptTime: this.timestamp() });
   }
 
   agentSays(conversationId: string, text: string): void {
     const conversation = this.openConversation(conversationId);
-    this.deliver(conversation, 'Agent', 'Text', { id: randomUUID(), text, sender: { role: 'Agent', name: conversation.record.AgentName ?? 'Agent' } });
+    this.deliver(conversation, 'Agent', 'ChatMessage', { name: conversation.record.AgentName ?? 'Agent', text, ...(conversation.agentUserId ? { agentId: conversation.agentUserId } : {}) });
   }
 
-  agentSendsMedia(conversationId: string, media: MediaAttachment): void {
-    const conversation = this.openConversation(conversationId);
-    this.deliver(conversation, 'Agent', 'Media', { id: randomUUID(), media, sender: { role: 'Agent', name: conversation.record.AgentName ?? 'Agent' } });
+  /** The agent starts (or stops) typing: a state, with no fields. */
+  agentTyping(conversationId: string, typing = true): void {
+    this.deliver(this.openConversation(conversationId), 'Agent', typing ? 'AgentTyping' : 'AgentNotTyping', {});
   }
 
-  queueUpdate(conversationId: string, position: number, estimatedWaitSeconds = 60): void {
-    this.deliver(this.openConversation(conversationId), 'System', 'QueueUpdate', { position, estimatedWaitSeconds });
+  /** The agent's connection dropped. */
+  agentDisconnects(conversationId: string): void {
+    this.deliver(this.openConversation(conversationId), 'System', 'AgentDisconnect', {});
+  }
+
+  /** The agent asks the end user for a file (or settles the request): Requested, Canceled, Success or Failure. */
+  fileTransfer(conversationId: string, type: 'Requested' | 'Canceled' | 'Success' | 'Failure'): void {
+    this.deliver(this.openConversation(conversationId), 'Agent', 'FileTransfer', { type });
+  }
+
+  /** A custom event the agent's console sent, `type` and `data` as the agent side chose them. */
+  customEvent(conversationId: string, type: string, data: string): void {
+    this.deliver(this.openConversation(conversationId), 'Agent', 'CustomEvent', { type, data });
+  }
+
+  /** The end user's idle timeout warning was triggered or cleared. */
+  idleTimeoutWarning(conversationId: string, state: 'triggered' | 'cleared'): void {
+    this.deliver(this.openConversation(conversationId), 'System', 'ChasitorIdleTimeoutWarningEvent', { idleTimeoutWarningEvent: state });
+  }
+
+  queueUpdate(conversationId: string, position: number, estimatedWaitTime = 60): void {
+    this.deliver(this.openConversation(conversationId), 'System', 'QueueUpdate', { position, estimatedWaitTime });
   }
 
   transfer(conversationId: string, toAgentName: string): void {
     const conversation = this.openConversation(conversationId);
-    this.deliver(conversation, 'System', 'Transfer', { from: conversation.record.AgentName, to: toAgentName });
+    conversation.agentUserId = `005${randomId(15)}`;
+    this.deliver(conversation, 'System', 'ChatTransferred', { name: toAgentName, userId: conversation.agentUserId, sneakPeekEnabled: false });
     this.updateRecord(conversation, { AgentName: toAgentName });
   }
 
-  /** Ends the session: status 'Ended', a `ChatEnded` event for the gateway, a record update event. */
-  endConversation(conversationId: string, reason: 'Agent' | 'EndUser' | 'System' = 'Agent'): void {
+  /** The chat request could not be served (no agent, an internal failure): the session ends at once. */
+  requestFails(conversationId: string, reason = 'Unavailable'): void {
+    const conversation = this.openConversation(conversationId);
+    this.deliver(conversation, 'System', 'ChatRequestFail', { reason });
+    this.updateRecord(conversation, { Status: 'Ended', EndTime: this.timestamp() });
+  }
+
+  /**
+   * Ends the session: status 'Ended', a `ChatEnded` event for the gateway, a record update event.
+   * `reason`: "agent" when the agent ended it, "client" when the end user did (the ChatEnd reason
+   * the chat API documents); other words pass through as the platform's own.
+   */
+  endConversation(conversationId: string, reason = 'agent'): void {
     const conversation = this.conversation(conversationId);
     if (conversation.record.Status === 'Ended') return;
     this.deliver(conversation, 'System', 'ChatEnded', { reason });
@@ -392,6 +451,7 @@ export class MessagingPlatform {
       polling: false,
       wake: undefined,
       routedTo: undefined,
+      agentUserId: undefined,
       createdAtMs: Date.now(),
       firstPollAtMs: undefined,
       lastPollEndMs: undefined,
@@ -403,7 +463,7 @@ export class MessagingPlatform {
     const waiting = [...this.conversations.values()].filter(
       (c) => c.record.Status === 'Waiting' && c.record.MessagingPlatformKey === messagingPlatformKey,
     ).length;
-    this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting, estimatedWaitSeconds: 60 * waiting });
+    this.deliver(conversation, 'System', 'ChatRequestSuccess', { queuePosition: waiting, estimatedWaitTime: 60 * waiting });
     if (this.echoAgent) this.agentJoins(id, 'Sandbox Agent');
 
     const token = await new SignJWT({ scope: 'conversation' })
@@ -481,10 +541,10 @@ export class MessagingPlatform {
     const sender = { role: 'EndUser', name: conversation.record.EndUserContactId ?? 'End user' };
     const message = body.data.message;
     if ('text' in message) {
-      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'Text', message: { id: messageId, text: message.text, sender } });
+      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'ChatMessage', message: { id: messageId, text: message.text, sender } });
       if (this.echoAgent && conversation.record.Status === 'Active') this.agentSays(conversation.id, `You said: ${message.text}`);
     } else {
-      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'Media', message: { id: messageId, media: message.media, sender } });
+      conversation.timeline.push({ at: this.timestamp(), role: 'EndUser', type: 'ChatMessage', message: { id: messageId, media: message.media, sender } });
     }
     return { status: 202, body: { messageId } };
   }
@@ -499,7 +559,7 @@ export class MessagingPlatform {
     conversation.routedTo = body.data.queue ?? 'Default';
     const waiting = [...this.conversations.values()].filter((c) => c.record.Status === 'Waiting' && c.routedTo !== undefined).length;
     this.updateRecord(conversation, { Status: 'Waiting', AgentName: null });
-    this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting + 1, estimatedWaitSeconds: 60 * (waiting + 1), queue: conversation.routedTo });
+    this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting + 1, estimatedWaitTime: 60 * (waiting + 1) });
     // For `npm start`: a human agent of the queue picks the conversation up a second later.
     if (this.echoAgent) setTimeout(() => conversation.record.Status === 'Waiting' && this.agentJoins(conversation.id, `${conversation.routedTo} Agent`), 1000).unref();
     return { status: 202, body: { queue: conversation.routedTo } };
@@ -533,7 +593,7 @@ export class MessagingPlatform {
   private async endByEndUser(request: SimulatorRequest, conversationId: string): Promise<SimulatorResponse> {
     const session = await this.checkSession(request, conversationId);
     if (!session.ok) return session.response;
-    this.endConversation(conversationId, 'EndUser');
+    this.endConversation(conversationId, 'client');
     return { status: 204 };
   }
 
@@ -603,7 +663,8 @@ export class MessagingPlatform {
   /** An event from the agent's or the platform's side: into the transcript and the gateway's inbox. */
   private deliver(conversation: Conversation, role: SenderRole, type: ConversationEventType, message: Record<string, unknown>): void {
     const at = this.timestamp();
-    const event: ConversationEvent = { type, message: { ...message, timestamp: at } };
+    // The documented messages carry no timestamp: the time is the simulator's record only.
+    const event: ConversationEvent = { type, message };
     conversation.timeline.push({ at, role, type, message: event.message });
     conversation.inbox.push(event);
     const emitted = this.emittedAt.get(conversation.id) ?? [];

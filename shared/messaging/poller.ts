@@ -4,6 +4,7 @@ import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
 import { CLAIMED_ONE_BY_ONE, type Conversation, type LiveConversation, type MessageWrite, type PollerRun as PollerRunItem } from '../store/items';
+import { chatMessage, endReasonOf, type ChatReading } from './chat-messages';
 import type { ConversationSession, PolledEvent, PollAnswer } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { conversationSession, finishConversation, isLive, messagingInstanceUrl, messagingSettings } from './conversations';
@@ -208,34 +209,9 @@ export function surgeWanted(notice: { roomBefore: number; roomAfter: number; gav
   return notice.roomBefore >= headroom && notice.roomAfter < headroom;
 }
 
-/** Pure: the stored message for a polled event (undefined for shapes the gateway does not know). */
-export function messageOf(event: PolledEvent, fallbackAt: string): MessageWrite & { lifecycle?: 'queued' | 'agent_joined' | 'ended' } {
-  const m = event.message;
-  const at = typeof m.timestamp === 'string' && !Number.isNaN(Date.parse(m.timestamp)) ? new Date(m.timestamp).toISOString() : fallbackAt;
-  const sender = typeof m.sender === 'object' && m.sender !== null ? (m.sender as { role?: unknown; name?: unknown }) : {};
-  const senderName = typeof sender.name === 'string' ? sender.name : undefined;
-  const platformMessageId = typeof m.id === 'string' ? m.id : undefined;
-  const common = { direction: 'inbound' as const, sentAt: at, ...(platformMessageId ? { platformMessageId } : {}) };
-  switch (event.type) {
-    case 'Text':
-      return { ...common, type: 'text', text: typeof m.text === 'string' ? m.text : '', sender: 'agent', ...(senderName ? { details: { senderName } } : {}) };
-    case 'Media':
-      return { ...common, type: 'media', sender: 'agent', details: { media: m.media, ...(senderName ? { senderName } : {}) } };
-    case 'QueueUpdate':
-      return { ...common, type: 'system', sender: 'system', lifecycle: 'queued', details: { systemEvent: 'queue_update', position: m.position, estimatedWaitSeconds: m.estimatedWaitSeconds, queue: m.queue } };
-    case 'AgentJoined':
-      return { ...common, type: 'system', sender: 'system', lifecycle: 'agent_joined', text: typeof m.name === 'string' ? m.name : undefined, details: { systemEvent: 'agent_joined', senderName: m.name } };
-    case 'Transfer':
-      return { ...common, type: 'system', sender: 'system', text: `${String(m.from ?? '')} → ${String(m.to ?? '')}`, details: { systemEvent: 'transfer', from: m.from, to: m.to } };
-    case 'ChatEnded':
-      return { ...common, type: 'system', sender: 'system', lifecycle: 'ended', text: typeof m.reason === 'string' ? m.reason : undefined, details: { systemEvent: 'ended', reason: m.reason } };
-    default:
-      return { ...common, type: 'system', sender: 'system', details: { systemEvent: event.type.replace(/[A-Z]/g, (c, i: number) => `${i ? '_' : ''}${c.toLowerCase()}`) } };
-  }
-}
-
-function endReasonOf(platformReason: unknown): 'agent' | 'end_user' | 'system' {
-  return platformReason === 'EndUser' ? 'end_user' : platformReason === 'Agent' ? 'agent' : 'system';
+/** Pure: the stored message for a polled event, read by the documented chat vocabulary (./chat-messages.ts); undefined for typing indicators. */
+export function messageOf(event: PolledEvent, fallbackAt: string): ChatReading | undefined {
+  return chatMessage(event, fallbackAt);
 }
 
 class Killed extends Error {
@@ -894,7 +870,9 @@ export class PollerRun {
     for (const [index, polled] of answer.messages.entries()) {
       const sequence = firstSequence + index;
       if (sequence <= ack) continue;
-      const { lifecycle: effect, ...message } = messageOf(polled, fallbackAt);
+      const read = messageOf(polled, fallbackAt);
+      if (!read) continue; // a typing indicator: state, not a message
+      const { lifecycle: effect, ...message } = read;
       if (effect === 'queued') lifecycle = { ...lifecycle, queued: { ...message, lifecycle: effect } };
       if (effect === 'agent_joined') lifecycle = { ...lifecycle, agent: { ...message, lifecycle: effect } };
       if (effect === 'ended') lifecycle = { ...lifecycle, ended: { ...message, lifecycle: effect } };
@@ -954,7 +932,7 @@ export class PollerRun {
     if (!(await this.gateway.store.advanceAck(conversation.accountId, conversation.conversationId, this.runId, answer.sequence))) return 'lost';
     if (lifecycle.ended) {
       this.guard();
-      await finishConversation(this.gateway, current, endReasonOf(lifecycle.ended.details?.reason), this.log);
+      await finishConversation(this.gateway, current, endReasonOf(lifecycle.ended.details), this.log);
       return 'ended';
     }
     return 'ok';

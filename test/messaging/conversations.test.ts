@@ -71,7 +71,7 @@ describe('a conversation end to end', () => {
     crm.messaging.agentJoins(platformId, 'Bo Human');
     crm.messaging.agentSays(platformId, 'Bo here, sorting it out.');
     await sandbox.until('human reply', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'Bo here, sorting it out.'));
-    crm.messaging.endConversation(platformId, 'Agent');
+    crm.messaging.endConversation(platformId, 'agent');
 
     await sandbox.until('transcript', () => sandbox.events('transcript.stored').length === 1);
     const ended = sandbox.events('conversation.ended');

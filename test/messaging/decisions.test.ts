@@ -193,13 +193,14 @@ describe('messaging decisions (pure)', () => {
     expect(at230(5, 20)).toBe(false);
   });
 
-  it('maps the platform events to messages and lifecycle effects', () => {
+  it('maps the platform events to messages and lifecycle effects (through ./chat-messages.ts)', () => {
     const at = '2025-01-01T00:00:00.000Z';
-    expect(messageOf({ type: 'Text', message: { id: 'm1', text: 'hi', sender: { role: 'Agent', name: 'Ann' }, timestamp: at } }, 'x')).toMatchObject({ type: 'text', text: 'hi', sender: 'agent', platformMessageId: 'm1', sentAt: at, details: { senderName: 'Ann' } });
-    expect(messageOf({ type: 'AgentJoined', message: { name: 'Ann' } }, at)).toMatchObject({ type: 'system', lifecycle: 'agent_joined', sentAt: at });
+    expect(messageOf({ type: 'ChatMessage', message: { name: 'Ann', text: 'hi', agentId: '005x' } }, at)).toMatchObject({ type: 'text', text: 'hi', sender: 'agent', sentAt: at, details: { senderName: 'Ann', agentId: '005x' } });
+    expect(messageOf({ type: 'ChatEstablished', message: { name: 'Ann', userId: '005x' } }, at)).toMatchObject({ type: 'system', lifecycle: 'agent_joined', sentAt: at });
     expect(messageOf({ type: 'QueueUpdate', message: { position: 2 } }, at)).toMatchObject({ lifecycle: 'queued', details: { position: 2 } });
-    expect(messageOf({ type: 'ChatEnded', message: { reason: 'EndUser' } }, at)).toMatchObject({ lifecycle: 'ended' });
-    expect(messageOf({ type: 'SomethingNew', message: {} }, at)).toMatchObject({ type: 'system', details: { systemEvent: 'something_new' } });
+    expect(messageOf({ type: 'ChatEnded', message: { reason: 'client' } }, at)).toMatchObject({ lifecycle: 'ended' });
+    expect(messageOf({ type: 'AgentTyping', message: {} }, at)).toBeUndefined();
+    expect(messageOf({ type: 'SomethingNew', message: { text: 'words' } }, at)).toMatchObject({ type: 'system', text: 'words', details: { systemEvent: 'something_new', payload: { text: 'words' } } });
   });
 
   it('merges both sides chronologically and cuts the transcript to the field limit', () => {

@@ -652,7 +652,7 @@ describe('settings and the transcript field', () => {
     const platformId = await platformIdOf(sandbox, id);
     sandbox.crm.messaging.removeSessionField('Transcript__c');
     sandbox.crm.messaging.agentJoins(platformId, 'Ann');
-    sandbox.crm.messaging.agentSendsMedia(platformId, { url: 'https://files.example/a.png', mimeType: 'image/png' });
+    sandbox.crm.messaging.fileTransfer(platformId, 'Requested');
     sandbox.crm.messaging.agentSays(platformId, 'text only');
     sandbox.crm.messaging.endConversation(platformId);
     await sandbox.until('transcript', () => sandbox.events('transcript.stored').length === 1);
@@ -664,7 +664,7 @@ describe('settings and the transcript field', () => {
     const transcript = await sandbox.playbook('GET', `/api/v1/playbook/conversations/${id}/transcript`);
     expect(transcript.body).toMatchObject({ stored: true, outcome: { state: 'field_missing' } });
     expect(transcript.body.text).toMatch(/text only/);
-    expect(transcript.body.text).not.toMatch(/image\/png|agent joined/);
+    expect(transcript.body.text).not.toMatch(/file transfer|Requested|agent joined/);
     const connection = await sandbox.gateway.call('GET', `/api/v1/accounts/${sandbox.accountId}/connections/messaging`, { token: sandbox.userToken });
     expect(((await connection.json()) as { health: { remedy?: string } }).health.remedy).toMatch(/Configure transcript field mapping/);
     // The conversation's slot is free again.

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startCrmSimulator, type RunningCrmSimulator } from '../../sandbox/crm-simulator';
 import type { PollAnswer } from '../../sandbox/messaging-simulator';
+import { DOCUMENTED_EXAMPLES, DOCUMENTED_FIELDS } from '../messaging/chat-vocabulary';
 import { bearer, jwtBearerToken, postJson, rsaKeyPair, type KeyPair } from './crm-fixtures';
 
 const CHANNEL = 'web-chat-channel';
@@ -112,14 +113,17 @@ describe('long-poll', () => {
   it('delivers from the start with ack=-1, then nothing twice once acknowledged', async () => {
     const conversation = await newConversation();
     const first = await pollJson(conversation, '?ack=-1&timeout=0.05');
-    expect(first.messages.map((m) => m.type)).toEqual(['QueueUpdate']);
+    expect(first.messages.map((m) => m.type)).toEqual(['ChatRequestSuccess']);
+    expect(first.messages[0]?.message).toEqual({ queuePosition: expect.any(Number) as unknown, estimatedWaitTime: expect.any(Number) as unknown });
     expect(first.sequence).toBe(1);
 
     crm.messaging.agentJoins(conversation.conversationId, 'Ana');
     crm.messaging.agentSays(conversation.conversationId, 'Hello, how can I help?');
     const second = await pollJson(conversation, `?ack=${first.sequence}&timeout=0.05`);
-    expect(second.messages.map((m) => m.type)).toEqual(['AgentJoined', 'Text']);
-    expect(second.messages[1]?.message).toMatchObject({ text: 'Hello, how can I help?', sender: { role: 'Agent', name: 'Ana' } });
+    expect(second.messages.map((m) => m.type)).toEqual(['ChatEstablished', 'ChatMessage']);
+    const userId = second.messages[0]?.message.userId;
+    expect(second.messages[0]?.message).toEqual({ name: 'Ana', userId: expect.stringMatching(/^005/) as unknown, sneakPeekEnabled: false });
+    expect(second.messages[1]?.message).toEqual({ name: 'Ana', text: 'Hello, how can I help?', agentId: userId });
     expect(second.sequence).toBe(3);
 
     expect((await poll(conversation, `?ack=${second.sequence}&timeout=0.05`)).status).toBe(204);
@@ -159,7 +163,7 @@ describe('long-poll', () => {
     const response = await poll(conversation, '?timeout=120');
     expect(response.status).toBe(204);
     expect(crm.messaging.isPolling(conversation.conversationId)).toBe(false);
-    expect((await pollJson(conversation, '?ack=-1')).messages.map((m) => m.type)).toEqual(['QueueUpdate', 'Text']);
+    expect((await pollJson(conversation, '?ack=-1')).messages.map((m) => m.type)).toEqual(['ChatRequestSuccess', 'ChatMessage']);
   });
 
   it('refuses a second concurrent poll on the same conversation with 409', async () => {
@@ -216,6 +220,39 @@ describe('long-poll', () => {
   });
 });
 
+describe('the documented chat vocabulary (contract)', () => {
+  it('delivers only documented types, each with only documented fields of the documented kinds', async () => {
+    const conversation = await newConversation();
+    const id = conversation.conversationId;
+    crm.messaging.queueUpdate(id, 1, 30);
+    crm.messaging.agentJoins(id, 'Ana');
+    crm.messaging.agentTyping(id, true);
+    crm.messaging.agentTyping(id, false);
+    crm.messaging.agentSays(id, 'Hello');
+    crm.messaging.fileTransfer(id, 'Requested');
+    crm.messaging.customEvent(id, 'survey', 'rated 5');
+    crm.messaging.idleTimeoutWarning(id, 'triggered');
+    crm.messaging.agentDisconnects(id);
+    crm.messaging.transfer(id, 'Ben');
+    crm.messaging.endConversation(id);
+    const failed = await newConversation();
+    crm.messaging.requestFails(failed.conversationId, 'Unavailable');
+
+    const delivered = [...(await pollJson(conversation, '?ack=-1&timeout=0')).messages, ...(await pollJson(failed, '?ack=-1&timeout=0')).messages];
+    const types = new Set(delivered.map((event) => event.type));
+    expect([...types].sort()).toEqual(Object.keys(DOCUMENTED_EXAMPLES).sort());
+    for (const event of delivered) {
+      const documented = DOCUMENTED_FIELDS[event.type];
+      expect(documented, event.type).toBeDefined();
+      const example = DOCUMENTED_EXAMPLES[event.type as keyof typeof DOCUMENTED_EXAMPLES] as Record<string, unknown>;
+      for (const [field, value] of Object.entries(event.message)) {
+        expect(documented, `${event.type}.${field}`).toContain(field);
+        if (field in example) expect(typeof value, `${event.type}.${field}`).toBe(typeof example[field]);
+      }
+    }
+  });
+});
+
 describe('sending and the transcript', () => {
   it('accepts text and media with 202, does not echo them, and keeps the transcript in order', async () => {
     const conversation = await newConversation();
@@ -224,21 +261,22 @@ describe('sending and the transcript', () => {
     expect((await send(conversation, { text: 'I need help with my invoice' })).status).toBe(202);
     crm.messaging.agentSays(conversation.conversationId, 'Sure, which one?');
     expect((await send(conversation, { media: { url: 'https://files.example/invoice.pdf', mimeType: 'application/pdf' } })).status).toBe(202);
-    crm.messaging.agentSendsMedia(conversation.conversationId, { url: 'https://files.example/guide.png', mimeType: 'image/png', name: 'guide' });
+    crm.messaging.fileTransfer(conversation.conversationId, 'Requested');
     crm.messaging.transfer(conversation.conversationId, 'Ben');
 
     const delivered = await pollJson(conversation, `?ack=${ack}&timeout=0`);
-    expect(delivered.messages.map((m) => m.type)).toEqual(['AgentJoined', 'Text', 'Media', 'Transfer']);
+    expect(delivered.messages.map((m) => m.type)).toEqual(['ChatEstablished', 'ChatMessage', 'FileTransfer', 'ChatTransferred']);
+    expect(delivered.messages[3]?.message).toEqual({ name: 'Ben', userId: expect.stringMatching(/^005/) as unknown, sneakPeekEnabled: false });
 
     const transcript = crm.messaging.transcript(conversation.conversationId);
     expect(transcript.map((entry) => [entry.role, entry.type])).toEqual([
-      ['System', 'QueueUpdate'],
-      ['System', 'AgentJoined'],
-      ['EndUser', 'Text'],
-      ['Agent', 'Text'],
-      ['EndUser', 'Media'],
-      ['Agent', 'Media'],
-      ['System', 'Transfer'],
+      ['System', 'ChatRequestSuccess'],
+      ['System', 'ChatEstablished'],
+      ['EndUser', 'ChatMessage'],
+      ['Agent', 'ChatMessage'],
+      ['EndUser', 'ChatMessage'],
+      ['Agent', 'FileTransfer'],
+      ['System', 'ChatTransferred'],
     ]);
     expect(transcript[2]?.message).toMatchObject({ text: 'I need help with my invoice' });
     const times = transcript.map((entry) => Date.parse(entry.at));
@@ -260,7 +298,8 @@ describe('ending', () => {
     crm.messaging.endConversation(conversation.conversationId);
 
     const last = await pollJson(conversation, `?ack=${ack}&timeout=5`);
-    expect(last.messages.map((m) => m.type)).toEqual(['AgentJoined', 'ChatEnded']);
+    expect(last.messages.map((m) => m.type)).toEqual(['ChatEstablished', 'ChatEnded']);
+    expect(last.messages[1]?.message).toEqual({ reason: 'agent' });
     expect(crm.messaging.messagingSession(conversation.conversationId).Status).toBe('Ended');
     const updates = crm.messaging.recordUpdates().filter((u) => u.conversationId === conversation.conversationId);
     expect(updates.at(-1)).toMatchObject({ object: 'MessagingSession', changedFields: { Status: 'Ended' } });
@@ -276,12 +315,12 @@ describe('ending', () => {
     const ack = await drain(conversation);
     const pending = poll(conversation, `?ack=${ack}&timeout=120`);
     await untilPolling(conversation.conversationId, true);
-    crm.messaging.endConversation(conversation.conversationId, 'System');
+    crm.messaging.endConversation(conversation.conversationId, 'client');
     await untilPolling(conversation.conversationId, false);
     const response = await pending;
     expect(response.status).toBe(200);
     expect(((await response.json()) as PollAnswer).messages).toEqual([
-      { type: 'ChatEnded', message: expect.objectContaining({ reason: 'System' }) as unknown },
+      { type: 'ChatEnded', message: { reason: 'client' } },
     ]);
   });
 
