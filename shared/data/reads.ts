@@ -32,13 +32,13 @@ export class DataReadError extends Error {
   }
 }
 
-/** A text value sent towards a query: refused if it holds SQL-significant characters (see ./sql.ts). */
+/** A text value sent towards a query: quoted exactly, refused only if a literal cannot carry it (see ./sql.ts). */
 export const SafeText = z
   .string()
   .max(1_000)
   .superRefine((value, context) => {
     const reason = unsafeValueReason(value);
-    if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}; the data platform has no bind parameters, so such values are never sent` });
+    if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}, which a SQL string literal cannot carry; nothing was sent` });
   });
 const FilterValue = z.union([SafeText, z.number().finite()]);
 

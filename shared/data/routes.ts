@@ -62,13 +62,17 @@ const Accepted = z.lazy(() =>
     .meta({ id: 'EngagementEventsAccepted' }),
 );
 
-/** An email in a path, refused when it holds characters that are never sent towards a query. */
+/**
+ * An email in a path. Any local part the address syntax allows is read, apostrophes (o'brien@),
+ * `+` and internationalised letters (josé@) included: it is quoted exactly. Refused only what a
+ * SQL literal cannot carry (control characters, lone surrogates).
+ */
 const SafeEmail = z
-  .email()
+  .email({ pattern: z.regexes.unicodeEmail })
   .max(254)
   .superRefine((value, context) => {
     const reason = unsafeValueReason(value);
-    if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}; such values are never sent to the data platform` });
+    if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}, which a SQL string literal cannot carry; nothing was sent` });
   })
   .describe("The person's email address");
 

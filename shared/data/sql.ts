@@ -61,9 +61,10 @@ export interface SelectQuery {
 
 const IDENTIFIER = /^[A-Za-z][A-Za-z0-9_]*$/;
 
-/** A string literal: quoted, with each `'` doubled. NUL is refused (some engines end the string there). */
+/** A string literal: quoted, with each `'` doubled; what it cannot carry (below) is refused. */
 export function quoteString(value: string): string {
-  if (value.includes('\u0000')) throw new SqlBuildError('a string literal may not contain a NUL character');
+  const reason = unsafeValueReason(value);
+  if (reason) throw new SqlBuildError(`a string literal cannot hold this value: ${reason}`);
   return `'${value.replaceAll("'", "''")}'`;
 }
 
@@ -152,21 +153,20 @@ export function buildSelect(query: SelectQuery, catalog: Record<string, DataObje
 }
 
 /**
- * Characters refused in any value a caller sends towards a query, before SQL is built: quotes and
- * their look-alikes, the statement separator, comment markers, backslashes and control characters.
- * Literals are quoted safely anyway (above); refusing these too means no value ever depends on
- * the platform's parser agreeing with the gateway's quoting.
+ * What a string literal cannot carry. Quoting doubles `'`, so every other character (quotes of any
+ * shape, `"`, `;`, `--`, backslashes, letters of any script) stays data: the platform's SQL is
+ * ANSI, where a backslash is an ordinary character in a '...' literal (only an `E'...'` literal,
+ * which the builder never writes, reads escapes). Refused: control characters (NUL ends strings in
+ * some engines; the others cannot be told apart from layout in the query text) and lone UTF-16
+ * surrogates (no UTF-8 encoding: the platform would read U+FFFD, a different value).
  */
-const UNSAFE_CHARACTERS: ReadonlyArray<[RegExp, string]> = [
-  [/['"`\u00b4\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ca\u02cb\u2018-\u201f\u2032-\u2037\u275b-\u275e\uff02\uff07]/u, 'a quote or quote-like character'],
-  [/;/u, 'a semicolon'],
-  [/--|\/\*|\*\//u, 'a comment marker'],
-  [/\\/u, 'a backslash'],
-  [/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u, 'a control character'],
+const UNREPRESENTABLE: ReadonlyArray<[RegExp, string]> = [
+  [/\p{Cc}/u, 'a control character'],
+  [/\p{Cs}/u, 'a lone surrogate (not a Unicode character)'],
 ];
 
-/** What makes this value unsafe for a query, in words; undefined when it is safe. */
+/** What keeps this value out of a string literal, in words; undefined when it can be quoted exactly. */
 export function unsafeValueReason(value: string): string | undefined {
-  for (const [pattern, what] of UNSAFE_CHARACTERS) if (pattern.test(value)) return `it contains ${what}`;
+  for (const [pattern, what] of UNREPRESENTABLE) if (pattern.test(value)) return `it contains ${what}`;
   return undefined;
 }

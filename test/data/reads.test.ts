@@ -215,14 +215,9 @@ describe('data reads for playbooks, over HTTP against the data platform simulato
       ['unknown object', '/api/v1/playbook/data/records', { object: 'Account' }],
       ['unknown column', '/api/v1/playbook/data/records', { columns: ['Password'] }],
       ['unknown filter column', '/api/v1/playbook/data/records', { filters: [{ column: 'Phone', op: 'eq', value: '1' }] }],
-      ['a quote', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: "O'Brien" }] }],
-      ['a semicolon', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'x; DELETE' }] }],
-      ['a comment', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'x -- y' }] }],
-      ['a block comment', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'in', value: ['a', 'x /* y'] }] }],
-      ['a backslash', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'x\\' }] }],
-      ['a right single quotation mark', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'O\u2019Brien' }] }],
-      ['a fullwidth apostrophe', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'O\uff07Brien' }] }],
-      ['a modifier-letter apostrophe', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'O\u02bcBrien' }] }],
+      ['a control character', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'O\u0007Brien' }] }],
+      ['a NUL in a list', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'in', value: ['a', 'x\u0000y'] }] }],
+      ['a lone surrogate', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'O\ud800Brien' }] }],
       ['an unsupported operator', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'like', value: 'a%' }] }],
       ['an operator as SQL', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: '= 1 OR 1', value: 'a' }] }],
       ['a column as SQL', '/api/v1/playbook/data/records', { filters: [{ column: 'LastName = 1 OR 1', op: 'eq', value: 'a' }] }],
@@ -243,15 +238,17 @@ describe('data reads for playbooks, over HTTP against the data platform simulato
       expect(d.queries()).toBe(before);
     });
 
-    it('refuses unsafe emails and history parameters in the path and query', async () => {
+    it('refuses what a literal cannot carry in the path and query, naming the field', async () => {
       const before = d.queries();
-      for (const path of [
-        `/api/v1/playbook/profiles/${encodeURIComponent("o'brien@example.com")}`,
-        `/api/v1/playbook/data/engagement/${encodeURIComponent('o\u2019brien@example.com')}`,
-        `/api/v1/playbook/data/engagement/${encodeURIComponent(people[0]!.Email)}?limit=501`,
-        `/api/v1/playbook/data/engagement/${encodeURIComponent(people[0]!.Email)}?eventType=${encodeURIComponent("x' OR '1'='1")}`,
-      ]) {
-        expect((await get(path)).status).toBe(400);
+      for (const [path, field] of [
+        [`/api/v1/playbook/profiles/${encodeURIComponent('o\u0007brien@example.com')}`, 'email'],
+        [`/api/v1/playbook/data/engagement/${encodeURIComponent('o\u0000brien@example.com')}`, 'email'],
+        [`/api/v1/playbook/data/engagement/${encodeURIComponent(people[0]!.Email)}?limit=501`, 'limit'],
+        [`/api/v1/playbook/data/engagement/${encodeURIComponent(people[0]!.Email)}?eventType=${encodeURIComponent('x\ny')}`, 'eventType'],
+      ] as const) {
+        const refused = await get(path);
+        expect(refused.status).toBe(400);
+        expect((refused.body.errors as Array<{ path: string }>).map((e) => e.path).join(' ')).toContain(field);
       }
       expect(d.queries()).toBe(before);
     });
@@ -276,6 +273,50 @@ describe('data reads for playbooks, over HTTP against the data platform simulato
         expect(d.queries()).toBe(before);
       } finally {
         await d.connect({ dataModelObjects: ['unified_individual', 'engagement', 'custom'], customObjects: [ORDERS] });
+      }
+    });
+  });
+
+  describe("apostrophes and real addresses: quoted exactly, read, never SQL", () => {
+    const apostrophes = [
+      { IndividualId: 'apos-1', FirstName: 'Miles', LastName: "O'Brien", Email: "o'brien@example.test" },
+      { IndividualId: 'apos-2', FirstName: 'Dina', LastName: "D'Angelo", Email: "d'angelo+vip@example.com" },
+      { IndividualId: 'apos-3', FirstName: 'José', LastName: 'Núñez', Email: 'josé@example.com' },
+      { IndividualId: 'apos-4', FirstName: 'Aoife', LastName: 'O\u2019Connor', Email: 'o\u2019connor@example.com' },
+      { IndividualId: 'apos-5', FirstName: 'Back', LastName: 'Slash\\', Email: 'back\\slash@example.com' },
+    ];
+    beforeAll(() => {
+      d.sandbox.sim.data.addUnifiedIndividuals(apostrophes);
+      d.sandbox.sim.data.seedEngagement([apostrophes[0]!], 3);
+    });
+
+    it.each(apostrophes)('reads the profile of $Email', async (person) => {
+      const before = d.queries();
+      const { status, body } = await get(`/api/v1/playbook/profiles/${encodeURIComponent(person.Email)}?maxAgeSeconds=0`);
+      expect(status).toBe(200);
+      expect(JSON.stringify(body)).toContain(person.IndividualId);
+      expect(d.queries()).toBe(before + 1);
+      // The literal the platform received: the value with each ' doubled, nothing else changed.
+      expect(d.sandbox.sim.data.sqlReceived.at(-1)).toContain(`'${person.Email.replaceAll("'", "''")}'`);
+    });
+
+    it("reads O'Brien's engagement history", async () => {
+      const { status, body } = await get(`/api/v1/playbook/data/engagement/${encodeURIComponent("o'brien@example.test")}`);
+      expect(status).toBe(200);
+      expect((body.events as Array<{ event_id: string }>).map((e) => e.event_id).sort()).toEqual(['seed-apos-1-0', 'seed-apos-1-1', 'seed-apos-1-2']);
+    });
+
+    it('filters on names with quotes exactly; values shaped like SQL stay values and match nothing', async () => {
+      const obrien = await post('/api/v1/playbook/data/records', { columns: ['IndividualId'], filters: [{ column: 'LastName', op: 'eq', value: "O'Brien" }] });
+      expect(obrien.body.records).toEqual([{ IndividualId: 'apos-1' }]);
+      const curly = await post('/api/v1/playbook/data/records', { columns: ['IndividualId'], filters: [{ column: 'LastName', op: 'in', value: ['O\u2019Connor', 'Slash\\'] }] });
+      expect((curly.body.records as Array<{ IndividualId: string }>).map((r) => r.IndividualId).sort()).toEqual(['apos-4', 'apos-5']);
+      for (const value of ["x' OR '1'='1", 'x; DELETE FROM UnifiedIndividual__dlm', 'x -- y', "x' /* y", "O\\'Brien", 'O\uff07Brien', 'O\u02bcBrien']) {
+        const before = d.queries();
+        const answer = await post('/api/v1/playbook/data/records', { columns: ['IndividualId'], filters: [{ column: 'LastName', op: 'eq', value }] });
+        expect(answer.status, value).toBe(200);
+        expect(answer.body.records, value).toEqual([]);
+        expect(d.queries()).toBe(before + 1);
       }
     });
   });

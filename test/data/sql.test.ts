@@ -36,13 +36,17 @@ describe('SQL builder', () => {
     expect(literal(1e21)).toBe('1000000000000000000000');
     expect(literal(-2.5)).toBe('-2.5');
     expect(() => quoteString('a\u0000b')).toThrow(SqlBuildError);
+    expect(() => quoteString('a\ud800b')).toThrow(SqlBuildError);
   });
 
   it('no string can break out of its quotes: the literal reads back whole, and nothing follows it (property)', () => {
-    const hostile = fc.oneof(
-      fc.string({ unit: 'binary' }),
-      fc.array(fc.constantFrom("'", "''", '"', '\\', ';', '--', '/*', ' OR 1=1', 'LIMIT 1', '\n', ')'), { maxLength: 12 }).map((parts) => parts.join('')),
-    ).filter((s) => !s.includes('\u0000'));
+    // The data simulator reads quoted literals the standard way too: the builder's output, over the whole of Unicode, parses back whole.
+    const hostile = fc
+      .oneof(
+        fc.string({ unit: 'binary' }),
+        fc.array(fc.constantFrom("'", "''", '"', '\\', ';', '--', '/*', ' OR 1=1', 'LIMIT 1', ')', '\u2019', '😀'), { maxLength: 12 }).map((parts) => parts.join('')),
+      )
+      .filter((s) => unsafeValueReason(s) === undefined);
     fc.assert(
       fc.property(hostile, hostile, (email, firstName) => {
         const sql = buildSelect({ from: 'UnifiedIndividual', select: { kind: 'columns', columns: ['Email'] }, where: { Email: email, FirstName: firstName }, limit: 5 });
@@ -126,19 +130,78 @@ describe('SQL builder: operators, grouping and order', () => {
   });
 });
 
-describe('values that are never sent towards a query', () => {
-  const unsafe = ["'", '"', '`', ';', '--', '/*', '*/', '\\', '\u2018', '\u2019', '\u201c', '\u201d', '\u2032', '\uff07', '\uff02', '\u02bc', '\u00b4', '\u0000', '\n'];
+/**
+ * An ANSI SQL string literal reader written for this test, independent of the builder and of the
+ * data simulator: from the opening quote, `''` is one quote and a lone `'` ends the literal.
+ */
+function readAnsiLiteral(sql: string, start: number): { value: string; end: number } {
+  if (sql[start] !== "'") throw new Error('not at a literal');
+  let value = '';
+  for (let i = start + 1; i < sql.length; i++) {
+    if (sql[i] !== "'") value += sql[i];
+    else if (sql[i + 1] === "'") {
+      value += "'";
+      i++;
+    } else return { value, end: i + 1 };
+  }
+  throw new Error('unterminated literal');
+}
 
-  it('refuses any value holding a quote, look-alike, semicolon, comment marker, backslash or control character (property)', () => {
+/** Any UTF-16 code unit (lone surrogates included), any code point, and SQL's and look-alikes' hostile pieces. */
+const anyText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)), maxLength: 40 }),
+  fc
+    .array(fc.constantFrom("'", "''", '"', '`', '\\', "\\'", ';', '--', '/*', '*/', ' OR 1=1', '\u2018', '\u2019', '\u02bc', '\uff07', '\u201c', 'é', '😀', '\u0000', '\n', '\ud800'), { maxLength: 12 })
+    .map((parts) => parts.join('')),
+);
+const unrepresentable = (value: string) => /\p{Cc}|\p{Cs}/u.test(value);
+
+describe('string literals over the whole of Unicode', () => {
+  it('round-trip through an ANSI literal reader, and no value ends its literal early (property)', () => {
     fc.assert(
-      fc.property(fc.string(), fc.constantFrom(...unsafe), fc.string(), (before, bad, after) => {
-        expect(unsafeValueReason(`${before}${bad}${after}`)).toBeDefined();
+      fc.property(anyText, anyText, (email, lastName) => {
+        if (unrepresentable(email) || unrepresentable(lastName)) return;
+        const literalText = quoteString(email);
+        expect(readAnsiLiteral(literalText, 0)).toEqual({ value: email, end: literalText.length });
+        // Inside a query: each literal ends exactly where the builder put its closing quote, and what follows is the builder's SQL.
+        const sql = buildSelect({ from: 'UnifiedIndividual', select: { kind: 'columns', columns: ['Email'] }, where: { Email: email, LastName: lastName }, limit: 5 });
+        const head = 'SELECT Email FROM UnifiedIndividual__dlm WHERE Email = ';
+        expect(sql.startsWith(head)).toBe(true);
+        const first = readAnsiLiteral(sql, head.length);
+        expect(first.value).toBe(email);
+        const middle = ' AND LastName = ';
+        expect(sql.slice(first.end, first.end + middle.length)).toBe(middle);
+        const second = readAnsiLiteral(sql, first.end + middle.length);
+        expect(second.value).toBe(lastName);
+        expect(sql.slice(second.end)).toBe(' LIMIT 5');
       }),
+      { numRuns: 1000 },
     );
   });
 
-  it('lets ordinary names, emails and dates through', () => {
-    for (const value of ['Ada', 'ada.lovelace+1@example.com', '2030-01-01T00:00:00Z', 'São Paulo', 'a-b_c d', 'x/y', '#1']) expect(unsafeValueReason(value)).toBeUndefined();
+  it('refuses exactly what a literal cannot carry: control characters and lone surrogates (property)', () => {
+    fc.assert(
+      fc.property(anyText, (value) => {
+        if (unrepresentable(value)) {
+          expect(unsafeValueReason(value)).toMatch(/control character|lone surrogate/);
+          expect(() => quoteString(value)).toThrow(SqlBuildError);
+        } else {
+          expect(unsafeValueReason(value)).toBeUndefined();
+          expect(() => quoteString(value)).not.toThrow();
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("reads people's names and addresses as they are", () => {
+    for (const value of ["o'brien@example.com", "d'angelo+vip@example.com", 'josé@example.com', 'O\u2019Brien', 'O\uff07Brien', 'C:\\path', 'São Paulo', '株式会社', '😀']) {
+      expect(unsafeValueReason(value)).toBeUndefined();
+    }
+    expect(quoteString("o'brien@example.com")).toBe("'o''brien@example.com'");
+    expect(quoteString("''")).toBe("''''''");
+    for (const value of ['a\u0000b', 'line\nbreak', 'tab\there', '\u007f', '\u0085', 'x\udc00y']) expect(unsafeValueReason(value)).toBeDefined();
   });
 });
 
