@@ -104,14 +104,18 @@ export interface MediaAttachment {
   name?: string;
 }
 
-/** The MessagingSession record: standard fields plus custom ones (pre-chat mappings, transcript). */
+/**
+ * The MessagingSession record: standard fields the object reference documents (the agent who
+ * accepted is its `OwnerId`, a user id; the record has no agent name) plus custom ones (pre-chat
+ * mappings, transcript).
+ */
 export type MessagingSessionRecord = {
   Id: string;
   Status: SessionStatus;
   ConversationId: string;
-  MessagingPlatformKey: string;
   EndUserContactId: string | null;
-  AgentName: string | null;
+  AgentType: 'Agent';
+  OwnerId: string | null;
   StartTime: string;
   AcceptTime: string | null;
   EndTime: string | null;
@@ -126,7 +130,7 @@ export interface RecordUpdateEvent {
   at: string;
 }
 
-const STANDARD_FIELDS = new Set(['Id', 'Status', 'ConversationId', 'MessagingPlatformKey', 'EndUserContactId', 'AgentName', 'StartTime', 'AcceptTime', 'EndTime']);
+const STANDARD_FIELDS = new Set(['Id', 'Status', 'ConversationId', 'EndUserContactId', 'AgentType', 'OwnerId', 'StartTime', 'AcceptTime', 'EndTime']);
 
 const PrechatItem = z.object({
   label: z.string(),
@@ -174,6 +178,10 @@ interface Conversation {
   routedTo: string | undefined;
   /** The user id of the agent engaged in the chat (ChatEstablished / ChatTransferred `userId`). */
   agentUserId: string | undefined;
+  /** The agent's display name (ChatEstablished / ChatTransferred `name`): the chat's, not the record's. */
+  agentName: string | undefined;
+  /** The messaging channel it started on. */
+  messagingPlatformKey: string;
   createdAtMs: number;
   firstPollAtMs: number | undefined;
   lastPollEndMs: number | undefined;
@@ -287,13 +295,14 @@ export class MessagingPlatform {
   agentJoins(conversationId: string, agentName = 'Agent'): void {
     const conversation = this.openConversation(conversationId);
     conversation.agentUserId = `005${randomId(15)}`;
+    conversation.agentName = agentName;
     this.deliver(conversation, 'System', 'ChatEstablished', { name: agentName, userId: conversation.agentUserId, sneakPeekEnabled: false });
-    this.updateRecord(conversation, { Status: 'Active', AgentName: agentName, AcceptTime: this.timestamp() });
+    this.updateRecord(conversation, { Status: 'Active', OwnerId: conversation.agentUserId, AcceptTime: this.timestamp() });
   }
 
   agentSays(conversationId: string, text: string): void {
     const conversation = this.openConversation(conversationId);
-    this.deliver(conversation, 'Agent', 'ChatMessage', { name: conversation.record.AgentName ?? 'Agent', text, ...(conversation.agentUserId ? { agentId: conversation.agentUserId } : {}) });
+    this.deliver(conversation, 'Agent', 'ChatMessage', { name: conversation.agentName ?? 'Agent', text, ...(conversation.agentUserId ? { agentId: conversation.agentUserId } : {}) });
   }
 
   /** The agent starts (or stops) typing: a state, with no fields. */
@@ -328,8 +337,9 @@ export class MessagingPlatform {
   transfer(conversationId: string, toAgentName: string): void {
     const conversation = this.openConversation(conversationId);
     conversation.agentUserId = `005${randomId(15)}`;
+    conversation.agentName = toAgentName;
     this.deliver(conversation, 'System', 'ChatTransferred', { name: toAgentName, userId: conversation.agentUserId, sneakPeekEnabled: false });
-    this.updateRecord(conversation, { AgentName: toAgentName });
+    this.updateRecord(conversation, { OwnerId: conversation.agentUserId });
   }
 
   /** The chat request could not be served (no agent, an internal failure): the session ends at once. */
@@ -430,9 +440,9 @@ export class MessagingPlatform {
       Id: `0Mw${randomId(15)}`,
       Status: 'Waiting',
       ConversationId: id,
-      MessagingPlatformKey: messagingPlatformKey,
       EndUserContactId: contactId ?? null,
-      AgentName: null,
+      AgentType: 'Agent',
+      OwnerId: null,
       StartTime: new Date(now).toISOString(),
       AcceptTime: null,
       EndTime: null,
@@ -452,6 +462,8 @@ export class MessagingPlatform {
       wake: undefined,
       routedTo: undefined,
       agentUserId: undefined,
+      agentName: undefined,
+      messagingPlatformKey,
       createdAtMs: Date.now(),
       firstPollAtMs: undefined,
       lastPollEndMs: undefined,
@@ -461,7 +473,7 @@ export class MessagingPlatform {
     };
     this.conversations.set(id, conversation);
     const waiting = [...this.conversations.values()].filter(
-      (c) => c.record.Status === 'Waiting' && c.record.MessagingPlatformKey === messagingPlatformKey,
+      (c) => c.record.Status === 'Waiting' && c.messagingPlatformKey === messagingPlatformKey,
     ).length;
     this.deliver(conversation, 'System', 'ChatRequestSuccess', { queuePosition: waiting, estimatedWaitTime: 60 * waiting });
     if (this.echoAgent) this.agentJoins(id, 'Sandbox Agent');
@@ -558,7 +570,8 @@ export class MessagingPlatform {
     if (!body.success) return platformError(400, 'INVALID_INPUT', 'the body must be {"queue": "<agent queue>"} or empty');
     conversation.routedTo = body.data.queue ?? 'Default';
     const waiting = [...this.conversations.values()].filter((c) => c.record.Status === 'Waiting' && c.routedTo !== undefined).length;
-    this.updateRecord(conversation, { Status: 'Waiting', AgentName: null });
+    conversation.agentName = undefined;
+    this.updateRecord(conversation, { Status: 'Waiting', OwnerId: null });
     this.deliver(conversation, 'System', 'QueueUpdate', { position: waiting + 1, estimatedWaitTime: 60 * (waiting + 1) });
     // For `npm start`: a human agent of the queue picks the conversation up a second later.
     if (this.echoAgent) setTimeout(() => conversation.record.Status === 'Waiting' && this.agentJoins(conversation.id, `${conversation.routedTo} Agent`), 1000).unref();

@@ -128,7 +128,7 @@ describe('long-poll', () => {
 
     expect((await poll(conversation, `?ack=${second.sequence}&timeout=0.05`)).status).toBe(204);
     expect((await poll(conversation, `?ack=${second.sequence}&timeout=0.05`)).status).toBe(204);
-    expect(crm.messaging.messagingSession(conversation.conversationId)).toMatchObject({ Status: 'Active', AgentName: 'Ana' });
+    expect(crm.messaging.messagingSession(conversation.conversationId)).toMatchObject({ Status: 'Active', AgentType: 'Agent', OwnerId: userId });
   });
 
   it('answers a waiting poll as soon as the agent speaks, long before its timeout', async () => {
