@@ -9,9 +9,10 @@ import type { MessagingPlatformSession } from './client';
  * everything inside a conversation uses that conversation's own short-lived session token
  * (spec Authentication, messaging rule 6), through `ConversationSession`.
  *
- * What the spec leaves unshown follows the sandbox simulator (sandbox/messaging-simulator.ts):
- * the send path `POST /v58.0/conversations/{id}/messages` with `{message: {text}}` or
- * `{message: {media}}`, the handoff `POST .../route`, the end `DELETE /v58.0/conversations/{id}`.
+ * The poll's answer follows the platform's chat REST API (./chat-messages.ts). What no
+ * documentation shows is the gateway's assumption (docs/platform-contracts.md): the send path
+ * `POST /v58.0/conversations/{id}/messages` with `{message: {text}}` or `{message: {media}}`, the
+ * handoff `POST .../route`, the end `DELETE /v58.0/conversations/{id}`.
  */
 
 export const API_VERSION = 'v58.0';

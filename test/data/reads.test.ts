@@ -300,6 +300,16 @@ describe('data reads for playbooks, over HTTP against the data platform simulato
       expect(d.sandbox.sim.data.sqlReceived.at(-1)).toContain(`'${person.Email.replaceAll("'", "''")}'`);
     });
 
+    it('refuses a value a literal cannot carry with a 400 naming the field, and sends nothing', async () => {
+      const before = d.queries();
+      for (const value of ["O'Brien\u0000", 'O\udc00Brien']) {
+        const refused = await post('/api/v1/playbook/data/records', { filters: [{ column: 'LastName', op: 'eq', value: 'ok' }, { column: 'LastName', op: 'eq', value }] });
+        expect(refused.status).toBe(400);
+        expect(refused.body.errors).toEqual([expect.objectContaining({ path: expect.stringMatching(/^filters\.1\.value/) as unknown, message: expect.stringMatching(/control character|lone surrogate/) as unknown })]);
+      }
+      expect(d.queries()).toBe(before);
+    });
+
     it("reads O'Brien's engagement history", async () => {
       const { status, body } = await get(`/api/v1/playbook/data/engagement/${encodeURIComponent("o'brien@example.test")}`);
       expect(status).toBe(200);
