@@ -36,9 +36,9 @@ describe('the registry by capability', () => {
     for (const [name, platform] of Object.entries(syncPlatforms)) {
       for (const part of ['settings', 'client', 'sync', 'problem'] as const) expect(platform[part]).toBe(syncing[name]![part]);
     }
-    const scheduling = connectors.scheduling();
-    expect(Object.keys(schedulingPlatforms).sort()).toEqual(Object.keys(scheduling).filter((name) => all.some((c) => c.name === name)).sort());
-    for (const [name, platform] of Object.entries(schedulingPlatforms)) expect(platform.scheduled).toBe(scheduling[name]!.scheduled);
+    const scheduling = all.filter((connector) => connector.scheduled);
+    expect(Object.keys(schedulingPlatforms).sort()).toEqual(scheduling.map(({ name }) => name).sort());
+    for (const connector of scheduling) expect(schedulingPlatforms[connector.name]!.scheduled).toBe(connector.scheduled);
   });
 
   it('gives the reactions every connector has to an event type', () => {
