@@ -11,6 +11,7 @@ import { connectors } from './registry';
 import { requireIntegrationsEnabled } from './integrations-switch';
 import type { ConnectionView } from './connection-view';
 
+// Lives in integrations-switch.ts (billing's webhook credentials need it without the registry); still offered here.
 export { requireIntegrationsEnabled };
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
