@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { bundleHandler } from '../lib/bundling';
 import type { GatewayVariable } from '../shared/config';
 import { functionSettings, type HandlerName } from '../shared/handler/function-settings';
+import { FIRST_REQUESTS, firstRequest, firstRequestTable } from './first-request';
 import type { Figures } from './results-file';
 import { median } from './statistics';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const OUT = join(ROOT, 'bench', '.work', 'bundles');
 const IMPORT_RUNS = 9;
+const FIRST_REQUEST_RUNS = 5;
 
 /** What Lambda gives a function: its name, region, credentials and the settings the stack sets (checked at load). */
 function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
@@ -90,10 +92,25 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
     figures[`bundle.${name}.import_ms`] = Math.round(median(wall.get(name)!) * 10) / 10;
     figures[`bundle.${name}.import_cpu_ms`] = Math.round(median(cpu.get(name)!) * 10) / 10;
   }
+  // The first request of a fresh process, round the handlers in turn as the imports are.
+  const table = await firstRequestTable();
+  const first = new Map<string, number[]>();
+  try {
+    for (let run = 0; run < FIRST_REQUEST_RUNS; run += 1) {
+      for (const name of handlers.filter((handler) => handler in FIRST_REQUESTS)) {
+        const { firstRequestMs } = await firstRequest(name, join(OUT, `${name}.mjs`), { ...lambdaLikeEnvironment(name), ...table.env });
+        first.set(name, [...(first.get(name) ?? []), firstRequestMs]);
+      }
+    }
+  } finally {
+    await table.stop();
+  }
+  for (const [name, times] of first) figures[`bundle.${name}.first_request_ms`] = Math.round(median(times) * 10) / 10;
   return {
     figures,
     notes: [
       `Minified ESM bundles as the stack builds them (AWS SDK bundled in), and the median of ${IMPORT_RUNS} imports, each in a fresh \`${process.version}\` process, taken round the handlers in turn: wall time (import_ms) and CPU time (import_cpu_ms). zod_schemas_at_load counts the zod schemas each handler builds while it loads (the rest are built on first use).`,
+      `first_request_ms: a fresh process imports the bundle and answers its first request (bench/first-request.ts: a request each function answers from the table, dynalite on loopback), timed from before the import; the median of ${FIRST_REQUEST_RUNS}, taken round the handlers in turn.`,
     ],
   };
 }

@@ -1,7 +1,8 @@
 import { createRouter } from '../shared/api/router';
 import { apiRoutes } from '../shared/api/routes/index';
-import { connectors } from '../shared/connections/registry';
+import { reactionsTo } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { withReactions } from '../shared/events/reactions';
 import { provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -13,8 +14,7 @@ import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 // lifecycles, tell the poller fleet and publish events (connectors may react to them).
 provideAwsServices({
   queues: sqsQueues,
-  events: eventBridgeEvents,
-  reactions: (type) => connectors.reactingTo(type),
+  events: withReactions(eventBridgeEvents, reactionsTo),
   stateMachines: stepFunctionsStateMachines,
   pollerNotices: sqsPollerNotices,
 });

@@ -1,5 +1,6 @@
-import { connectors } from '../shared/connections/registry';
+import { reactionsTo } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { withReactions } from '../shared/events/reactions';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -10,7 +11,7 @@ import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
 // Conversation events (connectors may react: the data connector queues an engagement event).
-provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type), stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
 checkSettingsAtLoad('conversation-task');
 
 /** One step of a conversation's lifecycle execution (lib/conversations.ts): start, await-end, transcript, mark-failed. */

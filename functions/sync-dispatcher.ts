@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { connectors } from '../shared/connections/registry';
+import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -22,6 +22,6 @@ export const handler = taskFunction(async (event: unknown): Promise<{ frequency:
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), connectors.syncing(), frequency, log.with({ frequency }), connectors.scheduling());
+  const enqueued = await dispatchDueSyncs(gateway(), syncPlatforms, frequency, log.with({ frequency }), schedulingPlatforms);
   return { frequency, enqueued };
 });

@@ -1,4 +1,4 @@
-import { connectors } from '../shared/connections/registry';
+import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { queueFunction } from '../shared/handler/queue-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -31,13 +31,13 @@ export const handler = queueFunction(
       await purgeDisconnected(gateway(), job, jobLog, deadline ? { deadline } : {});
       return;
     }
-    const scheduled = connectors.scheduling()[job.connector]?.scheduled;
+    const scheduled = schedulingPlatforms[job.connector]?.scheduled;
     if (scheduled?.owns(job.object)) {
       await runScheduledWork(scheduled, job, { gateway: gateway(), log: jobLog, ...(deadline ? { deadline } : {}) });
       return;
     }
     const message = { messageId: record.messageId, receiptHandle: record.receiptHandle, receiveCount: Number(record.attributes.ApproximateReceiveCount) };
-    await processSyncJob(gateway(), connectors.syncing(), job, message, jobLog, deadline ? { deadline } : {});
+    await processSyncJob(gateway(), syncPlatforms, job, message, jobLog, deadline ? { deadline } : {});
   },
   { accountOf: (job) => job.accountId, sequential: true, use: traces() },
 );

@@ -1,4 +1,4 @@
-import { connectors } from '../shared/connections/registry';
+import { receiverAt } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
@@ -9,7 +9,7 @@ import { receiveWebhook } from '../shared/webhooks/receiver';
 provideAwsServices({ queues: sqsQueues });
 checkSettingsAtLoad('webhook-billing');
 
-const receiving = connectors.receiving('/webhooks/billing');
+const receiving = receiverAt('/webhooks/billing');
 
 /**
  * POST /webhooks/billing?account=<accountId>: check the Basic credentials, enqueue, answer 200.

@@ -1,6 +1,7 @@
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
+import { withReactions } from '../shared/events/reactions';
 import { sqsQueues } from '../shared/queues/sqs-queue';
-import { connectors } from '../shared/connections/registry';
+import { reactionsTo } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
@@ -11,7 +12,7 @@ import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 
 // Applied events are published on the gateway's bus for the playbooks.
 // Connectors' reactions to published events may queue engagement events (shared/events/reactions.ts).
-provideAwsServices({ events: eventBridgeEvents, queues: sqsQueues, reactions: (type) => connectors.reactingTo(type) });
+provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
 checkSettingsAtLoad('webhook-event');
 
 /**

@@ -11,7 +11,7 @@ import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
 import type { DataKeySource } from '../shared/vault/data-key-source';
 import { Vault } from '../shared/vault/vault';
 import { LocalEventBus } from './local-event-bus';
-import { connectors } from '../shared/connections/registry';
+import { reactionsTo } from '../shared/connections/registry';
 import { reactingPublisher } from '../shared/events/reactions';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
@@ -90,7 +90,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     vault,
     queues,
     // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
-    events: countedPublisher(reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway)),
+    events: countedPublisher(reactingPublisher(bus, reactionsTo, () => gateway)),
     stateMachines,
     pollerNotices,
     now: options.now ?? Date.now,

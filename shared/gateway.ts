@@ -3,7 +3,6 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { gatewayEnvironment, type GatewayEnvironment } from './config';
 import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
-import { reactingPublisher, type EventReaction } from './events/reactions';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
 import { KmsDataKeySource } from './vault/kms-data-key-source';
@@ -56,8 +55,6 @@ export interface AwsServices {
   events?: (env: GatewayEnvironment) => EventPublisher;
   stateMachines?: (env: GatewayEnvironment) => StateMachines;
   pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
-  /** Connectors' reactions to published events (the registry's `reactingTo`), run after publishing. */
-  reactions?: (eventType: string) => readonly EventReaction[];
 }
 let awsServices: AwsServices = {};
 
@@ -82,10 +79,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   let notices: PollerNotices | undefined;
   const machines = () => (stateMachines ??= (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
   const noticeQueue = () => (notices ??= (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
-  const publisher = (): EventPublisher => {
-    const bus = (awsServices.events ?? (() => missing('EventBridge')))(env);
-    return awsServices.reactions ? reactingPublisher(bus, awsServices.reactions, gateway) : bus;
-  };
+  const publisher = (): EventPublisher => (awsServices.events ?? (() => missing('EventBridge')))(env);
   const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => sqs(name).send(messages),

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
+import type { ClientOptions } from '../connections/connector-platform';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { connectionRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
 import { BillingSiteName } from './config';
@@ -91,3 +92,6 @@ export function billingClient(options: BillingClientOptions): PlatformClient {
     ...transportOptions(options),
   });
 }
+
+/** A connection's client, with the gateway's platform timeout (what syncs and the event worker's fetches use). */
+export const billingConnectionClient = (options: ClientOptions): PlatformClient => billingClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS });

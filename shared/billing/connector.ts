@@ -1,26 +1,19 @@
 import { defineConnector } from '../connections/connector';
-import type { ClientOptions } from '../connections/connector-platform';
-import { billingClient } from './client';
 import { billingConnectionForm } from './config';
-import { billingProblem } from './errors';
 import { billingRoutes } from './routes';
-import { BillingSyncSettings } from './settings';
-import { billingSync } from './sync';
+import { billingSyncing } from './sync-platform';
 import { testBillingConnection } from './test-connection';
 import { billingWebhooks } from './webhook-endpoint';
 
-const client = (options: ClientOptions) => billingClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS });
-
-/** The billing connector: a subscription billing platform (Chargebee-style API v2), read with an API key. */
-export const billing = defineConnector<BillingSyncSettings>({
-  name: 'billing',
-  platform: 'billing platform',
+/**
+ * The billing connector: a subscription billing platform (Chargebee-style API v2), read with an
+ * API key. Made of its capabilities (sync-platform.ts, webhook-endpoint.ts), which functions that
+ * run only one of them load alone.
+ */
+export const billing = defineConnector({
+  ...billingSyncing,
   connection: billingConnectionForm,
-  settings: BillingSyncSettings,
-  client,
-  testConnection: (options) => testBillingConnection(client(options)),
-  problem: (error) => billingProblem(error),
-  sync: billingSync,
+  testConnection: (options) => testBillingConnection(billingSyncing.client(options)),
   webhooks: billingWebhooks,
   routes: billingRoutes,
 });

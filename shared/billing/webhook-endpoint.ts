@@ -1,12 +1,13 @@
 import type { ConnectorWebhooks } from '../webhooks/connector-webhooks';
-import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, parseBasicAuthorization, sameCredentials } from '../webhooks/basic-credentials';
-import { readBillingEnvelope, trimmedToId } from '../webhooks/event-envelope';
+import type { ApplyingConnector } from '../connections/connector';
 import { getOrGone, unreadableRecord } from '../webhooks/platform-records';
-import { webhookProblems } from '../webhooks/problems';
+import { billingConnectionClient } from './client';
+import { billingNaming } from './naming';
 import { billingRowKey, readBillingRecord } from './objects';
 import { BillingSyncSettings, type BillingObject } from './settings';
 import { keepsSubscription } from './sync';
 import { billingEventEffects } from './webhook';
+import { billingWebhookReceiver } from './webhook-receiver';
 
 const BILLING_PATHS: Record<BillingObject, string> = {
   customers: '/api/v2/customers',
@@ -17,31 +18,11 @@ const BILLING_PATHS: Record<BillingObject, string> = {
 };
 
 /**
- * The billing platform's webhooks: HTTP Basic credentials the gateway made for the account
- * (shared/billing/webhook-credentials.ts), applied by the event worker with `billingEventEffects`.
+ * The billing platform's webhooks: received as `billingWebhookReceiver` checks them, applied by
+ * the event worker with `billingEventEffects`.
  */
 export const billingWebhooks: ConnectorWebhooks = {
-  path: '/webhooks/billing',
-
-  precheck(request) {
-    return parseBasicAuthorization(request.headers.authorization) ? undefined : billingWebhookProblems.unauthorized('The delivery carries no Basic credentials.');
-  },
-  verify(request, credentials) {
-    const given = parseBasicAuthorization(request.headers.authorization);
-    const username = credentials[WEBHOOK_USERNAME];
-    const password = credentials[WEBHOOK_PASSWORD];
-    if (!username || !password) return billingWebhookProblems.unauthorized('No webhook credentials are set up for this billing connection.');
-    if (!given || !sameCredentials(given, { username, password })) {
-      return billingWebhookProblems.unauthorized("The Basic credentials are not the billing connection's webhook credentials.");
-    }
-    return undefined;
-  },
-  readEnvelope: readBillingEnvelope,
-  forQueue(payload, idsOnly) {
-    if (!idsOnly) return payload;
-    const content = payload.content as Record<string, unknown>;
-    return { ...payload, content: Object.fromEntries(Object.entries(content).map(([name, resource]) => [name, trimmedToId(resource)])) };
-  },
+  ...billingWebhookReceiver,
 
   effects: billingEventEffects,
   settings: (raw) => {
@@ -86,15 +67,5 @@ export const billingWebhooks: ConnectorWebhooks = {
   },
 };
 
-/** The billing receiver's refusal (the spec's Errors row "Webhook not received": missing Basic auth). */
-export const billingWebhookProblems = {
-  unauthorized: (detail: string) =>
-    webhookProblems.refused({
-      slug: 'webhook-unauthorized',
-      title: 'Webhook credentials required',
-      status: 401,
-      detail,
-      remedy:
-        "Create webhook credentials for the billing connection in the dashboard, and enter them as the webhook's Basic authentication username and password on the billing platform.",
-    }),
-};
+/** What the event worker runs of the billing connector: its webhooks and the client that fetches records. */
+export const billingApplying: ApplyingConnector = { ...billingNaming, webhooks: billingWebhooks, client: billingConnectionClient };

@@ -8,19 +8,17 @@ import { startAuthorization, type AuthorizationStarted } from '../identity/autho
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
 import { connectors } from './registry';
+import { requireIntegrationsEnabled } from './integrations-switch';
 import type { ConnectionView } from './connection-view';
+
+// Lives in integrations-switch.ts (billing's webhook credentials need it without the registry); still offered here.
+export { requireIntegrationsEnabled };
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
 function defaultSettings(connector: Connector): Record<string, unknown> {
   return { ...connector.settings.parse({}) };
 }
 
-/** Integrations are switched on per account by the operator; until then nothing can connect. */
-export async function requireIntegrationsEnabled(gateway: Gateway, accountId: string): Promise<void> {
-  const account = await gateway.store.getAccount(accountId);
-  if (!account) throw problems.notFound(`No account ${accountId}.`);
-  if (!account.integrationsEnabled) throw problems.integrationsDisabled();
-}
 
 export function viewOf(connection: Connection, warnings?: string[]): ConnectionView {
   return {

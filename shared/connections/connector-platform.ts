@@ -3,7 +3,6 @@ import type { RateBuckets } from '../http/rate-budget';
 import type { Connection } from '../store/items';
 import type { SyncFrequency, SyncMethod } from '../sync/sync-settings';
 import type { Credentials } from '../vault/sealed-credentials';
-import type { SyncingConnector } from './connector';
 
 /** A failure in the user's words: the connection's health, what went wrong, and what to do. */
 export interface ConnectionProblem {
@@ -29,6 +28,3 @@ export interface CommonSyncSettings {
   frequency: SyncFrequency;
   method: SyncMethod;
 }
-
-/** The parts of a syncing connector the sync engine uses. */
-export type ConnectorPlatform = Pick<SyncingConnector, 'settings' | 'client' | 'sync' | 'problem'>;

@@ -1,9 +1,9 @@
 import { problems } from '../api/problem';
-import type { EventReaction } from '../events/reactions';
-import type { Connector, SchedulingConnector, SyncingConnector, WebhookConnector } from './connector';
+import type { Connector, SyncingConnector, WebhookConnector } from './connector';
 
 /**
- * The connectors this gateway offers, by name. The core asks it for a connector or for those with
+ * The connectors this gateway offers, by name (functions that run one capability read the
+ * capability lists in registry.ts instead). The core asks it for a connector or for those with
  * a capability; it answers 404 in the user's words for a name it does not know.
  */
 export class ConnectorRegistry {
@@ -45,30 +45,6 @@ export class ConnectorRegistry {
   /** Connectors that sync records on schedules, by name (what the dispatcher and sync jobs run). */
   syncing(): Record<string, SyncingConnector> {
     return Object.fromEntries(this.all().filter(isSyncing).map((connector) => [connector.name, connector]));
-  }
-
-  /** Connectors with scheduled work besides record syncs, by name. */
-  scheduling(): Record<string, SchedulingConnector> {
-    return Object.fromEntries(
-      this.all()
-        .filter((connector): connector is SchedulingConnector => connector.scheduled !== undefined)
-        .map((connector) => [connector.name, connector]),
-    );
-  }
-
-  /** Every connector's reaction to a published event of this type. */
-  reactingTo(eventType: string): EventReaction[] {
-    return this.all().flatMap((connector) => {
-      const reaction = connector.reactions?.[eventType];
-      return reaction ? [reaction] : [];
-    });
-  }
-
-  /** The connector whose webhooks arrive at this path (`/webhooks/payments`). */
-  receiving(path: string): WebhookConnector {
-    const connector = this.withWebhooks().find((candidate) => candidate.webhooks.path === path);
-    if (!connector) throw new Error(`no connector receives webhooks at ${path}`);
-    return connector;
   }
 
   /** The connector whose OAuth callback is at this path (`/auth/crmdata/callback`), if any. */

@@ -1,7 +1,7 @@
 import type * as z from 'zod';
 import type { Route } from '../api/route';
 import type { PlatformClient } from '../http/platform-client';
-import type { ConnectorWebhooks } from '../webhooks/connector-webhooks';
+import type { ConnectorWebhooks, WebhookReceiver } from '../webhooks/connector-webhooks';
 import type { ConnectionForm } from './connector-definition';
 import type { ClientOptions, CommonSyncSettings, ConnectionProblem } from './connector-platform';
 import type { ConnectorSync } from '../sync/sync-source';
@@ -58,11 +58,46 @@ export interface Connector<Settings extends object = object> {
 /** A connector that syncs records: what the dispatcher and the sync job need. */
 export type SyncingConnector = Connector<CommonSyncSettings> & Required<Pick<Connector<CommonSyncSettings>, 'client' | 'sync'>>;
 
+/** The parts of a syncing connector the sync engine uses. */
+export type ConnectorPlatform = Pick<SyncingConnector, 'settings' | 'client' | 'sync' | 'problem'>;
+
 /** A connector with work on the schedules besides record syncs. */
 export type SchedulingConnector = Connector & Required<Pick<Connector, 'scheduled'>>;
 
 /** A connector whose platform sends webhooks. */
 export type WebhookConnector = Connector & Required<Pick<Connector, 'webhooks'>>;
+
+/**
+ * The capabilities a function may load without the rest of the connector (bundles by capability:
+ * a webhook receiver holds its connector's signature check and envelope, the sync job the sync
+ * sources). Each is a module of the connector's folder, the same one its full definition is made
+ * of, listed in the registry beside the connector (shared/connections/registry.ts).
+ */
+export type ConnectorNaming = Pick<Connector, 'name' | 'platform'>;
+/** What a webhook receiver runs (`<connector>/webhook-receiver.ts`). */
+export interface ReceivingConnector extends ConnectorNaming {
+  webhooks: WebhookReceiver;
+}
+/** What the sync dispatcher and the sync job run of a connector that syncs records (`<connector>/sync-platform.ts`). */
+export type SyncPlatform = ConnectorNaming & ConnectorPlatform;
+/** What the event worker runs of a connector whose platform sends webhooks (`<connector>/webhook-endpoint.ts`). */
+export type ApplyingConnector = ConnectorNaming & Required<Pick<Connector, 'webhooks' | 'client'>>;
+/** Scheduled work besides record syncs (`<connector>/scheduling.ts`). */
+export type SchedulingPlatform = ConnectorNaming & Pick<SchedulingConnector, 'settings' | 'scheduled'>;
+/** Reactions to published events (`<connector>/reactions.ts`). */
+export type ReactingConnector = ConnectorNaming & Required<Pick<Connector, 'reactions'>>;
+
+/** Types a sync platform with the connector's own settings while the registry holds them all (as `defineConnector`). */
+export function defineSyncPlatform<Settings extends CommonSyncSettings>(
+  part: ConnectorNaming & Pick<Connector<Settings>, 'settings' | 'problem'> & Required<Pick<Connector<Settings>, 'client' | 'sync'>>,
+): SyncPlatform {
+  return part as unknown as SyncPlatform;
+}
+
+/** Types scheduled work with the connector's own settings (as `defineConnector`). */
+export function defineScheduling<Settings extends object>(part: ConnectorNaming & Pick<Connector<Settings>, 'settings'> & Required<Pick<Connector<Settings>, 'scheduled'>>): SchedulingPlatform {
+  return part as unknown as SchedulingPlatform;
+}
 
 /** Helps a connector's folder type its definition with its own settings while the registry holds them all. */
 export function defineConnector<Settings extends object>(connector: Connector<Settings>): Connector {

@@ -1,8 +1,70 @@
 import { billing } from '../billing/connector';
-import { messaging } from '../messaging/connector';
+import { billingSyncing } from '../billing/sync-platform';
+import { billingApplying } from '../billing/webhook-endpoint';
+import { billingReceiving } from '../billing/webhook-receiver';
 import { data } from '../data/connector';
+import { dataReacting } from '../data/reactions';
+import { dataScheduling } from '../data/scheduling';
+import { messaging } from '../messaging/connector';
 import { payment } from '../payment/connector';
+import { paymentSyncing } from '../payment/sync-platform';
+import { paymentApplying } from '../payment/webhook-endpoint';
+import { paymentReceiving } from '../payment/webhook-receiver';
+import type { EventReaction } from '../events/reactions';
+import type { ApplyingConnector, Connector, ReactingConnector, ReceivingConnector, SchedulingPlatform, SyncPlatform } from './connector';
 import { ConnectorRegistry } from './connector-registry';
 
 /** The connectors this gateway offers: one line each. The core reads them from here only. */
-export const connectors = new ConnectorRegistry([payment, billing, data, messaging]);
+export const connectors = /* @__PURE__ */ new ConnectorRegistry([payment, billing, data, messaging]);
+
+/*
+ * The same connectors by capability, for functions that run only that capability: each import
+ * below is the module the connector's definition is made of, and a function that imports one list
+ * bundles those modules alone (no side effects at load, `sideEffects: false`). A connector with a
+ * capability is listed under it too (test/connections/registry-capabilities.test.ts checks it).
+ */
+
+/** Whose platforms send webhooks, the receive side only: what the webhook receivers run. */
+export const webhookReceivers: ReceivingConnector[] = [paymentReceiving, billingReceiving];
+
+/** Whose webhooks the event worker applies, with the client that fetches records. */
+export const webhookAppliers: Record<string, ApplyingConnector> = /* @__PURE__ */ byName([paymentApplying, billingApplying]);
+
+/** Who syncs records: what the sync dispatcher and the sync job run. */
+export const syncPlatforms: Record<string, SyncPlatform> = /* @__PURE__ */ byName([paymentSyncing, billingSyncing]);
+
+/** Who has work on the sync schedules besides record syncs. */
+export const schedulingPlatforms: Record<string, SchedulingPlatform> = /* @__PURE__ */ byName([dataScheduling]);
+
+/** Who reacts to events the gateway publishes. */
+const reacting: ReactingConnector[] = [dataReacting];
+
+/** Every connector's reaction to a published event of this type: what functions that publish events run after publishing. */
+export function reactionsTo(eventType: string): EventReaction[] {
+  return reacting.flatMap(({ reactions }) => (reactions[eventType] ? [reactions[eventType]] : []));
+}
+
+/**
+ * One more connector, under each capability it has: what a registry line does, at run time (tests
+ * add a fake connector this way). The capability lists take its parts as they are.
+ */
+export function addConnector(connector: Connector): void {
+  connectors.add(connector);
+  const { name, platform, webhooks, client, sync, scheduled, reactions } = connector;
+  if (webhooks) webhookReceivers.push({ name, platform, webhooks });
+  if (webhooks && client) webhookAppliers[name] = { name, platform, webhooks, client };
+  if (sync && client) syncPlatforms[name] = { name, platform, settings: connector.settings, client, sync, problem: connector.problem } as SyncPlatform;
+  if (scheduled) schedulingPlatforms[name] = { name, platform, settings: connector.settings, scheduled };
+  if (reactions) reacting.push({ name, platform, reactions });
+}
+
+/** The receive side of the connector whose webhooks arrive at this path (`/webhooks/payments`). */
+export function receiverAt(path: string): ReceivingConnector {
+  const receiving = webhookReceivers.find((candidate) => candidate.webhooks.path === path);
+  if (!receiving) throw new Error(`no connector receives webhooks at ${path}`);
+  return receiving;
+}
+
+function byName<Part extends { name: string }>(parts: readonly Part[]): Record<string, Part> {
+  return Object.fromEntries(parts.map((part) => [part.name, part]));
+}

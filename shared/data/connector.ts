@@ -5,21 +5,21 @@ import { dataClient } from './client';
 import { DataLoginChoice, dataConnectionForm } from './config';
 import { dataProblem } from './errors';
 import { dataRoutes } from './routes';
-import { conversationEndedReaction } from './conversation-outcomes';
-import { heldEventsWork, sendHeldOnFrequencyChange } from './delivery';
-import { DataSyncSettings } from './settings';
+import { sendHeldOnFrequencyChange } from './delivery';
+import { dataReacting } from './reactions';
+import { dataScheduling } from './scheduling';
 import { testDataConnection } from './test-connection';
 
 /**
  * The data connector: a customer data platform, reached through the CRM's identity service. It
  * syncs no records: playbooks query it (SQL) and send it engagement events (ingestion), at once or
- * held for the hourly or daily schedule; an ended conversation can become an engagement event.
+ * held for the hourly or daily schedule (scheduling.ts); an ended conversation can become an
+ * engagement event (reactions.ts).
  */
-export const data = defineConnector<DataSyncSettings>({
-  name: 'data',
-  platform: 'data platform',
+export const data = defineConnector({
+  ...dataScheduling,
+  ...dataReacting,
   connection: dataConnectionForm,
-  settings: DataSyncSettings,
   testConnection: (options) => testDataConnection(dataClient(options)),
   problem: dataProblem,
   revoke: async ({ accountId, env, config, credentials }) => {
@@ -35,8 +35,5 @@ export const data = defineConnector<DataSyncSettings>({
     loginUrl: (config, env) => loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl)),
   },
   routes: dataRoutes,
-  // Hourly and Daily: the engagement events held since the last send go out when that schedule fires.
-  scheduled: heldEventsWork,
   settingsChanged: sendHeldOnFrequencyChange,
-  reactions: { 'conversation.ended': conversationEndedReaction },
 });

@@ -1,4 +1,5 @@
-import type { Gateway } from '../gateway';
+import type { GatewayEnvironment } from '../config';
+import { gateway, type Gateway } from '../gateway';
 import { log as rootLogger, type Logger } from '../log/logger';
 import type { EventPublisher, GatewayEvent } from './gateway-event';
 
@@ -33,4 +34,16 @@ export function reactingPublisher(
     },
     ...(inner.recent ? { recent: inner.recent.bind(inner) } : {}),
   };
+}
+
+/**
+ * What a handler whose events connectors may react to provides as its bus
+ * (`provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo) })`): the bus, with
+ * the reactions run after each publish on this process's gateway.
+ */
+export function withReactions(
+  bus: (env: GatewayEnvironment) => EventPublisher,
+  reactionsTo: (eventType: string) => readonly EventReaction[],
+): (env: GatewayEnvironment) => EventPublisher {
+  return (env) => reactingPublisher(bus(env), reactionsTo, gateway);
 }

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
-import type { Connector } from '../connections/connector';
 import type { ConnectionParts } from '../connections/connector-definition';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
@@ -57,7 +56,7 @@ export function safeReturnTo(returnTo: string | undefined): string | undefined {
 export async function startAuthorization(
   gateway: Gateway,
   log: Logger,
-  input: { accountId: string; connector: Connector; parts: ConnectionParts; baseUrl: string; returnTo?: string },
+  input: { accountId: string; connector: { name: string; authorization?: AuthorizationCodeSupport }; parts: ConnectionParts; baseUrl: string; returnTo?: string },
 ): Promise<AuthorizationStarted> {
   const { accountId, connector, parts } = input;
   const support = connector.authorization;

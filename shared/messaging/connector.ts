@@ -4,6 +4,7 @@ import { messagingClient, messagingIdentity } from './client';
 import { MessagingLoginChoice, messagingConnectionForm } from './config';
 import { messagingProblem } from './errors';
 import { messagingRoutes } from './routes';
+import { messagingNaming } from './naming';
 import { MessagingSettings } from './settings';
 import { testMessagingConnection } from './test-connection';
 
@@ -12,8 +13,7 @@ import { testMessagingConnection } from './test-connection';
  * transcripts), signed in through the CRM's identity service.
  */
 export const messaging = defineConnector<MessagingSettings>({
-  name: 'messaging',
-  platform: 'messaging platform',
+  ...messagingNaming,
   connection: messagingConnectionForm,
   settings: MessagingSettings,
   testConnection: (options) => testMessagingConnection(messagingClient(options)),

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { GatewayEnvironment } from '../config';
+import type { ClientOptions } from '../connections/connector-platform';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { connectionRateKey, endpointRateKey, rateBudgetFor, type RateBudget, type RateBuckets, type RateLimits } from '../http/rate-budget';
 
@@ -104,3 +105,6 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
     ...transportOptions(options),
   });
 }
+
+/** A connection's client, with the gateway's platform timeout (what syncs and the event worker's fetches use). */
+export const paymentConnectionClient = (options: ClientOptions): PlatformClient => paymentClient({ ...options, timeoutMs: options.env.PLATFORM_TIMEOUT_MS });

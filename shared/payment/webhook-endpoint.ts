@@ -1,38 +1,19 @@
 import type { ConnectorWebhooks } from '../webhooks/connector-webhooks';
+import type { ApplyingConnector } from '../connections/connector';
 import { getOrGone, unreadableRecord } from '../webhooks/platform-records';
-import { webhookProblems } from '../webhooks/problems';
-import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from '../webhooks/signature';
-import { readPaymentEnvelope, trimmedToId } from '../webhooks/event-envelope';
+import { paymentConnectionClient } from './client';
+import { paymentNaming } from './naming';
 import { readPaymentRecord } from './objects';
 import { PaymentSyncSettings, type PaymentObject } from './settings';
 import { paymentEventEffects } from './webhook';
+import { paymentWebhookReceiver } from './webhook-receiver';
 
 /**
- * The payment platform's webhooks: signed over the raw body (`Stripe-Signature`, HMAC-SHA256 with
- * the connection's Webhook Signing Secret), applied by the event worker with `paymentEventEffects`.
+ * The payment platform's webhooks: received as `paymentWebhookReceiver` checks them, applied by
+ * the event worker with `paymentEventEffects`.
  */
 export const paymentWebhooks: ConnectorWebhooks = {
-  path: '/webhooks/payments',
-
-  precheck(request) {
-    const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);
-    return reading.ok ? undefined : paymentWebhookProblems.invalidSignature(reading.reason);
-  },
-  verify(request, credentials, context) {
-    const secret = credentials.webhookSigningSecret;
-    if (!secret) return paymentWebhookProblems.signingSecretMissing();
-    const check = verifySignature({ header: request.headers[SIGNATURE_HEADER], rawBody: request.rawBody, secret, ...context });
-    if (check.ok) return undefined;
-    return check.reason === 'outside_tolerance' ? paymentWebhookProblems.staleSignature(context.toleranceSeconds) : paymentWebhookProblems.invalidSignature(check.detail);
-  },
-  readEnvelope: readPaymentEnvelope,
-  forQueue(payload, idsOnly) {
-    const data = payload.data as { object?: Record<string, unknown> } | undefined;
-    if (!data?.object || (!idsOnly && !('client_secret' in data.object))) return payload;
-    // A payment intent's client_secret lets a browser confirm the payment: it never needs to sit in a queue.
-    const { client_secret: _dropped, ...object } = data.object;
-    return { ...payload, data: idsOnly ? { object: trimmedToId(object) } : { ...data, object } };
-  },
+  ...paymentWebhookReceiver,
 
   effects: paymentEventEffects,
   // The customer filter needs a customer's subscriptions, which an event does not carry; customer
@@ -79,33 +60,5 @@ export const paymentWebhooks: ConnectorWebhooks = {
   },
 };
 
-/** The payment receiver's refusals (the spec's Errors row "Webhook not received": invalid signature). */
-export const paymentWebhookProblems = {
-  signingSecretMissing: () =>
-    webhookProblems.refused({
-      slug: 'webhook-secret-missing',
-      title: 'No webhook signing secret',
-      status: 400,
-      detail: 'The payment connection has no Webhook Signing Secret, so its webhooks cannot be verified.',
-      remedy: "Add the Webhook Signing Secret to the payment connection (the endpoint's signing secret on the payment platform, whsec_...).",
-    }),
-
-  invalidSignature: (detail: string) =>
-    webhookProblems.refused({
-      slug: 'webhook-signature',
-      title: 'Invalid webhook signature',
-      status: 400,
-      detail: `The delivery is not signed as the payment platform signs webhooks: ${detail}.`,
-      remedy:
-        "Check that the payment connection's Webhook Signing Secret is the signing secret of this endpoint on the payment platform, and that the body reaches the gateway unchanged.",
-    }),
-
-  staleSignature: (toleranceSeconds: number) =>
-    webhookProblems.refused({
-      slug: 'webhook-signature-expired',
-      title: 'Webhook signature outside the time tolerance',
-      status: 400,
-      detail: `The signature's timestamp is more than ${toleranceSeconds} s away from the gateway's clock; replayed deliveries are refused.`,
-      remedy: 'Let the platform send a fresh delivery (it signs each attempt anew); if every delivery fails this way, check the sending clock.',
-    }),
-};
+/** What the event worker runs of the payment connector: its webhooks and the client that fetches records. */
+export const paymentApplying: ApplyingConnector = { ...paymentNaming, webhooks: paymentWebhooks, client: paymentConnectionClient };

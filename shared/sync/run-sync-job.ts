@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ConnectionProblem, ConnectorPlatform } from '../connections/connector-platform';
+import type { ConnectorPlatform } from '../connections/connector';
+import type { ConnectionProblem } from '../connections/connector-platform';
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';

@@ -1,5 +1,5 @@
-import type { Connector } from '../connections/connector';
-import { connectors } from '../connections/registry';
+import type { ApplyingConnector } from '../connections/connector';
+import { webhookAppliers } from '../connections/registry';
 import type { EventCustomer } from '../events/playbook-events';
 import { playbookEvent } from '../events/playbook-events';
 import type { Gateway } from '../gateway';
@@ -38,10 +38,9 @@ export const CLAIM_LEASE_SECONDS = 90;
  * Reads one record from the platform through the connection's own client (and rate budget). The
  * credentials are opened only when a record must be fetched: most events need no platform call.
  */
-function recordFetcher(gateway: Gateway, connector: Connector, connection: Connection): RecordFetcher {
-  const webhooks = connector.webhooks!;
+function recordFetcher(gateway: Gateway, connector: ApplyingConnector, connection: Connection): RecordFetcher {
+  const webhooks = connector.webhooks;
   return async (object, id) => {
-    if (!connector.client) throw new Error(`the ${connector.name} connector cannot fetch records`);
     const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
     const client = connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
     return webhooks.fetcher(client, () => gateway.now())(object, id);
@@ -96,9 +95,9 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
 
 async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log: Logger, options: ApplyOptions): Promise<ApplyResult> {
   const { accountId, connector } = message;
-  const definition = connectors.get(connector);
+  const definition = webhookAppliers[connector];
+  if (!definition) return { outcome: 'ignored', reason: `the ${connector} connector receives no webhooks` };
   const webhooks = definition.webhooks;
-  if (!webhooks) return { outcome: 'ignored', reason: `the ${connector} connector receives no webhooks` };
   const connections = options.connections ?? new Map<string, Promise<Connection | undefined>>();
   const connectionKey = `${accountId}\n${connector}`;
   if (!connections.has(connectionKey)) connections.set(connectionKey, gateway.store.getConnection(accountId, connector));

@@ -15,15 +15,14 @@ export interface VerifyContext {
 }
 
 /**
- * A connector's webhooks, as the receiver (verify, enqueue), the event worker (apply) and the
- * dashboard's endpoint list use them. Each side is the connector's own logic; the shared flow
- * around it (shared/webhooks/receiver.ts and apply.ts) is the same for every platform.
+ * The receive side of a connector's webhooks: all a webhook receiver runs (check, verify, read the
+ * envelope, fit for the queue), in a module of its own in the connector's folder
+ * (`webhook-receiver.ts`), so a receiver's bundle holds nothing of the apply side.
  */
-export interface ConnectorWebhooks {
+export interface WebhookReceiver {
   /** The spec's receiver address: `/webhooks/payments`. The account is a query parameter. */
   path: string;
 
-  // The receiver.
   /** Checks on the request alone, before any I/O: a missing signature header or Basic credentials. */
   precheck(request: HttpRequest): ProblemError | undefined;
   /** Whether the delivery comes from the platform, judged with THIS account's credentials only. */
@@ -34,7 +33,16 @@ export interface ConnectorWebhooks {
    * client secret), and, when `idsOnly`, with each record body cut to its id (too big for SQS).
    */
   forQueue(payload: Record<string, unknown>, idsOnly: boolean): Record<string, unknown>;
+  /** The refusal's remedy when the receiver has no way to verify (what to set up on the connection). */
+  unauthorizedRemedy?: string;
+}
 
+/**
+ * A connector's webhooks, as the receiver (verify, enqueue), the event worker (apply) and the
+ * dashboard's endpoint list use them. Each side is the connector's own logic; the shared flow
+ * around it (shared/webhooks/receiver.ts and apply.ts) is the same for every platform.
+ */
+export interface ConnectorWebhooks extends WebhookReceiver {
   // The event worker.
   effects(payload: Record<string, unknown>): WebhookEffects;
   settings(syncSettings: unknown): {
@@ -53,6 +61,4 @@ export interface ConnectorWebhooks {
   subscribeTo: readonly string[];
   /** Whether deliveries can be verified now, and what is missing; never a secret. */
   readiness(connection: Connection): { ready: boolean; notes: string[]; username?: string };
-  /** The refusal's remedy when the receiver has no way to verify (what to set up on the connection). */
-  unauthorizedRemedy?: string;
 }

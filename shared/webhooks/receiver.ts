@@ -5,13 +5,12 @@ import { ProblemError, problems } from '../api/problem';
 import { addToLogContext } from '../log/log-context';
 import { log as rootLog } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
-import type { WebhookConnector } from '../connections/connector';
-import { connectors } from '../connections/registry';
+import type { ReceivingConnector } from '../connections/connector';
 import { withBody } from '../queues/message-body';
 import type { WebhookEventMessage } from '../queues/messages';
 import { BASIC_CHALLENGE } from './basic-credentials';
 import { heldConnection, openedConnection } from './connection-cache';
-import type { ConnectorWebhooks } from './connector-webhooks';
+import type { WebhookReceiver } from './connector-webhooks';
 import { refusalReason, webhookProblems } from './problems';
 
 /**
@@ -43,7 +42,7 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
  * Answers 200 or throws the refusal (a ProblemError: the handler engine answers it as problem+json
  * and logs it). Each delivery counts once: WebhooksVerified, or WebhooksRefused with its reason.
  */
-export async function receiveWebhook(gateway: Gateway, request: HttpRequest, receiving: WebhookConnector): Promise<HttpResponse> {
+export async function receiveWebhook(gateway: Gateway, request: HttpRequest, receiving: ReceivingConnector): Promise<HttpResponse> {
   const connector = receiving.name;
   const verifier = receiving.webhooks;
   addToLogContext({ connector, route: 'webhook' });
@@ -111,7 +110,7 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, rec
  */
 export function fitForQueue(
   original: WebhookEventMessage,
-  webhooks: Pick<ConnectorWebhooks, 'forQueue'> = webhooksOf(original.connector),
+  webhooks: Pick<WebhookReceiver, 'forQueue'>,
   from: { bodyBytes?: number } = {},
 ): WebhookEventMessage {
   const payload = webhooks.forQueue(original.payload, false);
@@ -127,11 +126,4 @@ export function fitForQueue(
  */
 function surelyFits(bodyBytes: number | undefined): boolean {
   return bodyBytes !== undefined && bodyBytes * 6 + 4096 <= MAX_MESSAGE_BYTES;
-}
-
-/** The receiver of the connector that owns this message (tests and replays fit messages of either platform). */
-export function webhooksOf(connector: string): ConnectorWebhooks {
-  const webhooks = connectors.get(connector).webhooks;
-  if (!webhooks) throw new Error(`the ${connector} connector receives no webhooks`);
-  return webhooks;
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { route } from '../../shared/api/route';
 import { defineConnector } from '../../shared/connections/connector';
-import { connectors } from '../../shared/connections/registry';
+import { addConnector } from '../../shared/connections/registry';
 import { createPlatformClient } from '../../shared/http/platform-client';
 import { PlatformError } from '../../shared/http/platform-error';
 import { unlimitedRateBudget } from '../../shared/http/rate-budget';
@@ -116,7 +116,7 @@ describe('a fifth connector: a folder and one registry line', () => {
     platformUrl = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
 
     // The registry line. The gateway's modules are loaded after it, as in a build that has it.
-    connectors.add(helpdesk);
+    addConnector(helpdesk);
     const { startTestGateway } = await import('../support/local-runtime');
     gateway = await startTestGateway();
     await gateway.enableAccount('acme');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { billingEventEffects } from '../../shared/billing/webhook';
 import { PLAYBOOK_EVENT_TYPES } from '../../shared/events/playbook-events';
 import { paymentEventEffects } from '../../shared/payment/webhook';
+import { paymentWebhookReceiver } from '../../shared/payment/webhook-receiver';
 import { writeDecision, type WebhookEffects } from '../../shared/webhooks/effects';
 import { readBillingEnvelope, readPaymentEnvelope } from '../../shared/webhooks/event-envelope';
 import { fitForQueue, MAX_MESSAGE_BYTES } from '../../shared/webhooks/receiver';
@@ -229,11 +230,11 @@ describe('messages too big for the queue', () => {
   it('keep their ids and lose their record bodies, so the worker fetches the records', () => {
     const big = { ...customer, metadata: { note: 'x'.repeat(MAX_MESSAGE_BYTES) } };
     const message = { accountId: 'acme', connector: 'payment' as const, eventId: 'evt_big', eventType: 'customer.updated', receivedAt: new Date().toISOString(), payload: paymentEvent('customer.updated', big) };
-    const fitted = fitForQueue(message);
+    const fitted = fitForQueue(message, paymentWebhookReceiver);
     expect(Buffer.byteLength(JSON.stringify(fitted))).toBeLessThan(MAX_MESSAGE_BYTES);
     expect((fitted.payload.data as { object: unknown }).object).toEqual({ id: customer.id, object: 'customer', gatewayTrimmed: true });
     expect(applied(paymentEventEffects(fitted.payload)).changes).toEqual([{ object: 'customers', id: customer.id, version: created }]);
     const small = { ...message, payload: paymentEvent('customer.updated', customer) };
-    expect(fitForQueue(small)).toBe(small);
+    expect(fitForQueue(small, paymentWebhookReceiver)).toBe(small);
   });
 });

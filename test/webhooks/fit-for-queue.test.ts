@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { paymentWebhookReceiver } from '../../shared/payment/webhook-receiver';
 import type { WebhookEventMessage } from '../../shared/queues/messages';
 import { fitForQueue } from '../../shared/webhooks/receiver';
 
@@ -13,7 +14,7 @@ describe('what a verified event puts on the queue', () => {
       receivedAt: new Date().toISOString(),
       payload: { id: 'evt_1', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1', object: 'payment_intent', amount: 500, client_secret: clientSecret } } },
     };
-    const queued = fitForQueue(message);
+    const queued = fitForQueue(message, paymentWebhookReceiver);
     expect(JSON.stringify(queued)).not.toContain(clientSecret);
     expect(queued.payload).toEqual({ id: 'evt_1', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1', object: 'payment_intent', amount: 500 } } });
   });

@@ -8,7 +8,8 @@ import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
 import { route } from '../route';
-import { AccountParams, ConnectionParams } from './params';
+import { ConnectionParams } from './connection-params';
+import { AccountParams } from './params';
 
 const ConnectQuery = z.strictObject({
   returnTo: z.string().max(200).optional().describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)'),

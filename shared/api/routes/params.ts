@@ -1,11 +1,5 @@
 import * as z from 'zod';
-import { connectors } from '../../connections/registry';
-import { AccountId, ConnectorName } from '../../connectors';
+import { AccountId } from '../../connectors';
 
+/** The account in a route's path; connectors' own routes use it too, so it needs no registry. */
 export const AccountParams = z.object({ accountId: AccountId });
-
-/** A connector the registry offers (checked when the request arrives, so every registered connector is one). */
-export const KnownConnector = ConnectorName.refine((name) => connectors.has(name), { message: 'not a connector this gateway offers' }).describe(
-  "A connector's name (GET /api/v1/connectors lists them)",
-);
-export const ConnectionParams = z.object({ accountId: AccountId, connector: KnownConnector });

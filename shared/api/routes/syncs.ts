@@ -10,7 +10,7 @@ import { json } from '../http';
 import { problems } from '../problem';
 import { route } from '../route';
 import { anyOf } from './connections';
-import { ConnectionParams } from './params';
+import { ConnectionParams } from './connection-params';
 
 const SyncRequest = z
   .strictObject({
