@@ -7,6 +7,16 @@ const MD_PATH = join(DIR, 'results.md');
 
 export type Figures = Record<string, number>;
 
+/** The figures a part's last run left in bench/results.json that `keep` accepts (a part re-running one scenario keeps the rest). */
+export function previousFigures(part: string, keep: (key: string) => boolean): Figures {
+  try {
+    const all = JSON.parse(readFileSync(JSON_PATH, 'utf8')) as Figures;
+    return Object.fromEntries(Object.entries(all).filter(([key]) => key.startsWith(`${part}.`) && keep(key)));
+  } catch {
+    return {};
+  }
+}
+
 /** Merges a part's figures into bench/results.json (flat keys) and rewrites results.md from it. */
 export function saveFigures(part: string, figures: Figures, notes: string[] = []): void {
   let all: Figures = {};

@@ -2,7 +2,7 @@ import type { RandomFaults } from '../sandbox/faults';
 import type { RateLimit } from '../sandbox/rate-limit';
 import type { Latency } from '../sandbox/simulator-server';
 import { ChildProcessCalls } from './child-process-calls';
-import type { SimulatorTotals, SyncPlatform, SyncSimulatorCall } from './sync-simulators';
+import type { SimulatorTotals, SyncedObject, SyncPlatform, SyncSimulatorCall } from './sync-simulators';
 
 /** The payment and billing simulators in a child process (bench/sync-simulators.ts), driven over IPC. */
 export class SyncPlatforms {
@@ -27,6 +27,11 @@ export class SyncPlatforms {
 
   async seed(customers: number, payment: { live: RateLimit; test: RateLimit }, billing: { site: string; limit: RateLimit }): Promise<void> {
     await this.child.call({ op: 'seed', customers, payment, billing });
+  }
+
+  /** The payment platform's live mode alone: `customers` created `spacingSeconds` apart, a subscription, invoice, payment intent and charge each. */
+  async seedPayment(customers: number, spacingSeconds: number, live: RateLimit): Promise<void> {
+    await this.child.call({ op: 'seedPayment', customers, spacingSeconds, live });
   }
 
   async addPaymentKey(key: string): Promise<void> {
@@ -58,7 +63,7 @@ export class SyncPlatforms {
     await this.child.call({ op: 'resetArrivals', platform });
   }
 
-  ids(platform: SyncPlatform, object: 'customers' | 'subscriptions', site: string): Promise<string[]> {
+  ids(platform: SyncPlatform, object: SyncedObject, site: string): Promise<string[]> {
     return this.child.call({ op: 'ids', platform, object, site }) as Promise<string[]>;
   }
 

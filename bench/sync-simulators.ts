@@ -13,11 +13,15 @@ import { answerCalls } from './child-process-calls';
  */
 
 export type SyncPlatform = 'payment' | 'billing';
+/** Billing has customers and subscriptions only. */
+export type SyncedObject = 'customers' | 'subscriptions' | 'invoices' | 'payment_intents' | 'charges';
 
 export type SyncSimulatorCall =
   | { op: 'start'; seed: number }
   /** Payment: per-mode limits and records (customers, one subscription each, in each mode; live mode an invoice, payment intent and charge a subscription too); billing: one site, its limit and records. */
   | { op: 'seed'; customers: number; payment: { live: RateLimit; test: RateLimit }; billing: { site: string; limit: RateLimit } }
+  /** Payment live mode only: customers created `spacingSeconds` apart up to now, one subscription each, an invoice a subscription with its payment intent and charge; the live limit. */
+  | { op: 'seedPayment'; customers: number; spacingSeconds: number; live: RateLimit }
   | { op: 'addPaymentKey'; key: string }
   | { op: 'addBillingKey'; site: string; key: string }
   | { op: 'latency'; latency: Latency }
@@ -27,7 +31,7 @@ export type SyncSimulatorCall =
   /** Forgets the requests' arrivals so far (`SimulatorTotals.arrivals` counts from here). */
   | { op: 'resetArrivals'; platform: SyncPlatform }
   /** The ids the platform holds (live mode; billing: not deleted) for the bench's missing-record count. */
-  | { op: 'ids'; platform: SyncPlatform; object: 'customers' | 'subscriptions'; site: string }
+  | { op: 'ids'; platform: SyncPlatform; object: SyncedObject; site: string }
   | { op: 'stop' };
 
 export interface SimulatorTotals {
@@ -66,6 +70,12 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
       site.seedSubscriptions({ perCustomer: 1 });
       return undefined;
     }
+    case 'seedPayment':
+      payment!.setRateLimit(call.live, { mode: 'live' });
+      payment!.seedCustomers(call.customers, { mode: 'live', spacingSeconds: call.spacingSeconds });
+      payment!.seedSubscriptions({ mode: 'live', perCustomer: 1 });
+      payment!.seedInvoices({ mode: 'live', perSubscription: 1 });
+      return undefined;
     case 'addPaymentKey':
       payment!.addApiKey(call.key, { access: 'read' });
       return undefined;
@@ -99,7 +109,7 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
     case 'ids':
       return call.platform === 'payment'
         ? [...payment!.state.live[call.object].values()].map((record) => record.id)
-        : [...billing!.site(call.site).data[call.object].values()].filter((record) => !record.deleted).map((record) => record.id);
+        : [...billing!.site(call.site).data[call.object as 'customers' | 'subscriptions'].values()].filter((record) => !record.deleted).map((record) => record.id);
     case 'stop':
       await Promise.all([payment?.stop(), billing?.stop()]);
       setImmediate(() => process.exit(0));

@@ -8,7 +8,8 @@ import { forgetRateBudgets } from '../shared/http/rate-budget';
 import type { RecordWrite } from '../shared/store/items';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
 import { storeConnection } from '../test/support/stored-connection';
-import type { Figures } from './results-file';
+import { previousFigures, type Figures } from './results-file';
+import { FIRST5_NOTE, firstFiveRun } from './sync-first5';
 import { round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
 
@@ -390,6 +391,16 @@ export async function faultyRun(s: Scenario, figures: Figures, accountId = 'faul
 
 export async function benchSync(): Promise<{ figures: Figures; notes: string[] }> {
   const restoreLogs = setLogSink(() => {});
+  // `SYNC_ONLY=first5`: the first sync of five objects alone, the other figures kept as the last run left them.
+  if (process.env.SYNC_ONLY === 'first5') {
+    const figures = previousFigures('sync', (key) => !key.startsWith('sync.latency300.first5.'));
+    try {
+      await firstFiveRun(figures);
+    } finally {
+      setLogSink(restoreLogs);
+    }
+    return { figures, notes: SYNC_NOTES };
+  }
   const figures: Figures = {};
   const s = await scenario();
   try {
@@ -467,11 +478,16 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     await faultyRun(s, figures);
   } finally {
     await s.stop();
+  }
+  try {
+    await firstFiveRun(figures);
+  } finally {
     setLogSink(restoreLogs);
   }
-  return {
-    figures,
-    notes: [
+  return { figures, notes: SYNC_NOTES };
+}
+
+const SYNC_NOTES = [
       `${CUSTOMERS.toLocaleString('en')} customers and ${CUSTOMERS.toLocaleString('en')} subscriptions on each platform; each connection's two objects sync side by side (their jobs run in parallel Lambdas). Payment limited to ${PAYMENT_PER_SECOND} requests/s (live) and, as the platform documents, ${PAYMENT_PER_ENDPOINT}/s on each endpoint on top (one object's list is one endpoint), so a listing of these two objects may go at ${PAYMENT_LISTING_PER_SECOND}/s (\`sync.latency300.payment.limit_per_second\`, the limit the payment rate fractions are over); billing to 150/min scaled 10x in time (${BILLING_PER_MINUTE_SCALED}/min, the client budget likewise).`,
       '`sync.*` runs with platforms that answer at once; `sync.latency300.*` repeats everything with every answer taking 300 ms ± 100 ms. In each: `full` is the first full sync (writes every record), `reconcile` a full sync over unchanged data (every page compared, nothing written; API Direct, so in memory with the stored versions the run read at its start: its pages wait for that listing, the object being small; it cuts its slices at the start from the profile the first full sync kept with its watermark, which at 0 ms says the platform answers at once: one listing), `incremental` a sync with nothing changed.',
       'calls: platform requests (ideal: 1 per 100 records); rate_fraction: requests per second over the limit; max_in_flight: most requests the simulator was answering at once; duplicates: records written more than once; writes: record writes by an incremental sync with nothing changed; max_writes_per_key_second: the most record writes one partition key took in a second (DynamoDB serves about 1,000).',
@@ -481,7 +497,6 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
       '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
       'What runs where: the gateway\'s sync code and the payment platform\'s SDK run in this process; both platform simulators in a child process of their own (bench/sync-simulators.ts, driven over IPC: a platform is another machine, and its bursts of answers must not hold up the gateway\'s event loop); dynalite in another child process. The three share the machine\'s 2 cores. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows each one\'s CPU and the requests in flight over time.',
-      'The machine is shared: timings vary from run to run with other work on its 2 cores.',
-    ],
-  };
-}
+  FIRST5_NOTE,
+  'The machine is shared: timings vary from run to run with other work on its 2 cores.',
+];

@@ -5,6 +5,9 @@ import dynalite from 'dynalite';
 import { withoutCallLog } from '../shared/aws/sdk-call-log';
 import { createTable } from '../shared/store/create-table';
 
+/** How long the server keeps an idle client socket open. */
+const KEEP_ALIVE_MS = 65_000;
+
 export interface LocalDynamo {
   endpoint: string;
   client: DynamoDBClient;
@@ -20,6 +23,9 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
   const tableName = options.tableName ?? 'integration-gateway';
   if (options.childProcess) return startInChildProcess(tableName);
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  // Node closes a kept-alive socket idle 5 s; a client reusing it that moment gets ECONNRESET (several
+  // sync jobs side by side left some of the client's 50 sockets idle that long). DynamoDB keeps them longer.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -33,7 +39,7 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
  * (in AWS it runs elsewhere too). In memory only.
  */
 async function startInChildProcess(tableName: string): Promise<LocalDynamo> {
-  const script = "const s=require('dynalite')({createTableMs:0,deleteTableMs:0,updateTableMs:0});s.listen(0,'127.0.0.1',()=>process.stdout.write(s.address().port+'\\n'))";
+  const script = "const s=require('dynalite')({createTableMs:0,deleteTableMs:0,updateTableMs:0});s.keepAliveTimeout=" + KEEP_ALIVE_MS + ";s.listen(0,'127.0.0.1',()=>process.stdout.write(s.address().port+'\\n'))";
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (data: Buffer) => resolve(data.toString().trim()));

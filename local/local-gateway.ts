@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { checkedEnvironment } from '../shared/config';
 import { countedPublisher } from '../shared/events/counted-publisher';
 import type { Gateway } from '../shared/gateway';
-import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../shared/queues/messages';
+import { syncJobGroup, type IngestionMessage, type SyncJob, type WebhookEventMessage } from '../shared/queues/messages';
 import { Store } from '../shared/store/store';
 import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
 import type { DataKeySource } from '../shared/vault/data-key-source';
@@ -77,9 +77,11 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
   const retryDelayMs = options.retryDelayMs ?? 1000;
   const queues = {
-    syncJobs: new LocalQueue<SyncJob>({ name: 'sync-jobs', batchSize: 1, retryDelayMs }),
+    // The stack's event sources (lib/sync.ts, lib/webhooks.ts, lib/ingestion.ts): batch sizes, maxConcurrency
+    // where set (else LOCAL_MAX_CONCURRENCY), and the sync queue's FIFO groups.
+    syncJobs: new LocalQueue<SyncJob>({ name: 'sync-jobs', batchSize: 1, groupOf: syncJobGroup, retryDelayMs }),
     webhookEvents: new LocalQueue<WebhookEventMessage>({ name: 'webhook-events', batchSize: 10, retryDelayMs }),
-    ingestion: new LocalQueue<IngestionMessage>({ name: 'ingestion', batchSize: 50, retryDelayMs }),
+    ingestion: new LocalQueue<IngestionMessage>({ name: 'ingestion', batchSize: 50, maxConcurrency: 2, retryDelayMs }),
   };
   const bus = new LocalEventBus();
   const pollerNotices = new LocalPollerNotices();

@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } fr
 import type { GatewayEnvironment } from '../config';
 import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
-import type { JobQueue, SyncJob } from './messages';
+import { syncJobGroup, type JobQueue, type SyncJob } from './messages';
 import { messageBody } from './message-body';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
@@ -52,7 +52,7 @@ export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
     // FIFO, one group per connection and data object: an object's jobs (a run, its continuations and
     // retries) run one at a time, in order; a connection's objects sync side by side, drawing from
     // the connection's one rate budget in the table.
-    syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', (job) => `${job.accountId}#${job.connector}#${job.object}`),
+    syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', syncJobGroup),
     webhookEvents: queue(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events'),
     ingestion: queue(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion'),
   };

@@ -6,7 +6,7 @@ import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
 import { addToProfile, MAX_SLICES, onPageGrid, PAGE_RECORDS, pageDensity, plannedSlices, recordSpread, remainingRange, splitRemaining, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
 import { planPage, seenPageNumber, slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
-import { FullSyncNeeded, type NormalisedRecord, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
+import { FullSyncNeeded, type NormalisedRecord, type SliceOrder, type SliceRange, type SyncPage, type SyncSource } from './sync-source';
 
 /**
  * The paging part of a sync run: one data object's listing, as slices paged side by side
@@ -158,28 +158,11 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const { store, place, source } = context;
   let window = start.window;
   let order = window.mode === 'full' ? source.slicing?.order : undefined;
-  const resumed = slicesOf(start);
-  const slices = new Map<number, Slice>(
-    resumed.slices.map((slice) => [slice.id, { id: slice.id, range: rangeOf(slice), pages: slice.pages, ...(slice.page ? { page: slice.page } : {}) }]),
-  );
-  let nextSlice = resumed.nextSlice;
-  // A full run starting afresh over a listing seen complete before: its slices are cut now.
-  const previous = context.previousListing;
+  const starting = startingSlices(context, start, order);
+  const slices = starting.slices;
+  let nextSlice = starting.nextSlice;
   /** Where the previous complete listing ended (newest first): see `ListingView.floor`. */
-  let floor: number | undefined;
-  if (order && previous?.order === order && start.slices === undefined && start.pageIndex === 0 && !start.page) {
-    const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
-    const most = context.maxSlices ?? MAX_SLICES;
-    const planned = plannedSlices(previous, wantedSlices(pace, 0, most), most);
-    if (planned) {
-      slices.clear();
-      for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });
-      // Records are never created in the past: a newest-first listing by creation time has nothing
-      // new below where the previous complete one ended, so a split probes no further than that.
-      const held = previous.pieces.filter((piece) => piece.records > 0);
-      if (order === 'newest_first' && held.length > 0) floor = Math.min(...held.map((piece) => piece.from));
-    }
-  }
+  const floor = starting.floor;
   /**
    * Where this full run's listed records lay (ascending key pieces), each with one page's keys when
    * this invocation listed one there (in memory only: the checkpoint keeps the pieces alone).
@@ -600,6 +583,31 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
 
   if (failure) throw new PagingStopped(failure.error, cursorNow(), pagesThisInvocation);
   return { complete: slices.size === 0, point: cursorNow(slices.size === 0), pages: pagesThisInvocation };
+}
+
+/**
+ * The slices a run starts with: those of the run it resumes, or for a full run starting afresh over
+ * a listing seen complete before, slices cut from that listing's profile at once (`plannedSlices`),
+ * with where that listing ended (newest first: nothing new lies below it). Otherwise one listing.
+ */
+function startingSlices(context: PagingContext, start: RunCursor, order: SliceOrder | undefined): { slices: Map<number, Slice>; nextSlice: number; floor?: number } {
+  const resumed = slicesOf(start);
+  const slices = new Map<number, Slice>(
+    resumed.slices.map((slice) => [slice.id, { id: slice.id, range: rangeOf(slice), pages: slice.pages, ...(slice.page ? { page: slice.page } : {}) }]),
+  );
+  let nextSlice = resumed.nextSlice;
+  const previous = context.previousListing;
+  if (!order || previous?.order !== order || start.slices !== undefined || start.pageIndex !== 0 || start.page) return { slices, nextSlice };
+  const pace = { ratePerSecond: context.pace()?.ratePerSecond, latencyMs: previous.latencyMs, waitMs: 0 };
+  const most = context.maxSlices ?? MAX_SLICES;
+  const planned = plannedSlices(previous, wantedSlices(pace, 0, most), most);
+  if (!planned) return { slices, nextSlice };
+  slices.clear();
+  for (const range of planned) slices.set(nextSlice, { id: nextSlice++, range, pages: 0 });
+  // Records are never created in the past: a newest-first listing by creation time has nothing
+  // new below where the previous complete one ended, so a split probes no further than that.
+  const held = previous.pieces.filter((piece) => piece.records > 0);
+  return { slices, nextSlice, ...(order === 'newest_first' && held.length > 0 ? { floor: Math.min(...held.map((piece) => piece.from)) } : {}) };
 }
 
 /** The page's ordering keys when it reported one for every row it listed; otherwise none. */

@@ -154,15 +154,7 @@ export async function runSyncJob(
     if (point.window.mode === 'full') {
       // The exact start: a record synced earlier in the same second was not written by this run.
       const startedAt = new Date(checkpoint.lastRunStartedAt ?? runStartedAt * 1000);
-      const deletedAt = now();
-      // A record written since the run started (a webhook's) is new, not missing.
-      const markDeleted = (id: string) => store.markRecordDeleted(accountId, connector, object, id, { deletedAt, syncedBefore: startedAt });
-      const missing = await sweepInMemory?.missing();
-      if (missing) {
-        for (const id of missing) if (await markDeleted(id)) counts.deleted += 1;
-      } else {
-        counts.deleted += await sweepFromStore(store, { accountId, connector, object }, seenScope, sweepChunk, markDeleted);
-      }
+      counts.deleted += await sweepDeleted(gateway, seenScope, { startedAt, sweepChunk, ...(sweepInMemory ? { inMemory: sweepInMemory } : {}) });
     }
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
@@ -184,28 +176,61 @@ export async function runSyncJob(
     return { outcome: 'finished', mode: point.window.mode, pages, counts };
   } catch (error) {
     if (error instanceof SyncRunLostError) return skipped('another run took this sync over');
-    const problem = platform.problem(error);
-    const at = now().toISOString();
-    // Retry what time can fix (rate limits, outages); not a page the platform will answer the same
-    // way again (an unreadable record): on the FIFO queue a doomed retry would hold up the connection.
-    const retry = problem.health === 'degraded' && !(error instanceof PlatformError && !error.retryable);
-    // When the next try is (sync-retry.ts); a failure only the user can fix ends the series.
-    const planned = retry ? retryAfterFailure(checkpoint.retry, gateway.now()) : undefined;
-    const retryState = planned?.deadLetteredAt && options.messageId ? { ...planned, deadLetterMessageId: options.messageId } : planned;
-    const recorded = await store
-      .pauseSyncRun({ ...checkpoint, mode: point.window.mode, cursor: point, counts, lastError: { message: problem.reason, at }, retry: retryState })
-      .then(
-        () => true,
-        (pauseError: unknown) => {
-          log.warn('could not record the failure on the checkpoint', { error: pauseError });
-          return false;
-        },
-      );
-    await store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
-    recordMetric.syncRun(connector, 'failed');
-    log.warn('sync job failed', { pages, reason: problem.reason, health: problem.health, retry, nextAttemptAt: retryState?.nextAttemptAt, error });
-    // Without a recorded next try, the caller leaves the retry to the queue.
-    return { outcome: 'failed', problem, retry, ...(retryState && recorded ? { retryState } : {}) };
+    return recordFailure(gateway, platform, error, { checkpoint: { ...checkpoint, mode: point.window.mode, cursor: point, counts }, pages, log, ...(options.messageId ? { messageId: options.messageId } : {}) });
   }
+}
+
+/**
+ * The deletion sweep of a complete full run: records stored before it started that it did not
+ * list are marked deleted (from the ids it held in memory, or those its pages saw, read back).
+ */
+async function sweepDeleted(
+  gateway: Gateway,
+  seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
+  sweep: { startedAt: Date; sweepChunk: number; inMemory?: SweepInMemory },
+): Promise<number> {
+  const { accountId, connector, object } = seenScope;
+  const deletedAt = new Date(gateway.now());
+  // A record written since the run started (a webhook's) is new, not missing.
+  const markDeleted = (id: string) => gateway.store.markRecordDeleted(accountId, connector, object, id, { deletedAt, syncedBefore: sweep.startedAt });
+  const missing = await sweep.inMemory?.missing();
+  if (!missing) return sweepFromStore(gateway.store, { accountId, connector, object }, seenScope, sweep.sweepChunk, markDeleted);
+  let deleted = 0;
+  for (const id of missing) if (await markDeleted(id)) deleted += 1;
+  return deleted;
+}
+
+/**
+ * A failed run keeps its place: the reason goes on the checkpoint (with its next try, when time can
+ * fix it) and on the connection's health.
+ */
+async function recordFailure(
+  gateway: Gateway,
+  platform: ConnectorPlatform,
+  error: unknown,
+  run: { checkpoint: SyncCheckpoint; pages: number; log: Logger; messageId?: string },
+): Promise<SyncRunResult> {
+  const { checkpoint, log } = run;
+  const { accountId, connector } = checkpoint;
+  const problem = platform.problem(error);
+  const at = new Date(gateway.now()).toISOString();
+  // Retry what time can fix (rate limits, outages); not a page the platform will answer the same
+  // way again (an unreadable record): on the FIFO queue a doomed retry would hold up the connection.
+  const retry = problem.health === 'degraded' && !(error instanceof PlatformError && !error.retryable);
+  // When the next try is (sync-retry.ts); a failure only the user can fix ends the series.
+  const planned = retry ? retryAfterFailure(checkpoint.retry, gateway.now()) : undefined;
+  const retryState = planned?.deadLetteredAt && run.messageId ? { ...planned, deadLetterMessageId: run.messageId } : planned;
+  const recorded = await gateway.store.pauseSyncRun({ ...checkpoint, lastError: { message: problem.reason, at }, retry: retryState }).then(
+    () => true,
+    (pauseError: unknown) => {
+      log.warn('could not record the failure on the checkpoint', { error: pauseError });
+      return false;
+    },
+  );
+  await gateway.store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
+  recordMetric.syncRun(connector, 'failed');
+  log.warn('sync job failed', { pages: run.pages, reason: problem.reason, health: problem.health, retry, nextAttemptAt: retryState?.nextAttemptAt, error });
+  // Without a recorded next try, the caller leaves the retry to the queue.
+  return { outcome: 'failed', problem, retry, ...(retryState && recorded ? { retryState } : {}) };
 }
 

@@ -34,6 +34,30 @@ function fakeClock(): Clock & { sleeps: number[]; advance(ms: number): void } {
   };
 }
 
+/** Simulated time that passes only when every caller waits: sleeps end in time order, each at its own time. */
+function virtualClock(): Clock & { runUntil(done: () => boolean): Promise<void> } {
+  let t = 0;
+  const timers: Array<{ at: number; wake: () => void }> = [];
+  const settle = async () => {
+    for (let i = 0; i < 10; i += 1) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    now: () => t,
+    sleep: (ms) => new Promise<void>((wake) => timers.push({ at: t + ms, wake })),
+    async runUntil(done) {
+      await settle();
+      while (!done()) {
+        if (timers.length === 0) throw new Error('every caller waits on something other than the clock');
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers[0]!.at;
+        t = Math.max(t, next);
+        while (timers.length > 0 && timers[0]!.at <= t) timers.shift()!.wake();
+        await settle();
+      }
+    },
+  };
+}
+
 async function takeMany(budget: TokenBucketRateBudget, n: number): Promise<void> {
   for (let i = 0; i < n; i++) await budget.take();
 }
@@ -163,6 +187,36 @@ describe('rateBudgetFor', () => {
 
 describe('SharedRateBudget: one bucket for every caller of a connection, wherever it runs', () => {
   const limits = { ratePerSecond: 10, burst: 2 };
+
+  it('five processes with several callers each, all at once, are granted at most the rate and a burst in any second', async () => {
+    const clock = virtualClock();
+    const buckets = new MemoryRateBuckets();
+    const grants: number[] = [];
+    // Five sync jobs of one connection (five Lambdas: five budgets over its one bucket), each with three slices taking turns.
+    const jobs = Array.from({ length: 5 }, () => new SharedRateBudget('payment:acme', limits, buckets, clock));
+    let running = 0;
+    const slices = jobs.flatMap((budget) =>
+      Array.from({ length: 3 }, async () => {
+        running += 1;
+        for (let n = 0; n < 8; n += 1) {
+          await budget.take();
+          grants.push(clock.now());
+        }
+        running -= 1;
+      }),
+    );
+    await clock.runUntil(() => running === 0);
+    await Promise.all(slices);
+    expect(grants).toHaveLength(120);
+    let most = 0;
+    for (let to = 0, from = 0; to < grants.length; to += 1) {
+      while (grants[to]! - grants[from]! >= 1000) from += 1;
+      most = Math.max(most, to - from + 1);
+    }
+    expect(most).toBeLessThanOrEqual(limits.ratePerSecond + limits.burst);
+    // 120 requests at 10/s: about 12 s, however the five share them.
+    expect(clock.now()).toBeGreaterThanOrEqual(11_700);
+  });
 
   it('two processes drawing from one bucket together stay at its rate', async () => {
     const clock = fakeClock();

@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { LocalQueue } from '../../local/local-queue';
+import { LOCAL_MAX_CONCURRENCY, LocalQueue } from '../../local/local-queue';
 
 describe('local queue (SQS + Lambda event source stand-in)', () => {
   it('hands the consumer SQS-shaped batches no larger than the batch size', async () => {
@@ -59,5 +59,76 @@ describe('local queue (SQS + Lambda event source stand-in)', () => {
     await queue.idle();
     expect(delivered).toBe(1);
     expect(queue.deadLetters).toHaveLength(0);
+  });
+
+  /** A consumer that holds each batch for `ms` and counts the batches it holds at once. */
+  const counting = (ms: number, fail?: (n: number, receive: number) => boolean) => {
+    const state = { now: 0, most: 0, seen: [] as Array<{ n: number; receive: number }> };
+    const consumer = async (event: SQSEvent) => {
+      state.now += 1;
+      state.most = Math.max(state.most, state.now);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      state.now -= 1;
+      const failures = [];
+      for (const record of event.Records) {
+        const n = JSON.parse(record.body).n as number;
+        const receive = Number(record.attributes.ApproximateReceiveCount);
+        state.seen.push({ n, receive });
+        if (fail?.(n, receive)) failures.push({ itemIdentifier: record.messageId });
+      }
+      return { batchItemFailures: failures };
+    };
+    return { state, consumer };
+  };
+
+  it('runs up to maxConcurrency batches at once, never more, and retries the failed ones', async () => {
+    // Every third message fails its first receive.
+    const { state, consumer } = counting(20, (n, receive) => n % 3 === 0 && receive === 1);
+    const queue = new LocalQueue<{ n: number }>({ name: 'ingestion', batchSize: 2, maxConcurrency: 3, retryDelayMs: 1, consumer });
+    await queue.send(Array.from({ length: 20 }, (_, n) => ({ n })));
+    await queue.idle();
+    expect(state.most).toBe(3);
+    expect(queue.mostInFlight).toBe(3);
+    const received = (n: number) => state.seen.filter((s) => s.n === n).length;
+    for (let n = 0; n < 20; n += 1) expect({ n, received: received(n) }).toEqual({ n, received: n % 3 === 0 ? 2 : 1 });
+    expect(queue.deadLetters).toHaveLength(0);
+  });
+
+  it('where the stack sets no maxConcurrency, runs LOCAL_MAX_CONCURRENCY batches at once', async () => {
+    const { state, consumer } = counting(20);
+    const queue = new LocalQueue<{ n: number }>({ name: 'webhook-events', batchSize: 1, consumer });
+    await queue.send(Array.from({ length: LOCAL_MAX_CONCURRENCY * 2 }, (_, n) => ({ n })));
+    await queue.idle();
+    expect(state.most).toBe(LOCAL_MAX_CONCURRENCY);
+    expect(state.seen).toHaveLength(LOCAL_MAX_CONCURRENCY * 2);
+  });
+
+  it('FIFO: groups run side by side, one message of a group at a time and in order, a failed one holding its group', async () => {
+    const inHand = new Set<string>();
+    const order: string[] = [];
+    let overlapped = false;
+    let most = 0;
+    const queue = new LocalQueue<{ group: string; n: number }>({
+      name: 'sync-jobs',
+      batchSize: 1,
+      groupOf: (message) => message.group,
+      retryDelayMs: 5,
+      consumer: async (event) => {
+        const message = JSON.parse(event.Records[0]!.body) as { group: string; n: number };
+        if (inHand.has(message.group)) overlapped = true;
+        inHand.add(message.group);
+        most = Math.max(most, inHand.size);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        inHand.delete(message.group);
+        // The first message of group b fails once: b's second must wait for its retry.
+        if (message.group === 'b' && message.n === 0 && event.Records[0]!.attributes.ApproximateReceiveCount === '1') throw new Error('try again');
+        order.push(`${message.group}${message.n}`);
+      },
+    });
+    await queue.send(['a', 'b', 'c', 'd', 'e'].flatMap((group) => [0, 1, 2].map((n) => ({ group, n }))));
+    await queue.idle();
+    expect(overlapped).toBe(false);
+    expect(most).toBe(5);
+    for (const group of ['a', 'b', 'c', 'd', 'e']) expect(order.filter((o) => o.startsWith(group))).toEqual([0, 1, 2].map((n) => `${group}${n}`));
   });
 });
