@@ -1,4 +1,5 @@
 import type { Connector } from '../connections/connector';
+import { countClaimedDelivery } from '../history/record-history';
 import { connectors } from '../connections/registry';
 import type { EventCustomer } from '../events/playbook-events';
 import { playbookEvent } from '../events/playbook-events';
@@ -69,6 +70,7 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
     leaseSeconds: CLAIM_LEASE_SECONDS,
     expiresAt: now + EVENT_MARK_SECONDS,
   });
+  await countClaimedDelivery(gateway, message, claim);
   if (claim.outcome === 'finished') {
     eventLog.info('webhook event already handled; skipped', { state: claim.mark.state });
     return { outcome: 'duplicate' };
