@@ -144,7 +144,6 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     await page.keyboard.press('Enter');
     await expect.poll(() => card.locator('table tbody tr').count()).toBe(30);
     expect(await card.getByText('That is every run of the last 30 days.').count()).toBe(1);
-    expect(await durationChart.count()).toBe(0); // redrawn with all the runs
     expect(await card.getByRole('img', { name: /Duration of each run/ }).locator('rect.bar').count()).toBe(30);
     await expectAccessible(page, 'sync history');
     await screenshotOf(card, 'history-syncs');
@@ -188,7 +187,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     const card = page.locator('#conversation-stats');
     await card.getByRole('img', { name: 'Conversations started and handed off per day' }).waitFor();
     expect(await card.locator('dd[data-count="live"]').textContent()).toBe('3');
-    expect(await card.locator('dd[data-count="median"]').textContent()).toMatch(/^\d+ s$|^\d+ min$/);
+    expect(await card.locator('dd[data-count="median"]').textContent()).toMatch(/^\d+ s$|^\d+ min( \d+ s)?$/);
     expect(await card.locator('table tbody tr').count()).toBe(14);
     expect(await card.locator('dd[data-count="started"]').textContent()).toMatch(/^\d+$/);
     expect(await page.locator('#sync-history').count()).toBe(0);
