@@ -74,3 +74,14 @@ export async function screenshotOf(locator: Locator, name: string): Promise<void
   await locator.page().evaluate(`document.getElementById('toasts')?.replaceChildren()`);
   await locator.screenshot({ path: new URL(`${name}.png`, screenshots).pathname, animations: 'disabled' });
 }
+
+/** A new page of its own, signed in as the account's user on the local sign-in page, at the account's Integrations. */
+export async function signedInPage(browser: Browser, url: string, accountId: string, pageErrors: string[]): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInOnLocalPage(page, { accountId });
+  await page.locator('#integrations').waitFor();
+  return page;
+}

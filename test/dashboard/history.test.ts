@@ -6,7 +6,7 @@ import type { History } from '../../shared/history/history-store';
 import { generatedKey } from '../support/local-runtime';
 import { startSandboxGateway, type SandboxGateway } from '../support/sandbox-gateway';
 import { storeConnection } from '../support/stored-connection';
-import { expectAccessible, hasChromium, launchChromium, screenshotOf, signInOnLocalPage } from './browser';
+import { expectAccessible, hasChromium, launchChromium, screenshotOf, signedInPage } from './browser';
 
 /**
  * The connector page's history views in Chromium against `npm start`'s gateway: sync runs (paged, charted),
@@ -39,12 +39,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     });
     await seedPast(local.store.history, Date.now());
     await deliverNow();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    await page.goto(gateway.url);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await signInOnLocalPage(page, { accountId: 'acme' });
-    await page.locator('#integrations').waitFor();
+    page = await signedInPage(browser, gateway.url, 'acme', pageErrors);
   }, 90_000);
 
   afterAll(async () => {
