@@ -28,9 +28,10 @@ const niceMax = (value) => {
 /**
  * A bar chart: one column per entry, its series stacked. `series` name the parts ({ key, label, tone }),
  * `entries` carry a `label` (for titles), a `tick` (axis text, or '' for none) and a number per series key.
- * Summed to the chart's height; each column's title lists its numbers.
+ * Summed to the chart's height; each column's title lists its numbers. An entry with `flag` (words) gets a red
+ * mark above its column (a failed run), named in its title and in the legend as `flagLabel`.
  */
-export function barChart({ title, summary, series, entries, unit = '' }) {
+export function barChart({ title, summary, series, entries, unit = '', flagLabel }) {
   const id = `chart-${++chartSequence}`;
   const width = 720;
   const height = 180;
@@ -56,9 +57,10 @@ export function barChart({ title, summary, series, entries, unit = '' }) {
       base += value;
       return rect;
     });
-    const words = `${entry.label}: ${series.map((part) => `${part.label} ${formatNumber(entry[part.key] ?? 0)}${unit}`).join(', ')}`;
+    const words = `${entry.label}: ${series.map((part) => `${part.label} ${formatNumber(entry[part.key] ?? 0)}${unit}`).join(', ')}${entry.flag ? `. ${entry.flag}` : ''}`;
+    const flag = entry.flag ? s('circle', { class: 'flag', cx: (x + barWidth / 2).toFixed(1), cy: Math.max(5, y(base) - 6).toFixed(1), r: 4 }) : undefined;
     const tick = entry.tick ? s('text', { class: 'chart-tick', x: (x + barWidth / 2).toFixed(1), y: height - 6, 'text-anchor': 'middle' }, entry.tick) : undefined;
-    return s('g', {}, s('title', {}, words), parts, tick);
+    return s('g', {}, s('title', {}, words), parts, flag, tick);
   });
   const svg = s(
     'svg',
@@ -69,7 +71,12 @@ export function barChart({ title, summary, series, entries, unit = '' }) {
     s('line', { class: 'chart-axis', x1: left, x2: width - 8, y1: y(0), y2: y(0) }),
     columns,
   );
-  const legend = h('ul', { class: 'chart-legend', 'aria-hidden': 'true' }, series.map((part) => h('li', {}, h('span', { class: `swatch tone-${part.tone}` }), part.label)));
+  const legend = h(
+    'ul',
+    { class: 'chart-legend', 'aria-hidden': 'true' },
+    series.map((part) => h('li', {}, h('span', { class: `swatch tone-${part.tone}` }), part.label)),
+    flagLabel && entries.some((entry) => entry.flag) ? h('li', {}, h('span', { class: 'swatch flag-swatch' }), flagLabel) : undefined,
+  );
   return h('figure', { class: 'chart-figure' }, svg, legend, h('figcaption', { class: 'muted small' }, summary));
 }
 
@@ -115,15 +122,20 @@ function syncHistory(base, objects) {
     if (runs.length === 0) return body.replaceChildren(h('p', { class: 'empty' }, 'No sync has run in the last 30 days.'));
     const tone = Object.fromEntries(objects.map((object, i) => [object, TONES[i % TONES.length]]));
     const oldestFirst = [...runs].reverse();
-    const entryOf = (run, value) => ({ label: `${humanize(run.object)}, ${shortTime(run.startedAt)} (${RUN_WORDS[run.status]})`, tick: '', [run.object]: value });
+    const entryOf = (run, value) => ({
+      label: `${humanize(run.object)}, ${shortTime(run.startedAt)} (${RUN_WORDS[run.status]})`,
+      tick: '',
+      [run.object]: value,
+      ...(run.status === 'failed' || run.failures ? { flag: run.error?.reason ?? 'Failed' } : {}),
+    });
     const series = objects.filter((object) => runs.some((run) => run.object === object)).map((object) => ({ key: object, label: humanize(object), tone: tone[object] }));
     const slowest = runs.reduce((a, b) => ((b.durationMs ?? 0) > (a.durationMs ?? 0) ? b : a));
     const failed = runs.filter((run) => run.status === 'failed').length;
     const summary = `${runs.length} runs shown, ${failed} failed. Slowest: ${humanize(slowest.object)} on ${shortTime(slowest.startedAt)}, ${duration(slowest.durationMs)}.`;
     body.replaceChildren(
       h('div', { class: 'chart-pair' },
-        barChart({ title: 'Duration of each run (seconds), oldest on the left', summary, series, unit: ' s', entries: oldestFirst.map((run) => entryOf(run, (run.durationMs ?? 0) / 1000)) }),
-        barChart({ title: 'Records created, updated or deleted by each run', summary: `${runs.reduce((sum, run) => sum + run.created + run.updated + run.deleted, 0)} records changed in the runs shown.`, series, entries: oldestFirst.map((run) => entryOf(run, run.created + run.updated + run.deleted)) }),
+        barChart({ title: 'Duration of each run (seconds), oldest on the left', summary, series, unit: ' s', flagLabel: 'Failed', entries: oldestFirst.map((run) => entryOf(run, (run.durationMs ?? 0) / 1000)) }),
+        barChart({ title: 'Records created, updated or deleted by each run', flagLabel: 'Failed', summary: `${runs.reduce((sum, run) => sum + run.created + run.updated + run.deleted, 0)} records changed in the runs shown.`, series, entries: oldestFirst.map((run) => entryOf(run, run.created + run.updated + run.deleted)) }),
       ),
       table(
         'Sync runs, newest first',
@@ -169,7 +181,16 @@ function webhookDeliveries(base) {
       const at = new Date(hour.hour);
       return { label: shortTime(hour.hour), tick: at.getHours() === 0 ? at.toLocaleDateString(undefined, { weekday: 'short' }) : '', fresh: hour.verified - hour.duplicates, duplicates: hour.duplicates, refused: refusedOf(hour) };
     });
-    const busy = hours.filter((hour) => hour.verified || refusedOf(hour)).reverse();
+    const byDay = new Map();
+    for (const hour of hours) {
+      const day = new Date(hour.hour).toLocaleDateString(undefined, { weekday: 'short', month: 'short', day: 'numeric' });
+      const total = byDay.get(day) ?? { day, verified: 0, duplicates: 0, refused: Object.fromEntries(Object.keys(REASON_WORDS).map((reason) => [reason, 0])) };
+      total.verified += hour.verified;
+      total.duplicates += hour.duplicates;
+      for (const reason of Object.keys(REASON_WORDS)) total.refused[reason] += hour.refused[reason];
+      byDay.set(day, total);
+    }
+    const busy = [...byDay.values()].filter((day) => day.verified || refusedOf(day)).reverse();
     body.replaceChildren(
       barChart({
         title: 'Webhook deliveries per hour, last 7 days',
@@ -186,9 +207,9 @@ function webhookDeliveries(base) {
         : h('p', { class: 'muted' }, 'No delivery was refused in the last 7 days.'),
       busy.length
         ? table(
-            'Webhook deliveries per hour, newest first',
-            ['Hour', 'Verified', 'Duplicates', ...Object.values(REASON_WORDS)],
-            busy.map((hour) => h('tr', {}, h('td', {}, shortTime(hour.hour)), ...[hour.verified, hour.duplicates, ...Object.keys(REASON_WORDS).map((reason) => hour.refused[reason])].map((n) => h('td', { class: 'num' }, String(n))))),
+            'Webhook deliveries per day (each hour is in the chart), newest first',
+            ['Day', 'Verified', 'Duplicates', ...Object.values(REASON_WORDS)],
+            busy.map((hour) => h('tr', {}, h('td', {}, hour.day), ...[hour.verified, hour.duplicates, ...Object.keys(REASON_WORDS).map((reason) => hour.refused[reason])].map((n) => h('td', { class: 'num' }, String(n))))),
             { numeric: [1, 2, 3, 4, 5, 6, 7] },
           )
         : h('p', { class: 'empty' }, 'No webhook deliveries in the last 7 days.'),

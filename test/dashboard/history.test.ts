@@ -134,6 +134,9 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     await durationChart.waitFor();
     expect(await card.locator('figcaption').first().textContent()).toMatch(/Slowest: Charges .*3 min 30 s/);
     expect(await durationChart.locator('rect.bar').count()).toBe(25);
+    // The failed run is marked on the chart, and says why in its bar's title.
+    expect(await durationChart.locator('circle.flag').count()).toBe(1);
+    expect(await durationChart.locator('g', { has: page.locator('circle.flag') }).locator('title').textContent()).toMatch(/Subscriptions.*Failed.*refused the key/);
     // Keyboard: the next page comes from the button, and then every run of the 30 days is there.
     await card.getByRole('button', { name: 'Show older runs' }).focus();
     await page.keyboard.press('Enter');
@@ -149,6 +152,10 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     const chart = card.getByRole('img', { name: 'Webhook deliveries per hour, last 7 days' });
     await chart.waitFor();
     expect(await chart.locator('g > title').count()).toBe(7 * 24);
+    // The table beside it: the same numbers by day (each hour's are in the bars' titles).
+    const days = await card.locator('table tbody tr').count();
+    expect(days).toBeGreaterThanOrEqual(7);
+    expect(days).toBeLessThanOrEqual(8);
     const summary = await card.locator('figcaption').textContent();
     expect(summary).toMatch(/7 refused \(bad signature 7, too old \(timestamp\) 1\)|8 refused \(bad signature 7, too old \(timestamp\) 1\)/);
     expect(summary).toMatch(/\(1\d? duplicates\)/);
