@@ -203,7 +203,7 @@ function webhookDeliveries(base) {
         ],
       }),
       lastRefused.length
-        ? h('div', {}, h('h3', {}, 'Last refused deliveries'), h('ul', { class: 'refusals', id: 'last-refused' }, lastRefused.map((refusal) => h('li', {}, when(refusal.at), ' ', h('strong', {}, REASON_WORDS[refusal.reason] ?? refusal.reason), refusal.count > 1 ? h('span', { class: 'muted small' }, ` (${refusal.count} that hour)`) : undefined))))
+        ? h('div', {}, h('h3', {}, 'Last refused deliveries'), h('ul', { class: 'refusals', id: 'last-refused' }, lastRefused.map((refusal) => h('li', {}, h('time', { datetime: refusal.at }, shortTime(refusal.at)), ' ', h('strong', {}, REASON_WORDS[refusal.reason] ?? refusal.reason), refusal.count > 1 ? h('span', { class: 'muted small' }, ` (${refusal.count} that hour)`) : undefined))))
         : h('p', { class: 'muted' }, 'No delivery was refused in the last 7 days.'),
       busy.length
         ? table(
