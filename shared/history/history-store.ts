@@ -62,14 +62,11 @@ export class History {
       ...(run.error ? { error: run.error } : {}),
     };
     const add: Record<string, number> = { ...run.added, failures: run.status === 'failed' ? 1 : 0 };
-    const names = Object.keys(set);
     await this.table.client.send(
       new UpdateItemCommand({
         TableName: this.table.tableName,
         Key: toItem(historyKey.syncRun(checkAccountId(run.accountId), checkConnector(run.connector), run.startedAt, run.object)),
-        UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')} ADD ${Object.keys(add).map((name) => `#${name} :${name}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries([...names, ...Object.keys(add)].map((name) => [`#${name}`, name])),
-        ExpressionAttributeValues: toItem(Object.fromEntries([...Object.entries(set), ...Object.entries(add)].map(([name, value]) => [`:${name}`, value]))),
+        ...setAndAdd(set, add),
       }),
     );
   }
@@ -121,9 +118,7 @@ export class History {
       new UpdateItemCommand({
         TableName: this.table.tableName,
         Key: toItem(historyKey.deliveryHour(checkAccountId(accountId), checkConnector(connector), hour)),
-        UpdateExpression: `SET ${Object.keys(set).map((name) => `#${name} = :${name}`).join(', ')} ADD ${Object.keys(add).map((name) => `#${name} :${name}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries([...Object.keys(set), ...Object.keys(add)].map((name) => [`#${name}`, name])),
-        ExpressionAttributeValues: toItem(Object.fromEntries([...Object.entries(set), ...Object.entries(add)].map(([name, value]) => [`:${name}`, value]))),
+        ...setAndAdd(set, add),
       }),
     );
   }
@@ -158,9 +153,7 @@ export class History {
       new UpdateItemCommand({
         TableName: this.table.tableName,
         Key: toItem(historyKey.conversationDay(checkAccountId(tally.accountId), tally.day)),
-        UpdateExpression: `SET #day = :day, expiresAt = :expiresAt ADD ${Object.keys(add).map((name) => `#${name} :${name}`).join(', ')}`,
-        ExpressionAttributeNames: { '#day': 'day', ...Object.fromEntries(Object.keys(add).map((name) => [`#${name}`, name])) },
-        ExpressionAttributeValues: toItem({ ':day': tally.day, ':expiresAt': expiresAt, ...Object.fromEntries(Object.entries(add).map(([name, value]) => [`:${name}`, value])) }),
+        ...setAndAdd({ day: tally.day, expiresAt }, add),
       }),
     );
   }
@@ -186,6 +179,16 @@ export class History {
     const { Item } = await this.table.client.send(new GetItemCommand({ TableName: this.table.tableName, Key: toItem(key.liveCount(checkAccountId(accountId))), ProjectionExpression: 'live' }));
     return Item ? Math.max(0, Number(fromItem(Item).live ?? 0)) : 0;
   }
+}
+
+/** One UpdateItem's expression: `set` these attributes, `add` to these counters (ADD: concurrent writers add up). */
+function setAndAdd(set: Record<string, unknown>, add: Record<string, number>) {
+  const names = [...Object.keys(set), ...Object.keys(add)];
+  return {
+    UpdateExpression: `SET ${Object.keys(set).map((name) => `#${name} = :${name}`).join(', ')} ADD ${Object.keys(add).map((name) => `#${name} :${name}`).join(', ')}`,
+    ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
+    ExpressionAttributeValues: toItem(Object.fromEntries([...Object.entries(set), ...Object.entries(add)].map(([name, value]) => [`:${name}`, value]))),
+  };
 }
 
 /** Counters that were never added to are absent from the item. */
