@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationEvent, publishConversationEvents } from '../../shared/messaging/conversation-events';
 import type { Conversation } from '../../shared/store/items';
+import { watchCommands } from '../../local/local-dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { basicHeader, startWebhookWorld, type WebhookWorld } from '../webhooks/support';
 
@@ -34,8 +35,11 @@ const syncNow = async () => {
 
 describe('sync history', () => {
   it('records every run of every object with its requests and counts, newest first, paged', async () => {
+    const watch = watchCommands(world.gateway.runtime.local.dynamo.client);
     await syncNow();
     await syncNow();
+    // One history write per run (two objects, two syncs; each run one invocation), however many records.
+    expect(watch.itemsWritten((key) => key.pk.includes('#HISTORY#'))).toBe(4);
     const all = await get('/connections/payment/syncs/history');
     expect(all.status).toBe(200);
     expect(all.body.runs).toHaveLength(4);
@@ -87,6 +91,7 @@ describe('webhook deliveries', () => {
   });
 
   it('counts verified, duplicate and refused deliveries per hour, by reason, without payloads or secrets', async () => {
+    const watch = watchCommands(world.gateway.runtime.local.dynamo.client);
     const { events } = world.payment.createCustomer({ email: 'hours@example.com' });
     const body = JSON.stringify(events[0]);
     expect((await post('payments', 'acme', body, signed(body))).status).toBe(200);
@@ -95,6 +100,8 @@ describe('webhook deliveries', () => {
     expect((await post('payments', 'acme', body, signed(body, generatedKey('whsec_')))).status).toBe(400);
     expect((await post('payments', 'acme', body, signed(body, signingSecret, Math.floor(Date.now() / 1000) - 3600))).status).toBe(400);
     expect((await post('payments', 'nobody', body, signed(body))).status).toBe(404);
+    // One counter write per delivery: two verified (one a duplicate), three refused (one under the account it names).
+    expect(watch.itemsWritten((key) => key.pk.includes('#HISTORY#'))).toBe(5);
 
     const { status, body: deliveries } = await get('/connections/payment/webhooks/deliveries');
     expect(status).toBe(200);
