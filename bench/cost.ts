@@ -90,6 +90,17 @@ export const REFERENCE = {
   apiReadsPerDay: 10_000,
 } as const;
 
+/**
+ * The history the dashboard shows (shared/history), per unit of work, as the code writes it: a sync
+ * job invocation reads its checkpoint once (an item under 4 KB: at most 1 RRU) and
+ * writes its run's item once (~0.5 KB: 1 WRU); a conversation adds to its day's counters when it
+ * starts and when it ends (a hand-off once more, none in the reference workload) and reads its ~20
+ * messages once at its end (~6 KB: 2 RRU); a refused webhook delivery is one counter write at the
+ * receiver (none in the reference workload). A verified webhook's counter write (one, at the event
+ * worker) is not added here: it is inside the measured writes per event.
+ */
+export const HISTORY_UNITS = { syncInvocation: { readUnits: 1, writeUnits: 1 }, conversation: { readUnits: 2, writeUnits: 2 }, refusedDelivery: { writeUnits: 1 } } as const;
+
 /** Latencies the model charges while a function waits (in-region AWS calls; platform calls as the sync bench). */
 const LATENCY_MS = { dynamo: 6, sqs: 10, kms: 8, eventBridge: 15, platform: 300, cpu: 3 } as const;
 /** How long an opened credential stays cached (VAULT_CACHE_TTL_SECONDS default) and a warm container lives between cold starts. */
@@ -458,6 +469,9 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
       fullRecords * (sync.full.readUnitsPerRecord * PRICES.dynamoReadUnit + sync.full.writeUnitsPerRecord * PRICES.dynamoWriteUnit) * 0.1,
   );
   // (A reconcile over unchanged data writes only the run's seen ids and checkpoints: a tenth of a first full sync's writes and reads is charged.)
+  const syncInvocations = incrementalJobs + fullPages / 20;
+  const syncHistoryUsd = syncInvocations * (HISTORY_UNITS.syncInvocation.readUnits * PRICES.dynamoReadUnit + HISTORY_UNITS.syncInvocation.writeUnits * PRICES.dynamoWriteUnit);
+  add(ref, 'dynamodb', syncHistoryUsd);
   add(ref, 'xray', (incrementalJobs + fullPages / 20) * PRICES.xrayTrace);
 
   // ---- the table's storage: records of ~2 KB with their index entries, and continuous backups ----
@@ -497,6 +511,8 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   const leaseRenewals = liveAverage * (HOURS * 3600) / R.leaseRenewalSeconds;
   add(ref, 'dynamodb', (messages * 3 + leaseRenewals) * PRICES.dynamoWriteUnit + messages * PRICES.dynamoReadUnit);
   add(ref, 'eventbridge', (messages + conversations) * PRICES.eventBridgeEvent);
+  const conversationHistoryUsd = conversations * (HISTORY_UNITS.conversation.readUnits * PRICES.dynamoReadUnit + HISTORY_UNITS.conversation.writeUnits * PRICES.dynamoWriteUnit);
+  add(ref, 'dynamodb', conversationHistoryUsd);
   logLines(ref, conversations * 4 + pollerRuns * 14);
 
   // ---- API reads ----
@@ -539,6 +555,11 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
     'cost.sync.incremental.write_units_per_change': round(sync.incremental.writeUnitsPerChange),
     'cost.sync.incremental.read_units_per_job': round(sync.incremental.readUnitsPerJob),
     'cost.sync.platform_calls_per_month': Math.round(syncCalls),
+    'cost.history.write_units_per_sync_invocation': HISTORY_UNITS.syncInvocation.writeUnits,
+    'cost.history.write_units_per_conversation': HISTORY_UNITS.conversation.writeUnits,
+    'cost.history.write_units_per_refused_delivery': HISTORY_UNITS.refusedDelivery.writeUnits,
+    'cost.history.sync_and_conversations_month_usd': round(syncHistoryUsd + conversationHistoryUsd),
+    'cost.history.webhook_counters_month_usd': round(webhooks * PRICES.dynamoWriteUnit),
   };
   for (const [line, usd] of Object.entries(ref)) figures[`cost.reference.${line}_usd`] = round(usd);
   for (const [line, usd] of Object.entries(idle)) figures[`cost.idle.${line}_usd`] = round(usd);

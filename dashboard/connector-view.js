@@ -7,6 +7,7 @@ import { connectorDescriptions, takeOAuthOutcome } from './app.js';
 import { accountPath, call, connectionPath, problemText } from './api.js';
 import { announce, badge, confirmDialog, copyField, h, healthBadge, humanize, spinner, table, when } from './dom.js';
 import { resolved, schemaForm, variantsOf } from './forms.js';
+import { historyView } from './history-view.js';
 
 /** After this long without an answer, a slow call offers "Stop waiting". */
 const SLOW_AFTER_MS = 4000;
@@ -110,6 +111,7 @@ export async function show(main, { accountId, connector: name, user }) {
     h('div', { class: 'split' }, h('div', {}, connectionCard), h('div', {}, addressesCard)),
     syncsCard,
     wideCards,
+    historyView({ accountId, connector: name, capabilities: description.capabilities, conversations: name === 'messaging' }),
     h('div', { class: 'split' }, h('div', {}, settingsCard), h('div', {}, extraCards, disconnectCard)),
   );
 

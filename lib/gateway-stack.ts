@@ -24,6 +24,8 @@ import { createStandaloneDeadLetterQueue } from './work-queue';
  */
 interface FunctionNeeds {
   readonly table?: 'read' | 'readWrite';
+  /** A webhook receiver counts the deliveries it refuses (shared/history): UpdateItem on those counters only. */
+  readonly countsRefusals?: boolean;
   /** `open`: kms:Decrypt; `openAndSeal`: also kms:GenerateDataKey. Both bound to the {account, connector} context. */
   readonly credentials?: 'open' | 'openAndSeal';
   readonly sendsTo?: ReadonlyArray<'webhook' | 'sync' | 'ingestion'>;
@@ -54,8 +56,8 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     pollerNotices: 'send',
   },
   'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
-  'webhook-payments': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
-  'webhook-billing': { table: 'read', credentials: 'open', sendsTo: ['webhook'] },
+  'webhook-payments': { table: 'read', countsRefusals: true, credentials: 'open', sendsTo: ['webhook'] },
+  'webhook-billing': { table: 'read', countsRefusals: true, credentials: 'open', sendsTo: ['webhook'] },
   // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
   'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
   'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
@@ -202,6 +204,7 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     to.storage.grantTable(fn.executionRole, need.table);
     fn.setVariable('TABLE_NAME', to.storage.table.tableName);
   }
+  if (need.countsRefusals) to.storage.grantDeliveryCounting(fn.executionRole);
   if (need.credentials) {
     const actions = need.credentials === 'openAndSeal' ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
     fn.addToRolePolicy(credentialsKeyStatement(to.storage.credentialsKey.keyArn, actions));

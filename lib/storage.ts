@@ -4,6 +4,9 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { tableDefinition } from '../shared/store/table';
+
+/** The partition keys of the webhook delivery counters (shared/history/history-store.ts, historyKey.deliveryHour). */
+export const DELIVERY_COUNTER_KEYS = 'ACCOUNT#*#HISTORY#WEBHOOKS#*';
 import { nagArnOf } from './nag-findings';
 
 /**
@@ -60,6 +63,21 @@ export class Storage extends Construct {
    * Table access for one function's role, through CDK's table grants (which also grant the use of the data key
    * that DynamoDB needs on the caller's behalf). Their wildcards are acknowledged here, on this role only.
    */
+  /**
+   * UpdateItem on the webhook delivery counters only (the `ACCOUNT#<id>#HISTORY#WEBHOOKS#<connector>`
+   * partitions of shared/history): what a receiver writes when it refuses a delivery. Its read grant
+   * already has kms:Decrypt on the table's key, all DynamoDB asks of the caller for a write.
+   */
+  grantDeliveryCounting(role: iam.Role): void {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [DELIVERY_COUNTER_KEYS] } },
+      }),
+    );
+  }
+
   grantTable(role: iam.Role, access: 'read' | 'readWrite'): void {
     const acknowledge = Validations.of(role);
     acknowledge.acknowledge({

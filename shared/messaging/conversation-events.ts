@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { GatewayEvent } from '../events/gateway-event';
 import type { Gateway } from '../gateway';
+import { countConversationEvents } from '../history/record-history';
 import type { Conversation } from '../store/items';
 
 /**
@@ -131,4 +132,5 @@ export function conversationEvent<T extends ConversationEventType>(
 /** Publishes through the gateway's bus (EventBridge in AWS). */
 export async function publishConversationEvents(gateway: Gateway, events: GatewayEvent[]): Promise<void> {
   if (events.length) await gateway.events.publish(events);
+  await countConversationEvents(gateway, events);
 }

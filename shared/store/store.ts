@@ -25,6 +25,7 @@ import type {
   WebhookEventMark,
 } from './items';
 import * as heldEvents from './held-events';
+import { History } from '../history/history-store';
 import * as pendingAuthorizations from './pending-authorizations';
 import * as rateBuckets from './rate-buckets';
 import type { RateBucketState, RateBuckets } from '../http/rate-budget';
@@ -56,6 +57,12 @@ export class Store implements RateBuckets {
   constructor(options: { client: DynamoDBClient; tableName: string }) {
     this.#table = { client: options.client, tableName: options.tableName };
   }
+
+  /** Sync runs, webhook deliveries and conversations over time, for the dashboard (shared/history). */
+  get history(): History {
+    return (this.#history ??= new History(this.#table));
+  }
+  #history: History | undefined;
 
   // Accounts
   getAccount(accountId: string): Promise<Account | undefined> {

@@ -1,6 +1,7 @@
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
+import { syncRunRecorder } from '../history/record-history';
 import { runSyncJob, type SyncRunOptions } from './run-sync-job';
 import { retryJobShouldRun } from './sync-retry';
 
@@ -43,7 +44,9 @@ export async function processSyncJob(
     return;
   }
 
-  const result = await runSyncJob(gateway, platforms, job, log, { ...options, messageId: message.messageId });
+  const history = syncRunRecorder(gateway, platforms, job);
+  const result = await runSyncJob(gateway, history.platforms, job, log, { ...options, messageId: message.messageId });
+  await history.record(result, log);
   if (result.outcome !== 'failed' || !result.retry) return;
   const state = result.retryState;
   if (!state) throw new SyncJobReturned(`sync failed and its next try could not be recorded; the queue retries it: ${result.problem.reason}`);

@@ -1,5 +1,6 @@
 import type { ApplyingConnector } from '../connections/connector';
 import { webhookAppliers } from '../connections/registry';
+import { countClaimedDelivery } from '../history/record-history';
 import type { EventCustomer } from '../events/playbook-events';
 import { playbookEvent } from '../events/playbook-events';
 import type { Gateway } from '../gateway';
@@ -68,6 +69,7 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
     leaseSeconds: CLAIM_LEASE_SECONDS,
     expiresAt: now + EVENT_MARK_SECONDS,
   });
+  await countClaimedDelivery(gateway, message, claim);
   if (claim.outcome === 'finished') {
     eventLog.info('webhook event already handled; skipped', { state: claim.mark.state });
     return { outcome: 'duplicate' };

@@ -8,6 +8,7 @@ import { recordMetric } from '../metrics/gateway-metrics';
 import type { ReceivingConnector } from '../connections/connector';
 import { withBody } from '../queues/message-body';
 import type { WebhookEventMessage } from '../queues/messages';
+import { countWebhookRefusal } from '../history/record-history';
 import { BASIC_CHALLENGE } from './basic-credentials';
 import { heldConnection, openedConnection } from './connection-cache';
 import type { WebhookReceiver } from './connector-webhooks';
@@ -96,6 +97,7 @@ export async function receiveWebhook(gateway: Gateway, request: HttpRequest, rec
     return json(200, { received: true, eventId: envelope.eventId });
   } catch (error) {
     recordMetric.webhookRefused(connector, refusalReason(error));
+    await countWebhookRefusal(gateway, request.query.account, connector, error);
     // RFC 9110: a 401 names the scheme that would be accepted.
     if (error instanceof ProblemError && error.problem.status === 401 && !error.headers['www-authenticate']) {
       throw new ProblemError(error.problem, { ...error.headers, 'www-authenticate': BASIC_CHALLENGE });

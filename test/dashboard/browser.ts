@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /**
@@ -66,4 +66,22 @@ export async function signInOnLocalPage(page: Page, who: { accountId: string } |
     await page.getByLabel('Account id').fill(who.accountId);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   }
+}
+
+/** Writes one part of the page (a card) as <screenshots>/<name>.png, the same folder as `screenshot`. */
+export async function screenshotOf(locator: Locator, name: string): Promise<void> {
+  mkdirSync(screenshots, { recursive: true });
+  await locator.page().evaluate(`document.getElementById('toasts')?.replaceChildren()`);
+  await locator.screenshot({ path: new URL(`${name}.png`, screenshots).pathname, animations: 'disabled' });
+}
+
+/** A new page of its own, signed in as the account's user on the local sign-in page, at the account's Integrations. */
+export async function signedInPage(browser: Browser, url: string, accountId: string, pageErrors: string[]): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInOnLocalPage(page, { accountId });
+  await page.locator('#integrations').waitFor();
+  return page;
 }

@@ -7,7 +7,9 @@ import { leanRuntime } from '../../lib/bundling';
 import { handlerNames, type HandlerName } from '../../lib/gateway-function';
 import { SYNC_JOB_MEMORY_MB } from '../../lib/sync';
 import { GatewayEnvironment } from '../../shared/config';
-import { tableDefinition } from '../../shared/store/table';
+import { key, tableDefinition } from '../../shared/store/table';
+import { historyKey } from '../../shared/history/history-store';
+import { DELIVERY_COUNTER_KEYS } from '../../lib/storage';
 import { DEFINITIONS_FILE, definitionsFromTemplate } from '../../local/state-machine-definitions';
 
 // The CloudFormation shapes these tests read. Values that CDK leaves as intrinsics ({Ref}, {Fn::GetAtt}) stay unknown.
@@ -307,6 +309,24 @@ describe('queues', () => {
         expect(references(statement.Resource, webhookQueueId)).toBe(true);
       }
       expect(Object.keys(functionOf(handler)[1].Properties.Environment.Variables)).not.toContain('SYNC_QUEUE_URL');
+    }
+  });
+
+  it('webhook receivers may write only their delivery counters (shared/history), nothing else in the table', () => {
+    const tableId = resourcesOf('AWS::DynamoDB::Table')[0]![0];
+    for (const handler of ['webhook-payments', 'webhook-billing'] as const) {
+      const writes = statements().filter(({ statement, handlers }) => handlers.includes(handler) && actionsOf(statement).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(a)));
+      expect(writes.map(({ statement }) => actionsOf(statement))).toEqual([['dynamodb:UpdateItem']]);
+      const statement = writes[0]!.statement;
+      expect(references(statement.Resource, tableId)).toBe(true);
+      const leading = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+      expect(leading).toEqual([DELIVERY_COUNTER_KEYS]);
+      // The pattern is the key the counters are written under, and no other item's.
+      const pattern = new RegExp(`^${DELIVERY_COUNTER_KEYS.replaceAll('*', '.*')}$`);
+      expect(historyKey.deliveryHour('acme', 'payment', '2026-11-27T22:00:00.000Z').pk).toMatch(pattern);
+      for (const other of [key.connection('acme', 'payment'), key.record('acme', 'payment', 'customers', 'cus_1'), historyKey.syncRun('acme', 'payment', 'x', 'customers')]) {
+        expect(other.pk).not.toMatch(pattern);
+      }
     }
   });
 });

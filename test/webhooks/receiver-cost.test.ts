@@ -70,12 +70,12 @@ describe('AWS calls per verified webhook at the receiver', () => {
     expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20 });
   });
 
-  it('a refused delivery enqueues nothing, and one with no signature costs no AWS call at all', async () => {
+  it('a refused delivery enqueues nothing; one with no signature reads and opens nothing: its one AWS call counts the refusal (shared/history)', async () => {
     harness.reset();
     const unsigned = paymentEvent(99);
     delete (unsigned.headers as Record<string, string>)['stripe-signature'];
     expect(await paymentsWebhook(unsigned)).toMatchObject({ statusCode: 400 });
-    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 0 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 0, sqs: 0 });
     const forged = paymentEvent(100);
     (forged.headers as Record<string, string>)['stripe-signature'] = stripe.webhooks.generateTestHeaderString({ payload: forged.body!, secret: generatedKey('whsec_') });
     expect(await paymentsWebhook(forged)).toMatchObject({ statusCode: 400 });

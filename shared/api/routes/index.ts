@@ -3,6 +3,7 @@ import { connectors } from '../../connections/registry';
 import { json } from '../http';
 import { openApiDocument } from '../openapi';
 import { route, type Route } from '../route';
+import { historyRoutes } from '../../history/history-routes';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './api-keys';
 import { connectionRoutes } from './connections';
@@ -36,6 +37,7 @@ export function apiRoutes(): Route[] {
     ...apiKeyRoutes,
     ...playbookRoutes,
     ...webhookRoutes,
+    ...historyRoutes,
     ...connectors.all().flatMap((connector) => connector.routes ?? []),
   ];
   return routes;
