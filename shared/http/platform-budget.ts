@@ -14,10 +14,10 @@ export interface ClientPace {
   latencyMs: number | undefined;
 }
 
-/** One request's budgets. */
+/** One request's budgets: it waits for its turn in the endpoint's first, then in the connection's when it can go. */
 export interface RequestBudget {
-  /** Waits for the request's turn: the endpoint's first, then the connection's when it can go. */
-  take(cost: number | undefined): Promise<void>;
+  endpoint: RateBudget | undefined;
+  connection: RateBudget;
   /** An answered attempt that took `tookMs`. */
   succeeded(tookMs: number): void;
   /** A 429 (with the platform's Retry-After, if it gave one): slows both, since it does not say which limit it broke. */
@@ -40,10 +40,8 @@ export function clientBudgets(rateBudget: RateBudget, endpointBudget?: (method: 
     const endpoint = endpointBudget?.(method, path);
     if (endpoint) endpointBudgets.add(endpoint);
     return {
-      async take(cost) {
-        await endpoint?.take(cost);
-        await rateBudget.take(cost);
-      },
+      endpoint,
+      connection: rateBudget,
       succeeded(tookMs) {
         latencyMs = latencyMs === undefined ? tookMs : latencyMs * 0.8 + tookMs * 0.2;
         rateBudget.recordSuccess?.();

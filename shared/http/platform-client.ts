@@ -108,7 +108,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
 
     for (let attempt = 1; ; attempt++) {
       if (request.signal?.aborted) throw abandoned(request.signal);
-      await budget.take(request.cost);
+      // The endpoint's turn first: the connection's is then taken when the request can go.
+      await budget.endpoint?.take(request.cost);
+      await budget.connection.take(request.cost);
       // The last attempt gets no longer than the deadline leaves, so a slow platform cannot stretch it.
       const remainingMs = Math.max(1, policy.deadlineMs - (now() - startedAt));
       const timeoutMs = Math.min(request.timeoutMs ?? options.timeoutMs ?? 10_000, remainingMs);
