@@ -249,7 +249,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
 /**
  * Cost per conversation-hour of holding conversations (no messages) with production settings, for
  * `live` conversations held `perPoller` to a poller; and per message. Every line is something the
- * code does (README "Conversation cost").
+ * code does (docs/conversations.md, "Conversation cost").
  */
 export function costModel(perPoller: number, live: number, writesPerMessage: number): Figures {
   const p = PRODUCTION;
@@ -322,7 +322,7 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
         '`handover_gap_ms_*` run from the ending run\'s end to the next holder\'s first poll (a 1 s grace included); `_adopted` for the conversations of runs the next run of their slot adopted whole (no claim), `_claimed` for those claimed lease by lease (a run that ended fuller than the plan, or had no room).',
         `first_poll_ms_p99 is measured at the platform (start answered to first poll). The pollers split it: \`first_poll_ms_p99_within_round\` for conversations started while a round ran (a running poller takes the notice), \`first_poll_across_rounds_share\` and \`first_poll_ms_max_across_rounds\` for those started between rounds (no poller takes notices until the next round starts). Rounds here last 15 s (POLLER_RUN_SECONDS = window / 3), not 840 s, so round changes weigh about 56 times more than in production: \`first_poll_ms_p99_outside_round_changes\` leaves out the starts within ${ROUND_CHANGE_MS / 1000} s after a round's plan (\`first_poll_round_change_share\` of them here; about 0.4% in production), whose first polls wait behind the round's handover (bench/conversations-profile.ts).`,
-        `Cost model (README "Conversation cost"): per conversation-hour of holding ${live} conversations, production settings (128 MB poller, POLLER_CAPACITY ${PRODUCTION.capacity} planned at ${Math.round(perPoller)} a poller, 14-min runs, 5 s heartbeat, a full listing every ${PRODUCTION.sweepSeconds} s), KMS included; per message extra (table writes + one EventBridge event), the same for the naive design.`,
+        `Cost model (docs/conversations.md, "Conversation cost"): per conversation-hour of holding ${live} conversations, production settings (128 MB poller, POLLER_CAPACITY ${PRODUCTION.capacity} planned at ${Math.round(perPoller)} a poller, 14-min runs, 5 s heartbeat, a full listing every ${PRODUCTION.sweepSeconds} s), KMS included; per message extra (table writes + one EventBridge event), the same for the naive design.`,
         ...memory.notes,
       ],
     };

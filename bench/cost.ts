@@ -20,7 +20,7 @@ import { round } from './statistics';
 
 /**
  * The gateway's monthly AWS bill, from counted calls, for the reference workload and for an idle
- * stack (README "Cost"). Three sources of counts:
+ * stack (docs/cost.md). Three sources of counts:
  * - the synthesized stack (alarms and their metrics, dashboards, KMS keys, secrets, queues,
  *   schedules, memory sizes): the fixed costs, counted from the template this repository deploys;
  * - two small runs on the local runtime, counting DynamoDB capacity units (dynalite reports them;
@@ -63,7 +63,7 @@ const HOURS = DAYS * 24;
 /**
  * The reference workload (the issue's): 100 accounts; per day 10,000 webhooks, 1,000 conversations
  * of 15 minutes, 100,000 engagement events; 1,000,000 records kept in sync, mostly incrementally.
- * What the issue leaves open is set here and in README "Cost".
+ * What the issue leaves open is set here and in docs/cost.md.
  */
 export const REFERENCE = {
   accounts: 100,

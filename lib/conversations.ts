@@ -61,7 +61,7 @@ export class Conversations extends Construct {
     // The poller returns after ~14 minutes, before this limit. It waits on sockets, nearly all the
     // time while any conversation lives: at 128 MB a shard costs ~$4.30 a month running nonstop
     // ($17 at 512 MB). It runs lean (no source maps, a small young generation: lib/bundling.ts) so
-    // that its 128 MB hold POLLER_CAPACITY (230) polls with a fifth to spare (README "Conversation cost").
+    // that its 128 MB hold POLLER_CAPACITY (230) polls with a fifth to spare (docs/conversations.md, "Conversation cost").
     this.poller = fn('Poller', 'poller', 'holds the long-polls of one shard of active conversations', Duration.minutes(15), 128, true);
 
     this.noticeQueue = new sqs.Queue(this, 'PollerNotices', {

@@ -32,7 +32,7 @@ export interface MonitoringProps {
   readonly topicKey: kms.IKey;
 }
 
-/** Alarm thresholds, in one place (README: "Monitoring"). */
+/** Alarm thresholds, in one place (docs/monitoring.md). */
 export const ALARM_THRESHOLDS = {
   /** Percent of a connector's sync runs failing in an hour, once at least `syncRunsAtLeast` ran. */
   syncFailurePercent: 50,
@@ -230,7 +230,7 @@ export class Monitoring extends Construct {
           'Every graph is per 5 minutes. **Syncs**: records written per connector and object, runs and failures (a failure sets the connection\u2019s health, shown in the Integrations section). ' +
             '**Platforms**: 429s and retries: a steady rise means a connection syncs more than its plan allows. **Webhooks**: verified against refused by reason (`signature`: wrong secret or password; `stale`: clock or replay; `account`: wrong address). ' +
             '**Ingestion**: engagement events taken and not taken (retried, then dead-lettered). **Conversations**: live conversations against polls open: polls should follow the live line. ' +
-            '**Queues**: waiting work and dead letters (any dead letter alarms; replay with `npm run replay-dlq`). See README "Monitoring".',
+            '**Queues**: waiting work and dead letters (any dead letter alarms; replay with `npm run replay-dlq`). See docs/monitoring.md in the repository.',
         ].join('\n\n'),
         width: 24,
         height: 3,

@@ -14,7 +14,7 @@ const unsetWhenEmpty = (value: unknown) => (value === '' || value === null ? und
 
 /**
  * The deployment's settings, read from CDK context (cdk.json or `-c key=value`).
- * Each key is documented in the README; the defaults below match cdk.json.
+ * Each key is documented in docs/deploy.md; the defaults below match cdk.json.
  */
 export const GatewaySettings = z.object({
   /** Email address subscribed to the alarm topic. Unset: no subscription. */

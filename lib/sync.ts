@@ -30,7 +30,7 @@ export const scheduleRetry = { retryAttempts: 3, maxEventAge: Duration.hours(1) 
  * billing job may take its whole connection's limit, up to 3,500 a minute on large plans (about
  * 0.35 vCPU if its pages cost what payment pages do: not measured). A whole vCPU leaves room for the event loop's hiccups; about 1,024 MB would cover the
  * measured CPU. The bill barely moves: CPU-bound work finishes proportionally sooner, and only the
- * waiting of small incremental runs costs more (README "Cost").
+ * waiting of small incremental runs costs more (docs/cost.md).
  */
 export const SYNC_JOB_MEMORY_MB = 1769;
 

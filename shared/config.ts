@@ -33,7 +33,7 @@ export const GatewayEnvironment = z.object({
    * for run-to-run variation that allows (128 × 0.8 − 77) MB / (73.5 KB × 1.25) = 283. 230 is kept:
    * at 290 (four runs of 250 instead of five of 200 for 1,000 conversations) the bench's round
    * changes took longer and its first-poll p99 was 1.7 and 2.2 s against 0.62 and 0.96 s at 230, for
-   * a conversation-hour 17% cheaper (README "Conversation cost"). Larger pollers need a larger
+   * a conversation-hour 17% cheaper (docs/conversations.md, "Conversation cost"). Larger pollers need a larger
    * function (and this raised with it).
    */
   POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(230),

@@ -13,7 +13,7 @@ import { activateTracer } from '../tracing/segments';
  * a dynamic import saves nothing, esbuild evaluates it either way). So only the queue workers use it
  * (sync-job, webhook-event, ingest): they make the platform calls worth tracing, and nobody waits
  * on their cold start. The API, the webhook receivers and the schedule and state-machine tasks
- * leave it out (README "Monitoring").
+ * leave it out (docs/monitoring.md, "Traces").
  *
  * Loaded only inside Lambda (`AWS_EXECUTION_ENV`, as Powertools itself decides): the X-Ray SDK
  * installs an async hook that tracks every promise (cls-hooked), and in `npm start`, the tests

@@ -40,7 +40,7 @@ export function identityProblem(code: string | undefined, description: string, c
     return refused('The sign-in was not approved on the platform (access denied).', `${APPROVE_USERS} Then connect again and approve the access.`);
   }
   if (code === 'invalid_scope' || said.includes('scope')) {
-    return refused('The OAuth client does not allow a scope the gateway asks for.', "Add the scopes the gateway needs to the OAuth client's selected OAuth scopes (see the README), then connect again.");
+    return refused('The OAuth client does not allow a scope the gateway asks for.', "Add the scopes the gateway needs to the OAuth client's selected OAuth scopes (see docs/connections.md), then connect again.");
   }
   if (said.includes('kid not found') || said.includes('key id')) {
     return refused('The identity service has no certificate with the key id the JWT named (kid not found).', 'Re-upload the certificate to the OAuth client, then test again.');

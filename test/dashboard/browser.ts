@@ -46,7 +46,7 @@ export async function expectAccessible(page: Page, view: string): Promise<void> 
 }
 
 /**
- * The pictures go to docs/screenshots/ (the README shows them) when `SCREENSHOTS=1`; otherwise to a
+ * The pictures go to docs/screenshots/ (docs/dashboard.md shows them) when `SCREENSHOTS=1`; otherwise to a
  * scratch folder, so an ordinary `npm test` leaves the working tree as it found it.
  */
 const screenshots = process.env.SCREENSHOTS === '1' ? new URL('../../docs/screenshots/', import.meta.url) : new URL(`file://${join(tmpdir(), 'gateway-screenshots')}/`);
