@@ -4,6 +4,7 @@ import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
+import { requireIntegrationsEnabled } from '../tenants/account-guard';
 import { startAuthorization, type AuthorizationStarted } from '../identity/authorization';
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
@@ -15,12 +16,6 @@ function defaultSettings(connector: Connector): Record<string, unknown> {
   return { ...connector.settings.parse({}) };
 }
 
-/** Integrations are switched on per account by the operator; until then nothing can connect. */
-export async function requireIntegrationsEnabled(gateway: Gateway, accountId: string): Promise<void> {
-  const account = await gateway.store.getAccount(accountId);
-  if (!account) throw problems.notFound(`No account ${accountId}.`);
-  if (!account.integrationsEnabled) throw problems.integrationsDisabled();
-}
 
 export function viewOf(connection: Connection, warnings?: string[]): ConnectionView {
   return {
