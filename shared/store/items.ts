@@ -374,6 +374,8 @@ export const PendingAuthorization = z.lazy(() =>
     credentials: SealedCredentials,
     /** The exact callback address sent to the platform; the code exchange must repeat it. */
     redirectUri: z.string().min(1),
+    /** The hash of the cookie set in the browser that started the sign-in; the callback must bring it. */
+    browserBinding: z.string().min(16),
     /** Epoch seconds; also the TTL attribute. */
     expiresAt: EpochSeconds,
     /** Where to send the browser back to in the dashboard afterwards. */
