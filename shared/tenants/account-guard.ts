@@ -38,16 +38,24 @@ const QUOTA_WORDS: Record<QuotaKind, string> = {
   syncs: 'manual syncs',
 };
 
-export async function guardAccount(gateway: Gateway, route: Route, caller: Caller, accountId: string | undefined, body: unknown): Promise<void> {
-  if (!needsIntegrations(route)) return;
+/**
+ * Before the request is read further: the caller may act on the account, and the account has its
+ * Integrations on. Answers the account for `takeAccountQuota` (undefined for routes of no account).
+ */
+export async function guardAccount(gateway: Gateway, route: Route, caller: Caller, accountId: string | undefined): Promise<Account | undefined> {
+  if (!needsIntegrations(route)) return undefined;
   if (!accountId) throw problems.unauthorized('Sign in as a user of an account, or send a playbook API key.');
   // Another account's routes are a 404 before anything about that account is told.
   if (!caller.playbook) assertAccountAccess(caller, accountId);
-  const account = await requireIntegrationsEnabled(gateway, accountId);
-  if (!route.quota) return;
+  return requireIntegrationsEnabled(gateway, accountId);
+}
+
+/** Once the body is known (an events request costs one per event): takes the request from the account's quota, or refuses it with 429. */
+export async function takeAccountQuota(gateway: Gateway, route: Route, account: Account | undefined, body: unknown): Promise<void> {
+  if (!account || !route.quota) return;
   const { kind } = route.quota;
   const cost = route.quota.cost?.(body as never) ?? 1;
-  const decision = await gateway.store.takeQuota(accountId, kind, cost, effectiveQuotas(account.quotas)[kind], gateway.now());
+  const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], gateway.now());
   if (decision.allowed) return;
   recordMetric.quotaRefused(kind);
   throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
