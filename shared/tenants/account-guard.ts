@@ -50,13 +50,31 @@ export async function guardAccount(gateway: Gateway, route: Route, caller: Calle
   return requireIntegrationsEnabled(gateway, accountId);
 }
 
+/**
+ * Per process: until when a quota last refused (epoch ms). A bucket's `tat` only moves forward, so
+ * until then the table would refuse too: a tenant hammering past its quota is answered from memory,
+ * costing the table (and the other tenants) nothing.
+ */
+const refusedUntil = new Map<string, number>();
+const MAX_REFUSALS_KEPT = 10_000;
+
 /** Once the body is known (an events request costs one per event): takes the request from the account's quota, or refuses it with 429. */
 export async function takeAccountQuota(gateway: Gateway, route: Route, account: Account | undefined, body: unknown): Promise<void> {
   if (!account || !route.quota) return;
   const { kind } = route.quota;
   const cost = route.quota.cost?.(body as never) ?? 1;
-  const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], gateway.now());
+  const bucket = `${account.accountId}#${kind}`;
+  const now = gateway.now();
+  const until = refusedUntil.get(bucket);
+  if (until !== undefined && until > now) {
+    recordMetric.quotaRefused(kind);
+    throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(until - now));
+  }
+  const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
   if (decision.allowed) return;
+  if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();
+  // A single request larger than the burst says nothing about smaller ones: not remembered.
+  if (Number.isFinite(decision.retryAfterMs) && cost === 1) refusedUntil.set(bucket, now + decision.retryAfterMs);
   recordMetric.quotaRefused(kind);
   throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
 }

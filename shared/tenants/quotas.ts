@@ -82,3 +82,16 @@ export function quotaDecision(tat: number, now: number, cost: number, rate: Quot
 export function retryAfterSeconds(retryAfterMs: number): number {
   return Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 3600;
 }
+
+/** No account holds more than this share of what the poller fleet can hold, whatever is set. */
+export const MAX_FLEET_SHARE = 0.5;
+
+/**
+ * Pure: the most live conversations an account may hold: its license cap (the connection's
+ * setting), its quota, and its share of the fleet (`fleetCapacity`: what every poller together
+ * holds), whichever is least. With two accounts at the ceiling the fleet is full and neither holds
+ * more than half, so a quiet account always finds room beside a noisy one.
+ */
+export function liveConversationCeiling(licenseCap: number, quotas: AccountQuotas | undefined, fleetCapacity: number): number {
+  return Math.max(1, Math.min(licenseCap, effectiveQuotas(quotas).liveConversations, Math.floor(fleetCapacity * MAX_FLEET_SHARE)));
+}
