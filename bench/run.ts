@@ -10,6 +10,7 @@ import { benchData } from './data';
 import { saveFigures, type Figures } from './results-file';
 import { benchReads } from './reads';
 import { benchSync } from './sync';
+import { benchTenants } from './tenants';
 import { benchWebhooks } from './webhooks';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 
@@ -24,6 +25,7 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   conversations: benchConversations,
   dashboard: benchDashboard,
   data: benchData,
+  tenants: benchTenants,
   // Last: it reads the other parts' figures (bundle import times, webhook calls per event).
   cost: benchCost,
 };

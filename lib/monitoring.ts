@@ -248,6 +248,13 @@ export class Monitoring extends Construct {
       graph('Events published for playbooks (by connector)', [searchOf('EventsPublished', ['connector'], 'Sum', period, '')]),
     );
     dashboard.addWidgets(
+      graph('Quota refusals (by quota)', [searchOf('QuotaRefusals', ['reason'], 'Sum', period, '')]),
+      graph('Webhook events confirmed with the platform, and dropped unconfirmed (by connector)', [
+        searchOf('WebhookEventsConfirmed', ['connector'], 'Sum', period, ''),
+        searchOf('WebhookEventsUnconfirmed', ['connector'], 'Sum', period, ''),
+      ]),
+    );
+    dashboard.addWidgets(
       graph('Engagement events to the data platform', [
         gatewayMetric('IngestionRecordsAccepted', {}, sum, period).with({ label: 'accepted' }),
         gatewayMetric('IngestionRecordsFailed', {}, sum, period).with({ label: 'not taken (retried)' }),

@@ -30,6 +30,9 @@ export function apiGatewayEvent(req: IncomingMessage, url: URL, body: Buffer, ro
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
   const base64 = body.length > 0 && !textual(headers['content-type']);
+  // As API Gateway's payload 2.0 does: the cookies arrive apart from the headers.
+  const cookies = headers.cookie ? headers.cookie.split(/;\s*/).filter(Boolean) : [];
+  delete headers.cookie;
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const requestId = randomUUID();
@@ -39,6 +42,7 @@ export function apiGatewayEvent(req: IncomingMessage, url: URL, body: Buffer, ro
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
     headers,
+    ...(cookies.length ? { cookies } : {}),
     ...(url.search ? { queryStringParameters: query } : {}),
     requestContext: {
       accountId: 'local',

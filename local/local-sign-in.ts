@@ -32,6 +32,8 @@ export class LocalSignIn {
     return new SignJWT({
       ...(subject.accountId ? { 'custom:account_id': subject.accountId } : {}),
       'cognito:groups': subject.operator ? [OPERATOR_GROUP] : [],
+      // As Cognito marks its ID tokens (the API refuses any other kind).
+      token_use: 'id',
       email: subject.operator ? 'operator@localhost' : `user@${subject.accountId ?? 'none'}.localhost`,
       gen: this.#tokenGeneration,
     })

@@ -27,6 +27,9 @@ function groupsOf(claim: unknown): string[] {
 export function callerOf(request: HttpRequest): Caller {
   const claims = request.claims;
   if (!claims || typeof claims.sub !== 'string') throw problems.unauthorized('Sign in to use the gateway API.');
+  // The authorizer accepts any token of the user pool's client; only the ID token names the
+  // account and groups the gateway acts on (an access token has no custom attributes).
+  if (claims.token_use !== 'id') throw problems.unauthorized('Send the ID token of your sign-in, not another kind of token.');
   const accountId = claims['custom:account_id'];
   return {
     subject: claims.sub,

@@ -29,6 +29,8 @@ export interface HttpResponse {
 export function requestFromApiGateway(event: APIGatewayProxyEventV2 | APIGatewayProxyEventV2WithJWTAuthorizer): HttpRequest {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = value;
+  // Payload 2.0 hands cookies over apart from the headers: put them back where a Cookie header would be.
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
   const query: Record<string, string> = {};
   for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[name] = value;
   const body = event.body ?? '';

@@ -1,6 +1,8 @@
 import * as z from 'zod';
 import { Problem } from './problem';
 import type { Route } from './route';
+import { needsIntegrations } from '../tenants/account-guard';
+import { DEFAULT_QUOTAS, type QuotaKind } from '../tenants/quotas';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -40,6 +42,7 @@ export function openApiDocument(routes: Route[]): JsonSchema {
     return body;
   };
 
+  const problemContent = () => ({ 'application/problem+json': { schema: toSchema(Problem, 'output') } });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const shape = route.params instanceof z.ZodObject ? (route.params.shape as Record<string, z.ZodType>) : {};
@@ -75,6 +78,10 @@ export function openApiDocument(routes: Route[]): JsonSchema {
             { description: other.description, ...(other.schema ? { content: { 'application/json': { schema: toSchema(other.schema, 'output') } } } : {}) },
           ]),
         ),
+        ...(needsIntegrations(route)
+          ? { '403': { description: "The account's Integrations are switched off (problem integrations-disabled), or the caller may not do this", content: problemContent() } }
+          : {}),
+        ...(route.quota ? { '429': quotaResponse(route.quota.kind, problemContent()) } : {}),
         default: {
           description: 'A problem (RFC 9457)',
           content: { 'application/problem+json': { schema: toSchema(Problem, 'output') } },
@@ -105,6 +112,16 @@ export function openApiDocument(routes: Route[]): JsonSchema {
         playbookKey: { type: 'http', scheme: 'bearer', description: "An account's playbook API key (igk_...), for /api/v1/playbook routes" },
       },
     },
+  };
+}
+
+/** The 429 of a route with a quota: which quota, its default, and the header that says when to come back. */
+function quotaResponse(kind: QuotaKind, content: unknown): JsonSchema {
+  const { ratePerSecond, burst } = DEFAULT_QUOTAS[kind];
+  return {
+    description: `Over the account's ${kind} quota (default ${ratePerSecond}/s, bursts of ${burst}; an operator sets it per account in PUT /api/v1/accounts/{accountId} quotas): problem over-quota`,
+    headers: { 'Retry-After': { description: 'Seconds to wait before sending again', schema: { type: 'integer', minimum: 1 } } },
+    content,
   };
 }
 

@@ -64,6 +64,18 @@ export const problems = {
     make('integrations-disabled', 'Integrations are not enabled', 403, 'The Integrations section is not enabled for this account.', {
       remedy: "Ask your support contact to enable Integrations for the account.",
     }),
+  /** An account over one of its quotas: 429 with `Retry-After` (whole seconds). */
+  overQuota: (what: string, retryAfterSeconds: number) =>
+    new ProblemError(
+      {
+        type: problemType('over-quota'),
+        title: 'Too many requests',
+        status: 429,
+        detail: `The account is over its quota of ${what}.`,
+        remedy: `Wait ${retryAfterSeconds} s (Retry-After) and send again, spreading requests out; if the account needs more, ask your support contact to raise its quota.`,
+      },
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
   internal: () => make('internal', 'Internal error', 500, 'Something went wrong on our side; the request changed nothing that it reported.'),
 } as const;
 

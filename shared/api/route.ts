@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import type { Gateway } from '../gateway';
+import type { QuotaKind } from '../tenants/quotas';
 import type { Logger } from '../log/logger';
 import type { Caller } from './caller';
 import type { HttpRequest, HttpResponse } from './http';
@@ -39,6 +40,14 @@ export interface Route<
    */
   access?: 'public' | 'signed-in' | 'playbook';
   params: P;
+  /**
+   * Every route of an account (a path with `{accountId}`, or a playbook's) answers only while the
+   * account's Integrations are switched on (shared/tenants/account-guard.ts); `'not-required'`
+   * exempts the few that must work before (the account itself, which the operator switches on).
+   */
+  integrations?: 'not-required';
+  /** The account quota this route draws from, and how much a request costs (default 1). */
+  quota?: { kind: QuotaKind; cost?(body: B extends z.ZodType ? z.infer<B> : undefined): number };
   /** Query string parameters: validated after the caller is known (400 problem), published as `in: query`. */
   query?: Q;
   body?: B;

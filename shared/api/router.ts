@@ -7,6 +7,7 @@ import { callerOf, type Caller } from './caller';
 import { json, parseJsonBody, type HttpRequest, type HttpResponse } from './http';
 import { fieldErrors, problems } from './problem';
 import type { Route } from './route';
+import { guardAccount, takeAccountQuota } from '../tenants/account-guard';
 
 interface CompiledRoute {
   route: Route;
@@ -55,10 +56,12 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
     const access = match.route.access ?? 'signed-in';
     const caller: Caller =
       access === 'public' ? { subject: 'anonymous', operator: false } : access === 'playbook' ? await playbookCaller(request, gateway) : callerOf(request);
+    const accountId = access === 'playbook' ? caller.accountId : ((params.data as { accountId?: string }).accountId ?? caller.accountId);
+    addToLogContext({ subject: caller.subject, ...(accountId ? { accountId } : {}) });
+    const account = await guardAccount(gateway, match.route, caller, accountId);
     const query = match.route.query ? parseQuery(request, match.route.query) : undefined;
     const body = match.route.body ? parseJsonBody(request, match.route.body) : undefined;
-    const accountId = (params.data as { accountId?: string }).accountId ?? caller.accountId;
-    addToLogContext({ subject: caller.subject, ...(accountId ? { accountId } : {}) });
+    await takeAccountQuota(gateway, match.route, account, body);
     const result = await match.route.handle({
       request,
       params: params.data,

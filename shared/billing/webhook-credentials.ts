@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { problems } from '../api/problem';
 import { maskSecret } from '../connections/connector-definition';
-import { requireIntegrationsEnabled } from '../connections/integrations-switch';
+import { requireIntegrationsEnabled } from '../tenants/account-guard';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { VersionConflictError } from '../store/store';

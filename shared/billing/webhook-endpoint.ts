@@ -44,6 +44,14 @@ export const billingWebhooks: ConnectorWebhooks = {
     return { found: true, record: reading.record };
   },
 
+  // Deliveries carry Basic credentials and no signature: the event is read back from the platform
+  // (GET /api/v2/events/{id} answers { event }) before anything is applied or published.
+  confirm: async (client, eventId) => {
+    const answer = (await getOrGone(client, `/api/v2/events/${encodeURIComponent(eventId)}`)) as { event?: unknown } | undefined;
+    const event = answer?.event;
+    return event && typeof event === 'object' && (event as { id?: unknown }).id === eventId ? (event as Record<string, unknown>) : undefined;
+  },
+
   subscribeTo: [
     'customer_created',
     'customer_changed',

@@ -4,15 +4,12 @@ import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
+import { requireIntegrationsEnabled } from '../tenants/account-guard';
 import { startAuthorization, type AuthorizationStarted } from '../identity/authorization';
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
 import { connectors } from './registry';
-import { requireIntegrationsEnabled } from './integrations-switch';
 import type { ConnectionView } from './connection-view';
-
-// Lives in integrations-switch.ts (billing's webhook credentials need it without the registry); still offered here.
-export { requireIntegrationsEnabled };
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
 function defaultSettings(connector: Connector): Record<string, unknown> {
@@ -35,7 +32,7 @@ export function viewOf(connection: Connection, warnings?: string[]): ConnectionV
 }
 
 /** What Connect Account answers: the stored connection, or, for the authorization code, where to send the browser. */
-export type ConnectOutcome = { kind: 'connected'; view: ConnectionView } | { kind: 'authorizing'; started: AuthorizationStarted };
+export type ConnectOutcome = { kind: 'connected'; view: ConnectionView } | { kind: 'authorizing'; started: AuthorizationStarted; setCookie: string };
 
 /**
  * Connect Account: validate the form, seal the secrets in the vault, store config + ciphertext.
@@ -61,8 +58,8 @@ export async function connectAccount(
   const kept = existing ? await keptParts(gateway, existing, form.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
   const parts = form.split(parsed.data, kept.credentials);
   if ((parsed.data as { authenticationMethod?: unknown }).authenticationMethod === 'authorization_code') {
-    const started = await startAuthorization(gateway, log, { accountId, connector: definition, parts, ...browser });
-    return { kind: 'authorizing', started };
+    const { started, setCookie } = await startAuthorization(gateway, log, { accountId, connector: definition, parts, ...browser });
+    return { kind: 'authorizing', started, setCookie };
   }
   const connection = await saveConnection(gateway, log, { accountId, connector: definition, existing, kept, parts });
   return { kind: 'connected', view: viewOf(connection, parts.warnings) };

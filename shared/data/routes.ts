@@ -214,6 +214,7 @@ export const dataRoutes = [
     summary: 'Send engagement events to the data platform: at once (Real-time) or at the next hourly or daily send; at least once',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'events', cost: (body) => body.events.length },
     body: EngagementEventsBody,
     response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
@@ -230,6 +231,7 @@ export const dataRoutes = [
     summary: 'Qualification events, conversation outcomes and lead scores, sent as engagement events',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'events', cost: (body) => body.writes.length },
     body: PlaybookWrites,
     response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
@@ -246,6 +248,7 @@ export const dataRoutes = [
     summary: 'Activation: records of a data model object (unified profiles by default), filtered and paged',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'reads' },
     body: DataRecordsQuery,
     response: { status: 200, description: 'One page; nextCursor when there is more', schema: DataRecordsPage },
     async handle({ body, caller, gateway }) {
@@ -261,6 +264,7 @@ export const dataRoutes = [
     summary: "Qualification: one person's engagement events (the Engagement object), newest first",
     access: 'playbook',
     params: z.object({ email: SafeEmail }),
+    quota: { kind: 'reads' },
     query: EngagementHistoryQuery,
     response: { status: 200, description: 'The events', schema: EngagementHistory },
     async handle({ params, query, caller, gateway }) {
@@ -276,6 +280,7 @@ export const dataRoutes = [
     summary: 'Lead Scoring: COUNT(*), SUM or AVG over a data model object, optionally grouped',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'reads' },
     body: DataAggregateQuery,
     response: { status: 200, description: 'The value, or one per group', schema: DataAggregateAnswer },
     async handle({ body, caller, gateway }) {
@@ -291,6 +296,7 @@ export const dataRoutes = [
     summary: 'Real-Time Personalization: the unified profile with this email, from a short cache whose age is stated',
     access: 'playbook',
     params: z.object({ email: SafeEmail }),
+    quota: { kind: 'reads' },
     query: ProfileQuery,
     response: { status: 200, description: 'The unified profile', schema: RealtimeProfile },
     async handle({ params, query, caller, gateway }) {

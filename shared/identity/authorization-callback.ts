@@ -8,6 +8,8 @@ import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
 import { gatewayBaseUrl } from '../webhooks/addresses';
+import { timingSafeEqual } from 'node:crypto';
+import { browserBindingCookie, browserBindingHash, browserBindingOf } from './authorization';
 import { authorizationCodeGrant } from './identity-client';
 import { identityProblem } from './identity-problems';
 
@@ -48,7 +50,23 @@ function dashboardBase(gateway: Gateway, request: HttpRequest): string {
   return gateway.env.DASHBOARD_URL ?? `${gatewayBaseUrl(gateway.env, request)}/`;
 }
 
+/** Pure: whether the callback's browser is the one that started the sign-in (constant time). */
+export function sameBrowser(cookieHeader: string | undefined, storedHash: string): boolean {
+  const presented = browserBindingOf(cookieHeader);
+  if (!presented) return false;
+  const a = Buffer.from(browserBindingHash(presented));
+  const b = Buffer.from(storedHash);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export async function finishAuthorization(gateway: Gateway, request: HttpRequest, connector: Connector, log: Logger): Promise<HttpResponse> {
+  const answer = await finish(gateway, request, connector, log);
+  // The binding has done its work whatever the outcome: the browser forgets it.
+  const secure = gatewayBaseUrl(gateway.env, request).startsWith('https:');
+  return { ...answer, headers: { ...answer.headers, 'set-cookie': browserBindingCookie('', connector.authorization?.callbackPath ?? '/', secure, 0) } };
+}
+
+async function finish(gateway: Gateway, request: HttpRequest, connector: Connector, log: Logger): Promise<HttpResponse> {
   const dashboard = dashboardBase(gateway, request);
   const startAgain = `Open the dashboard and start Connect Account for the ${connector.platform} again.`;
   const state = request.query.state;
@@ -66,6 +84,20 @@ export async function finishAuthorization(gateway: Gateway, request: HttpRequest
   }
   const { accountId } = pending;
   const flowLog = log.with({ accountId, connector: connector.name });
+  if (!sameBrowser(request.headers.cookie, pending.browserBinding)) {
+    flowLog.info('authorization refused', { reason: 'not the browser that started it' });
+    return refusalPage(
+      403,
+      'This sign-in was started in another browser',
+      `A sign-in can only be finished in the browser that started it, so a link sent by someone else cannot connect your platform account to theirs. ${startAgain}`,
+      dashboard,
+    );
+  }
+  const account = await gateway.store.getAccount(accountId);
+  if (!account?.integrationsEnabled) {
+    flowLog.info('authorization refused', { reason: 'integrations switched off' });
+    return refusalPage(403, 'Integrations are not enabled', 'The Integrations section is not enabled for this account: nothing was saved. Ask your support contact to enable Integrations for the account.', dashboard);
+  }
   const back = (ok: boolean, message: string) => seeOther(dashboardReturn(dashboard, pending.returnTo, { connector: connector.name, ok, message }));
 
   if (request.query.error) {

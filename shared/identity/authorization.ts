@@ -53,11 +53,39 @@ export function safeReturnTo(returnTo: string | undefined): string | undefined {
   return /^\/(?!\/)[\x21-\x7e]{0,200}$/.test(returnTo) && !returnTo.includes('\\') ? returnTo : undefined;
 }
 
+/**
+ * The cookie that binds a sign-in to the browser that started it: without it, a sign-in address
+ * sent to someone else would connect their platform account to the sender's gateway account.
+ * HttpOnly (no script reads it), SameSite=Lax (sent on the platform's top-level redirect back, not
+ * on cross-site subrequests), Secure over https, scoped to the connector's callback path, and no
+ * longer lived than the pending authorization. The dashboard and the callbacks share one origin
+ * (the distribution in AWS, the local server under npm start), so the browser keeps it.
+ */
+export const BROWSER_BINDING_COOKIE = 'ig_oauth_binding';
+
+export function browserBindingCookie(value: string, callbackPath: string, secure: boolean, maxAgeSeconds = AUTHORIZATION_LIFETIME_SECONDS): string {
+  return `${BROWSER_BINDING_COOKIE}=${value}; Path=${callbackPath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/** The hash stored with the pending authorization (the cookie's value itself is never stored). */
+export function browserBindingHash(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+/** Pure: the binding cookie's value in a Cookie header, if any. */
+export function browserBindingOf(cookieHeader: string | undefined): string | undefined {
+  for (const part of (cookieHeader ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === BROWSER_BINDING_COOKIE && value.length) return value.join('=');
+  }
+  return undefined;
+}
+
 export async function startAuthorization(
   gateway: Gateway,
   log: Logger,
   input: { accountId: string; connector: { name: string; authorization?: AuthorizationCodeSupport }; parts: ConnectionParts; baseUrl: string; returnTo?: string },
-): Promise<AuthorizationStarted> {
+): Promise<{ started: AuthorizationStarted; setCookie: string }> {
   const { accountId, connector, parts } = input;
   const support = connector.authorization;
   if (!support) throw problems.invalidBody([{ path: 'authenticationMethod', message: `The ${connector.name} connector cannot connect through the browser.` }]);
@@ -66,6 +94,7 @@ export async function startAuthorization(
 
   const state = randomToken();
   const codeVerifier = randomToken(48);
+  const binding = randomToken();
   const callbackUrl = `${input.baseUrl.replace(/\/+$/, '')}${support.callbackPath}`;
   const expiresAtSeconds = Math.floor(gateway.now() / 1000) + AUTHORIZATION_LIFETIME_SECONDS;
   const returnTo = safeReturnTo(input.returnTo);
@@ -77,13 +106,15 @@ export async function startAuthorization(
     // The verifier is a secret like the client secret: both wait in the vault's envelope.
     credentials: await gateway.vault.seal({ accountId, connector: connector.name }, { ...parts.credentials, codeVerifier }),
     redirectUri: callbackUrl,
+    browserBinding: browserBindingHash(binding),
     expiresAt: expiresAtSeconds,
     ...(returnTo ? { returnTo } : {}),
   });
   log.info('authorization started', { accountId, connector: connector.name });
-  return {
+  const started = {
     authorizationUrl: authorizeAddress(support.loginUrl(parts.config, gateway.env), { clientId, redirectUri: callbackUrl, state, codeChallenge: codeChallenge(codeVerifier), scopes: support.scopes }),
     expiresAt: new Date(expiresAtSeconds * 1000).toISOString(),
     callbackUrl,
   };
+  return { started, setCookie: browserBindingCookie(binding, support.callbackPath, callbackUrl.startsWith('https:')) };
 }

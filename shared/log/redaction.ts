@@ -35,6 +35,8 @@ const SECRET_SHAPES: RegExp[] = [
   // Platforms echo keys back partly masked ("Invalid API Key provided: sk_test_***1234"): `*` too.
   /\b(sk|rk|pk)_(live|test)_[0-9A-Za-z*]{4,}/g,
   /\bwhsec_[0-9A-Za-z+/=*]{4,}/g,
+  // The gateway's own playbook API keys (igk_<account>_<key id>_<secret>), whole: a malformed one may still be a real key cut short.
+  /\bigk_[A-Za-z0-9_*-]{8,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g,
   // `!` appears in the identity service's access tokens (`00D...!AQ...`).
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=!-]{8,}/gi,

@@ -11,6 +11,8 @@ import { ConversationSession, startPlatformConversation, type PrechatItem } from
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { messagingProblem } from './errors';
 import { keepsMessageType, MessagingSettings } from './settings';
+import { MAX_POLLER_SHARDS, plannedPerPoller } from './fleet';
+import { liveConversationCeiling } from '../tenants/quotas';
 
 /**
  * A conversation's life on the gateway's side: started by a playbook (or for an end user), its
@@ -159,15 +161,16 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
   }
   const details = prechatDetails(settings, input.prechat);
 
-  const cap = settings.maxConcurrentConversations;
+  const fleetCapacity = MAX_POLLER_SHARDS * plannedPerPoller(gateway.env.POLLER_CAPACITY);
+  const cap = liveConversationCeiling(settings.maxConcurrentConversations, (await gateway.store.getAccount(accountId))?.quotas, fleetCapacity);
   if (!(await gateway.store.reserveLiveSlot(accountId, cap)) && !((await gateway.store.recountLiveSlots(accountId)) < cap && (await gateway.store.reserveLiveSlot(accountId, cap)))) {
     throw new ProblemError({
       type: `${PREFIX}concurrent-conversations`,
       title: 'Too many live conversations',
       status: 429,
-      detail: `The account has ${cap} live conversations, the most its settings allow at once.`,
-      remedy: 'End a conversation first, or raise the concurrent-conversation cap if the digital engagement license allows more.',
-    });
+      detail: `The account has ${cap} live conversations, the most it may hold at once (its license cap, its quota and its share of the poller fleet, whichever is least).`,
+      remedy: 'End a conversation first, or raise the concurrent-conversation cap if the digital engagement license allows more; past the account quota, ask your support contact.',
+    }, { 'retry-after': '5' });
   }
 
   let started: { platformConversationId: string; sessionToken: string };

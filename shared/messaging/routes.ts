@@ -111,6 +111,7 @@ export const messagingRoutes = [
     summary: 'Start a conversation on the messaging platform (pre-chat details from the mapping); its long-poll opens within a second',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'sends' },
     body: StartConversationInput,
     response: { status: 201, description: 'Started', schema: ConversationView },
     async handle({ body, caller, gateway, log }) {
@@ -124,6 +125,7 @@ export const messagingRoutes = [
     summary: 'A conversation and its state',
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'reads' },
     response: { status: 200, description: 'The conversation', schema: ConversationView },
     async handle({ params, caller, gateway }) {
       return conversationView(await conversationOf(gateway, playbookAccountOf(caller), params.conversationId));
@@ -136,6 +138,7 @@ export const messagingRoutes = [
     summary: 'Send a text or media message (automated replies are refused once the conversation is handed off)',
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'sends' },
     body: SendMessageInput,
     response: { status: 201, description: 'Sent', schema: z.object({ id: z.string(), status: z.enum(['sending', 'sent']), type: z.enum(['text', 'media']), sentAt: z.string() }) },
     async handle({ params, body, caller, gateway, log }) {
@@ -149,6 +152,7 @@ export const messagingRoutes = [
     summary: "The conversation's messages, both sides and system events, oldest first",
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'reads' },
     response: { status: 200, description: 'Messages', schema: MessagesView },
     async handle({ params, caller, gateway }) {
       const conversation = await conversationOf(gateway, playbookAccountOf(caller), params.conversationId);
@@ -162,6 +166,7 @@ export const messagingRoutes = [
     summary: 'Hand the conversation to a human agent: routed to an agent queue; automated replies are refused from then on',
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'sends' },
     body: HandOffInput,
     response: { status: 202, description: 'Routed to the queue', schema: ConversationView },
     async handle({ params, body, caller, gateway, log }) {
@@ -175,6 +180,7 @@ export const messagingRoutes = [
     summary: 'End the conversation on the platform; its end and transcript follow as events',
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'sends' },
     response: { status: 202, description: 'Ending', schema: ConversationView },
     async handle({ params, caller, gateway, log }) {
       return json(202, conversationView(await endConversation(gateway, playbookAccountOf(caller), params.conversationId, log)));
@@ -187,6 +193,7 @@ export const messagingRoutes = [
     summary: 'The transcript: chronological entries, and the stored text once the conversation ended',
     access: 'playbook',
     params: ConversationParams,
+    quota: { kind: 'reads' },
     response: { status: 200, description: 'The transcript', schema: TranscriptView },
     async handle({ params, caller, gateway }) {
       return transcriptOf(gateway, playbookAccountOf(caller), params.conversationId);

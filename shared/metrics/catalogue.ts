@@ -31,6 +31,9 @@ export const gatewayMetrics = {
   PollsOpen: { dimensions: [], description: 'long-polls a poller holds: each poller reports its count once a minute (Sum over a minute = polls open)' },
   MessagesDelivered: { dimensions: [], description: 'conversation messages written and published' },
   LiveConversations: { dimensions: [], description: 'conversations that should have a poll open, reported by each poller-fleet plan' },
+  QuotaRefusals: { dimensions: ['reason'], description: "requests refused with 429 because an account was over one of its quotas (reason: the quota's kind)" },
+  WebhookEventsConfirmed: { dimensions: ['connector'], description: 'webhook events the platform confirmed (the event or its record fetched back) before they were applied' },
+  WebhookEventsUnconfirmed: { dimensions: ['connector'], description: 'webhook events dropped because the platform did not confirm them' },
 } as const satisfies Record<string, MetricDefinition>;
 
 export type GatewayMetricName = keyof typeof gatewayMetrics;

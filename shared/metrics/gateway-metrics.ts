@@ -204,4 +204,8 @@ export const recordMetric = {
   messagesDelivered: (count: number) => metrics.count('MessagesDelivered', count),
   /** For the poller fleet's plan: conversations that should have a poll open now. */
   liveConversations: (count: number) => metrics.count('LiveConversations', count),
+  /** An account over one of its quotas (shared/tenants/quotas.ts) was refused. */
+  quotaRefused: (kind: string) => metrics.count('QuotaRefusals', 1, { reason: kind }),
+  /** A webhook event was fetched back from the platform before it was applied, or dropped because it could not be. */
+  webhookConfirmed: (connector: ConnectorName, confirmed: boolean) => metrics.count(confirmed ? 'WebhookEventsConfirmed' : 'WebhookEventsUnconfirmed', 1, { connector }),
 } as const;

@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } fr
 import type { GatewayEnvironment } from '../config';
 import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
-import { syncJobGroup, type JobQueue, type SyncJob } from './messages';
+import { syncJobGroup, type JobQueue, type QueueMessage, type SyncJob } from './messages';
 import { messageBody } from './message-body';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
@@ -12,7 +12,8 @@ const MAX_ATTEMPTS = 3;
 /** A JobQueue over SQS. Entries SQS refuses in a batch are resent; persistent failures throw. */
 export class SqsJobQueue<T> implements JobQueue<T> {
   /**
-   * @param groupOf for a FIFO queue: the message group (messages of one group are consumed one at a time).
+   * @param groupOf the message group: on a FIFO queue, messages of one group are consumed one at a
+   * time, in order; on a standard queue, the tenant a fair queue shares consumers between.
    */
   constructor(
     private readonly client: SQSClient,
@@ -53,7 +54,11 @@ export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
     // retries) run one at a time, in order; a connection's objects sync side by side, drawing from
     // the connection's one rate budget in the table.
     syncJobs: queue<SyncJob>(env.SYNC_QUEUE_URL, 'SYNC_QUEUE_URL: the sync', syncJobGroup),
-    webhookEvents: queue(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events'),
-    ingestion: queue(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion'),
+    // Standard queues shared by every account: the account is the message group, which makes them
+    // SQS fair queues (docs: "Amazon SQS fair queues"): when one account's backlog takes a
+    // disproportionate share of the consumers, SQS hands out the other accounts' messages first,
+    // so that backlog delays only its own account. Nothing to deploy, no ordering imposed.
+    webhookEvents: queue<QueueMessage<'webhookEvents'>>(env.WEBHOOK_QUEUE_URL, 'WEBHOOK_QUEUE_URL: the webhook events', (message) => message.accountId),
+    ingestion: queue<QueueMessage<'ingestion'>>(env.INGESTION_QUEUE_URL, 'INGESTION_QUEUE_URL: the ingestion', (message) => message.accountId),
   };
 }

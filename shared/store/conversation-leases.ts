@@ -1,7 +1,7 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { FleetLease, LiveConversation, PollerRun } from './items';
 import { LIVE_BUCKETS, key } from './table';
-import { checkAccountId, fromItem, isConditionalCheckFailed, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { checkAccountId, countAll, fromItem, isConditionalCheckFailed, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /**
  * The poller fleet's items: one small lease item per live conversation (who holds its one
@@ -55,25 +55,9 @@ export async function listLiveConversations(table: Table): Promise<LiveConversat
 
 export async function countLiveConversations(table: Table): Promise<number> {
   const counts = await Promise.all(
-    Array.from({ length: LIVE_BUCKETS }, async (_, bucket) => {
-      let count = 0;
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await table.client.send(
-          new QueryCommand({
-            TableName: table.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: toItem({ ':pk': key.liveBucket(bucket).pk }),
-            Select: 'COUNT',
-            ConsistentRead: true,
-            ...(startKey ? { ExclusiveStartKey: toItem(startKey) } : {}),
-          }),
-        );
-        count += page.Count ?? 0;
-        startKey = page.LastEvaluatedKey ? fromItem(page.LastEvaluatedKey) : undefined;
-      } while (startKey);
-      return count;
-    }),
+    Array.from({ length: LIVE_BUCKETS }, (_, bucket) =>
+      countAll(table, { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: toItem({ ':pk': key.liveBucket(bucket).pk }), ConsistentRead: true }),
+    ),
   );
   return counts.reduce((a, b) => a + b, 0);
 }

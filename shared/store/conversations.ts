@@ -1,7 +1,7 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Conversation, ConversationState, Message, MessageWrite, SentMessage, StoredTranscript } from './items';
 import { key } from './table';
-import { batchGetAll, checkAccountId, fromItem, isConditionalCheckFailed, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
+import { batchGetAll, checkAccountId, fromItem, isConditionalCheckFailed, countAll, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';
 
 /** States in which a conversation's long-poll is held by a poller. */
 export const LIVE_STATES: readonly ConversationState[] = ['starting', 'queued', 'active'];
@@ -257,12 +257,11 @@ export async function releaseLiveSlot(table: Table, accountId: string): Promise<
  */
 export async function recountLiveSlots(table: Table, accountId: string): Promise<number> {
   const pk = key.conversation(checkAccountId(accountId), '').pk;
-  const items = await queryAll(table, {
+  const count = await countAll(table, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     FilterExpression: '#state IN (:s0, :s1, :s2)',
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: toItem({ ':pk': pk, ':prefix': 'CONVERSATION#', ':s0': LIVE_STATES[0], ':s1': LIVE_STATES[1], ':s2': LIVE_STATES[2] }),
-    ProjectionExpression: 'pk',
     ConsistentRead: true,
   });
   await table.client.send(
@@ -271,8 +270,8 @@ export async function recountLiveSlots(table: Table, accountId: string): Promise
       Key: toItem(key.liveCount(accountId)),
       UpdateExpression: 'SET #live = :count',
       ExpressionAttributeNames: { '#live': 'live' },
-      ExpressionAttributeValues: toItem({ ':count': items.length }),
+      ExpressionAttributeValues: toItem({ ':count': count }),
     }),
   );
-  return items.length;
+  return count;
 }

@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { key } from './table';
-import { batchWriteAll, checkAccountId, checkConnector, fromItem, queryAll, toItem, type Table } from './table-access';
+import { batchWriteAll, checkAccountId, checkConnector, countAll, fromItem, queryAll, toItem, type Table } from './table-access';
 
 /**
  * Events a connection accepted and holds until its schedule sends them (the data connector's
@@ -64,12 +64,10 @@ export async function releaseHeldEvents(table: Table, accountId: string, connect
 
 /** How many events are held (a count query: reads keys only). */
 export async function countHeldEvents(table: Table, accountId: string, connector: ConnectorName): Promise<number> {
-  const items = await queryAll(table, {
+  return countAll(table, {
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: toItem({ ':pk': key.heldEvent(checkAccountId(accountId), checkConnector(connector), '').pk }),
-    ProjectionExpression: 'sk',
   });
-  return items.length;
 }
 
 // ---- what happened to a connection's events, per hour ----

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { AccountId, ConnectorName } from '../connectors';
 import { SealedCredentials } from '../vault/sealed-credentials';
+import { AccountQuotas } from '../tenants/quotas';
 
 /**
  * The shapes of the items in the one table, without their keys (pk, sk, gsi1pk, gsi1sk): the
@@ -23,6 +24,8 @@ export const Account = z.lazy(() =>
     name: z.string(),
     /** Switched on by the operator; until then the dashboard has no Integrations section. */
     integrationsEnabled: z.boolean(),
+    /** The operator's per-account quotas; left out, the defaults (shared/tenants/quotas.ts). */
+    quotas: AccountQuotas.optional(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   }),
@@ -371,6 +374,8 @@ export const PendingAuthorization = z.lazy(() =>
     credentials: SealedCredentials,
     /** The exact callback address sent to the platform; the code exchange must repeat it. */
     redirectUri: z.string().min(1),
+    /** The hash of the cookie set in the browser that started the sign-in; the callback must bring it. */
+    browserBinding: z.string().min(16),
     /** Epoch seconds; also the TTL attribute. */
     expiresAt: EpochSeconds,
     /** Where to send the browser back to in the dashboard afterwards. */

@@ -1,5 +1,6 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { parseConnectionRateKey, type RateBucketState } from '../http/rate-budget';
+import { quotaDecision, type QuotaDecision, type QuotaKind, type QuotaRate } from '../tenants/quotas';
 import { key } from './table';
 import { checkAccountId, checkConnector, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';
 
@@ -109,4 +110,34 @@ export async function slowRate(
 export async function getRateBucket(table: Table, rateKey: string): Promise<RateBucketState | undefined> {
   const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: bucketKey(rateKey), ConsistentRead: true }));
   return Item ? stateOf(fromItem(Item)) : undefined;
+}
+
+/**
+ * Takes `cost` from an account's quota bucket, or refuses (nothing taken) with how long to wait.
+ * The same two conditional updates as reserveRate, each also conditioned on staying within the
+ * burst; when both fail the item is read once to tell "over the quota" from a lost race.
+ */
+export async function takeQuota(table: Table, accountId: string, kind: QuotaKind, cost: number, rate: QuotaRate, now: number): Promise<QuotaDecision> {
+  const Key = toItem(key.quotaBucket(checkAccountId(accountId), kind));
+  const spanMs = (cost * 1000) / rate.ratePerSecond;
+  const latest = now + ((rate.burst - cost) * 1000) / rate.ratePerSecond;
+  const expiresAt = Math.floor(now / 1000) + KEPT_SECONDS;
+  const tried = (UpdateExpression: string, ConditionExpression: string, values: Record<string, unknown>) =>
+    table.client
+      .send(new UpdateItemCommand({ TableName: table.tableName, Key, UpdateExpression, ConditionExpression, ExpressionAttributeValues: toItem({ ...values, ':expires': expiresAt }) }))
+      .then(() => true)
+      .catch((error: unknown) => {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      });
+  if (cost > rate.burst) return quotaDecision(now, now, cost, rate);
+  for (let attempt = 0; attempt < MAX_TRIES; attempt += 1) {
+    if (await tried('SET tat = tat + :span, expiresAt = :expires', 'tat >= :now AND tat <= :latest', { ':span': spanMs, ':now': now, ':latest': latest })) return { allowed: true };
+    if (await tried('SET tat = :end, expiresAt = :expires', 'attribute_not_exists(tat) OR tat < :now', { ':end': now + spanMs, ':now': now })) return { allowed: true };
+    const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key, ConsistentRead: true }));
+    const decision = quotaDecision(stateOf(Item && fromItem(Item)).tat, now, cost, rate);
+    if (!decision.allowed) return decision;
+  }
+  // Contended past every try: the account is evidently busy; ask it to come back in a second.
+  return { allowed: false, retryAfterMs: 1000 };
 }

@@ -29,6 +29,7 @@ import { History } from '../history/history-store';
 import * as pendingAuthorizations from './pending-authorizations';
 import * as rateBuckets from './rate-buckets';
 import type { RateBucketState, RateBuckets } from '../http/rate-budget';
+import type { QuotaDecision, QuotaKind, QuotaRate } from '../tenants/quotas';
 import * as syncCheckpoints from './sync-checkpoints';
 import * as syncedRecords from './synced-records';
 import type { Table } from './table-access';
@@ -123,6 +124,10 @@ export class Store implements RateBuckets {
   }
   getRateBucket(key: string): Promise<RateBucketState | undefined> {
     return rateBuckets.getRateBucket(this.#table, key);
+  }
+  /** An account's quota (shared/tenants/quotas.ts): takes `cost`, or refuses with how long to wait. */
+  takeQuota(accountId: string, kind: QuotaKind, cost: number, rate: QuotaRate, now: number): Promise<QuotaDecision> {
+    return rateBuckets.takeQuota(this.#table, accountId, kind, cost, rate, now);
   }
 
   // Sync checkpoints

@@ -90,6 +90,18 @@ export async function queryAll(
   return items;
 }
 
+/** How many items a query matches, every page, with `Select: COUNT`: the items themselves are never read out. */
+export async function countAll(table: Table, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select' | 'ProjectionExpression'>): Promise<number> {
+  let count = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await table.client.send(new QueryCommand({ ...input, TableName: table.tableName, Select: 'COUNT', ExclusiveStartKey: startKey }));
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+}
+
 /**
  * Checks the ids that go into keys. An account id cannot contain `#`, so no value handed to a
  * store method can reach into another account's keys.

@@ -57,6 +57,8 @@ export const key = {
   }),
   /** A connection's shared rate budget (shared/http/rate-budget.ts): every Lambda calling its platform draws from it. */
   rateBucket: (accountId: string, connector: string, endpoint?: string) => ({ pk: `ACCOUNT#${accountId}`, sk: endpoint === undefined ? `RATE#${connector}` : `RATE#${connector}#${endpoint}` }),
+  /** An account's quota bucket (shared/tenants/quotas.ts): reads, sends, events or syncs. */
+  quotaBucket: (accountId: string, kind: string) => ({ pk: `ACCOUNT#${accountId}`, sk: `QUOTA#${kind}` }),
   /** A message the gateway sent, by its time-ordered id. */
   sentMessage: (accountId: string, conversationId: string, messageId: string) => ({
     pk: `ACCOUNT#${accountId}#CONVERSATION#${conversationId}`,

@@ -67,6 +67,8 @@ export async function runSyncJob(
 
   const connection = await store.getConnection(accountId, connector);
   if (!connection) return skipped('the connection was disconnected');
+  // The operator's switch stops an account's syncs too, not only its dashboard section.
+  if ((await store.getAccount(accountId))?.integrationsEnabled === false) return skipped("the account's Integrations are switched off");
   const platform = platforms[connector];
   if (!platform) return skipped(`the ${connector} connector has no scheduled sync`);
   const settings = platform.settings.parse(connection.syncSettings);

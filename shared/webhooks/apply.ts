@@ -6,6 +6,7 @@ import { playbookEvent } from '../events/playbook-events';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { redactText } from '../log/redaction';
+import { recordMetric } from '../metrics/gateway-metrics';
 import type { WebhookEventMessage } from '../queues/messages';
 import type { Connection, RecordWrite } from '../store/items';
 import { recordHash } from '../sync/record-hash';
@@ -41,11 +42,21 @@ export const CLAIM_LEASE_SECONDS = 90;
  */
 function recordFetcher(gateway: Gateway, connector: ApplyingConnector, connection: Connection): RecordFetcher {
   const webhooks = connector.webhooks;
-  return async (object, id) => {
-    const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
-    const client = connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
-    return webhooks.fetcher(client, () => gateway.now())(object, id);
-  };
+  return async (object, id) => webhooks.fetcher(await platformClient(gateway, connector, connection), () => gateway.now())(object, id);
+}
+
+async function platformClient(gateway: Gateway, connector: ApplyingConnector, connection: Connection) {
+  const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
+  return connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
+}
+
+/** The payload to apply: the platform's own copy when the connector confirms events, else the delivered one. Undefined: not confirmed. */
+async function confirmedPayload(gateway: Gateway, connector: ApplyingConnector, connection: Connection, message: WebhookEventMessage): Promise<Record<string, unknown> | undefined> {
+  const confirm = connector.webhooks.confirm;
+  if (!confirm) return message.payload;
+  const confirmed = await confirm(await platformClient(gateway, connector, connection), message.eventId);
+  recordMetric.webhookConfirmed(connector.name, confirmed !== undefined);
+  return confirmed;
 }
 
 export type ApplyResult =
@@ -105,9 +116,12 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   if (!connections.has(connectionKey)) connections.set(connectionKey, gateway.store.getConnection(accountId, connector));
   const connection = await connections.get(connectionKey);
   if (!connection) return { outcome: 'ignored', reason: `the ${connector} connection was removed` };
+  if ((await gateway.store.getAccount(accountId))?.integrationsEnabled === false) return { outcome: 'ignored', reason: "the account's Integrations are switched off" };
   const settings = webhooks.settings(connection.syncSettings);
   if (settings.method === 'api') return { outcome: 'ignored', reason: 'sync method API Direct' };
-  const effects = webhooks.effects(message.payload);
+  const payload = await confirmedPayload(gateway, definition, connection, message);
+  if (!payload) return { outcome: 'ignored', reason: 'not confirmed: the platform does not know this event' };
+  const effects = webhooks.effects(payload);
   if (effects.kind === 'ignored') return { outcome: 'ignored', reason: effects.reason };
 
   const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, recordFetcher(gateway, definition, connection), new Set(settings.dataObjects), settings.keeps);

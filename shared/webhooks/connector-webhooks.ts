@@ -55,6 +55,13 @@ export interface ConnectorWebhooks extends WebhookReceiver {
   versionAt(epochMs: number): number;
   /** Reads one record now, for events that name a record without carrying it. */
   fetcher(client: PlatformClient, nowMs: () => number): RecordFetcher;
+  /**
+   * For platforms whose deliveries are not signed (Basic credentials only): the platform's own copy
+   * of the event, fetched by its id, or undefined when the platform does not know it. The worker
+   * applies that copy, never the delivered body, so holding the credentials is not enough to
+   * inject an event.
+   */
+  confirm?(client: PlatformClient, eventId: string): Promise<Record<string, unknown> | undefined>;
 
   // The dashboard's endpoint list.
   /** The platform events to select when creating the endpoint (the spec's Events table). */

@@ -24,6 +24,8 @@ describe('authorization code flow', () => {
   const dataForm = { authenticationMethod: 'authorization_code', clientId: apps.data.clientId, clientSecret: apps.data.clientSecret, loginUrl: 'production', apiRegion: 'US' };
   const messagingForm = { authenticationMethod: 'authorization_code', clientId: apps.messaging.clientId, clientSecret: apps.messaging.clientSecret, messagingPlatformKey: `mpk-${randomBytes(6).toString('hex')}` };
   const seen: string[] = [];
+  /** The browser's cookie jar: the binding cookie each start set, by the state it goes with. */
+  const jar = new Map<string, string>();
 
   /** Connect Account with the authorization code method: the gateway answers where to send the browser. */
   async function start(connector: 'data' | 'messaging', form: Record<string, unknown>, account = 'acme'): Promise<{ authorizationUrl: string; callbackUrl: string }> {
@@ -33,7 +35,11 @@ describe('authorization code flow', () => {
     expect(response.status).toBe(202);
     const started = JSON.parse(text) as { authorizationUrl: string; callbackUrl: string };
     // The state is single use and belongs in the browser's address, nowhere else.
-    seen.push(new URL(started.authorizationUrl).searchParams.get('state') ?? '');
+    const state = new URL(started.authorizationUrl).searchParams.get('state') ?? '';
+    seen.push(state);
+    const setCookie = response.headers.get('set-cookie') ?? '';
+    jar.set(state, setCookie.split(';')[0]!);
+    seen.push(setCookie.split(';')[0]!.split('=')[1] ?? '');
     return started;
   }
 
@@ -46,8 +52,11 @@ describe('authorization code flow', () => {
     return location;
   }
 
-  /** The browser at the gateway's callback. */
-  const callback = (address: string) => fetch(address, { redirect: 'manual' });
+  /** The browser at the gateway's callback, with the cookie its start set (or `cookie`: another browser's, or none). */
+  const callback = (address: string, cookie?: string) => {
+    const sent = cookie ?? jar.get(new URL(address).searchParams.get('state') ?? '');
+    return fetch(address, { redirect: 'manual', ...(sent ? { headers: { cookie: sent } } : {}) });
+  };
 
   function outcomeOf(response: Response): URLSearchParams {
     expect(response.status).toBe(303);
@@ -156,6 +165,40 @@ describe('authorization code flow', () => {
     const replay = await callback(address);
     expect(replay.status).toBe(400);
     expect(await replay.text()).toMatch(/already finished/);
+  });
+
+  it('binds the sign-in to the browser that started it: an HttpOnly, SameSite=Lax cookie on the callback path, required there', async () => {
+    const response = await gateway.call('PUT', '/api/v1/accounts/globex/connections/data?returnTo=/', { token: await gateway.userToken('globex'), body: dataForm });
+    expect(response.status).toBe(202);
+    const setCookie = response.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^ig_oauth_binding=[A-Za-z0-9_-]{43}; Path=\/auth\/crmdata\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    // The local gateway is served over http: Secure would make the browser drop it (https adds it).
+    expect(setCookie).not.toMatch(/Secure/);
+    const started = (await response.json()) as { authorizationUrl: string };
+    expect(JSON.stringify(started)).not.toContain(setCookie.split(';')[0]!.split('=')[1]);
+
+    const before = await gateway.runtime.local.gateway.store.getConnection('globex', 'data');
+    // The link followed in someone else's browser: no cookie, or the cookie of that browser's own sign-in.
+    const other = await start('data', dataForm, 'globex');
+    const otherCookie = jar.get(new URL(other.authorizationUrl).searchParams.get('state') ?? '')!;
+    for (const [address, cookie] of [[await approve(started.authorizationUrl), ''], [await approve((await start('data', dataForm, 'globex')).authorizationUrl), otherCookie]] as const) {
+      const refused = await callback(address, cookie);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('set-cookie')).toMatch(/^ig_oauth_binding=; Path=\/auth\/crmdata\/callback; Max-Age=0/);
+      expect(await refused.text()).toMatch(/finished in the browser that started it/);
+    }
+    expect((await gateway.runtime.local.gateway.store.getConnection('globex', 'data'))?.updatedAt).toBe(before?.updatedAt);
+  });
+
+  it('refuses the callback of an account whose Integrations were switched off after it started, storing nothing', async () => {
+    await gateway.enableAccount('umbrella');
+    const address = await approve((await start('data', dataForm, 'umbrella')).authorizationUrl);
+    const off = await gateway.call('PUT', '/api/v1/accounts/umbrella', { token: await gateway.operatorToken(), body: { name: 'umbrella', integrationsEnabled: false } });
+    expect(off.status).toBe(200);
+    const refused = await callback(address);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toMatch(/Integrations is not enabled|Integrations are not enabled/);
+    expect(await gateway.runtime.local.gateway.store.getConnection('umbrella', 'data')).toBeUndefined();
   });
 
   it('refuses another connector’s state at this callback without using it up', async () => {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Logger, setLogSink } from '../../shared/log/logger';
 import { redact, registerSecret } from '../../shared/log/redaction';
 import { generatedKey } from '../support/local-runtime';
+import { newApiKey } from '../../shared/api-keys/api-key';
 
 describe('log redaction', () => {
   const lines: string[] = [];
@@ -38,6 +39,14 @@ describe('log redaction', () => {
       expect(text).not.toContain(secret);
     }
     setLogSink(restore);
+  });
+
+  it('scrubs playbook API keys (igk_) by their shape, in a message or a field, whole or cut short', () => {
+    const { key } = newApiKey('acme');
+    const text = JSON.stringify(redact({ note: `called with ${key}`, header: key, cut: key.slice(0, 30) }));
+    expect(text).not.toContain(key.split('_').at(-1)!.slice(0, 12));
+    expect(text).not.toMatch(/igk_/);
+    expect(text).toContain('called with');
   });
 
   it('property: a registered secret never survives, nested anywhere', () => {

@@ -127,6 +127,7 @@ describe('pending OAuth authorizations', () => {
     config: { clientId: 'client-1' },
     credentials: { v: 1, keyId: 'local', encryptedDataKey: randomBytes(40).toString('base64'), iv: randomBytes(12).toString('base64'), ciphertext: randomBytes(64).toString('base64'), tag: randomBytes(16).toString('base64') },
     redirectUri: 'http://localhost:3000/auth/crmdata/callback',
+    browserBinding: 'hash-of-the-browser-cookie-0123456789',
     expiresAt,
   }) as const;
   const now = new Date('2025-07-01T00:00:00Z');

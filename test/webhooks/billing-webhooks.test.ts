@@ -127,6 +127,43 @@ describe('accepted deliveries', () => {
   });
 });
 
+describe('confirmed with the platform before anything changes (deliveries carry no signature)', () => {
+  const metric = (name: string) => world.gateway.runtime.metrics.sum(name, { connector: 'billing' });
+
+  it('a forged event with the right credentials is read back, not found, and changes nothing: no record, no payment.failed', async () => {
+    const { record: customer } = world.site.createCustomer({ email: 'forged@example.com' });
+    const { record: subscription } = world.site.createSubscription(customer.id);
+    const { events } = world.site.createInvoice(subscription.id, { paid: false });
+    const real = events.find((event) => event.event_type === 'payment_failed')!;
+    // Someone holding the Basic credentials invents a failure the platform never recorded.
+    const forged = { ...real, id: `ev_forged_${Date.now()}`, content: { ...real.content, transaction: { ...(real.content as { transaction: Record<string, unknown> }).transaction, id: 'txn_forged' } } };
+    const unconfirmed = metric('WebhookEventsUnconfirmed');
+    const response = await post('acme', JSON.stringify(forged), { authorization: basicHeader(acme.username, acme.password) });
+    expect(response.status).toBe(200);
+    await world.settle();
+    const store = world.gateway.runtime.local.gateway.store;
+    expect(await store.getRecord('acme', 'billing', 'payments', 'txn_forged')).toBeUndefined();
+    expect(world.published.filter((e) => e.data.platformEventId === forged.id)).toEqual([]);
+    expect(metric('WebhookEventsUnconfirmed')).toBe(unconfirmed + 1);
+  });
+
+  it("a real event's delivered body is not trusted: the platform's own copy is what is applied and published", async () => {
+    const { record: customer } = world.site.createCustomer({ email: 'honest@example.com' });
+    const { events } = world.site.createSubscription(customer.id);
+    const real = events[0]!;
+    const tampered = { ...real, content: { ...real.content, customer: { ...(real.content as { customer: Record<string, unknown> }).customer, email: 'attacker@example.com' } } };
+    const confirmed = metric('WebhookEventsConfirmed');
+    expect((await post('acme', JSON.stringify(tampered), { authorization: basicHeader(acme.username, acme.password) })).status).toBe(200);
+    await world.settle();
+    const stored = await world.gateway.runtime.local.gateway.store.getRecord('acme', 'billing', 'customers', customer.id);
+    expect(stored?.body).toMatchObject({ email: 'honest@example.com' });
+    const published = world.published.filter((e) => e.data.platformEventId === real.id);
+    expect(published).toHaveLength(1);
+    expect(JSON.stringify(published[0])).not.toContain('attacker@example.com');
+    expect(metric('WebhookEventsConfirmed')).toBe(confirmed + 1);
+  });
+});
+
 describe('refused deliveries: 401 with WWW-Authenticate, or another 4xx; nothing stored, nothing enqueued', () => {
   const body = () => JSON.stringify(world.site.createCustomer({ email: 'refused@example.com' }).events[0]);
   const cases: Array<[string, number, () => Promise<Response>]> = [

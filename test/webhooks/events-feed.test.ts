@@ -61,7 +61,7 @@ describe('GET /api/v1/accounts/{accountId}/events', () => {
       query: {},
       rawBody: Buffer.alloc(0),
       requestId: 'aws-feed',
-      claims: { sub: 'user-1', 'custom:account_id': 'acme' },
+      claims: { sub: 'user-1', 'custom:account_id': 'acme', token_use: 'id' },
     }).catch(responseForError);
     expect(response.status).toBe(501);
     expect(JSON.parse(response.body).remedy).toContain('EventBridge rule');

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../reads/cursor';
-import { AccountInput, AccountList, AccountView } from '../account-view';
+import { AccountInput, AccountList, AccountView, accountView } from '../account-view';
 import { assertAccountAccess, assertOperator } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
@@ -31,7 +31,7 @@ export const accountRoutes = [
     async handle({ query, caller, gateway }) {
       assertOperator(caller);
       const page = await gateway.store.listAccounts({ limit: query.limit, ...(query.cursor ? { startAfter: query.cursor } : {}) });
-      return { accounts: page.accounts.map((account) => AccountView.parse(account)), ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}) };
+      return { accounts: page.accounts.map((account) => accountView(account)), ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}) };
     },
   }),
   route({
@@ -40,6 +40,7 @@ export const accountRoutes = [
     operationId: 'putAccount',
     summary: 'Create or update an account, and switch its Integrations section on or off (operator only)',
     params: AccountParams,
+    integrations: 'not-required',
     body: AccountInput,
     response: { status: 200, description: 'The account', schema: AccountView },
     async handle({ params, body, caller, gateway, log }) {
@@ -51,12 +52,13 @@ export const accountRoutes = [
         name: body.name,
         // Left out: a new account starts with Integrations off; an existing one keeps its setting.
         integrationsEnabled: body.integrationsEnabled ?? existing?.integrationsEnabled ?? false,
+        ...(body.quotas ?? existing?.quotas ? { quotas: body.quotas ?? existing?.quotas } : {}),
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };
       await gateway.store.putAccount(account);
-      log.info('account saved', { integrationsEnabled: account.integrationsEnabled });
-      return account;
+      log.info('account saved', { integrationsEnabled: account.integrationsEnabled, quotasSet: Object.keys(account.quotas ?? {}) });
+      return accountView(account);
     },
   }),
   route({
@@ -65,12 +67,13 @@ export const accountRoutes = [
     operationId: 'getAccount',
     summary: 'Read an account',
     params: AccountParams,
+    integrations: 'not-required',
     response: { status: 200, description: 'The account', schema: AccountView },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
       const account = await gateway.store.getAccount(params.accountId);
       if (!account) throw problems.notFound(`No account ${params.accountId}.`);
-      return AccountView.parse(account);
+      return accountView(account);
     },
   }),
 ];

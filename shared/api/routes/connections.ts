@@ -53,7 +53,7 @@ export const connectionRoutes = [
         baseUrl: gatewayBaseUrl(gateway.env, request),
         ...(query.returnTo ? { returnTo: query.returnTo } : {}),
       });
-      if (outcome.kind !== 'connected') return json(202, outcome.started);
+      if (outcome.kind !== 'connected') return json(202, outcome.started, { 'set-cookie': outcome.setCookie });
       if (query.test === 'false') return outcome.view;
       // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
       const tested = await testConnection(gateway, params.accountId, params.connector, log);

@@ -90,6 +90,7 @@ export const playbookRoutes = [
     summary: "The customer's current subscription with plan name and status (subscription status questions)",
     access: 'playbook',
     params: CustomerParams,
+    quota: { kind: 'reads' },
     query: CustomerQuery,
     response: { status: 200, description: 'The current subscription, or null with the reason', schema: CustomerSubscriptionAnswer },
     async handle({ params, query, caller, gateway, log }) {
@@ -103,6 +104,7 @@ export const playbookRoutes = [
     summary: 'When the customer pays next, how much, and from which subscription or invoice (next payment due questions)',
     access: 'playbook',
     params: CustomerParams,
+    quota: { kind: 'reads' },
     query: CustomerQuery,
     response: { status: 200, description: 'The next payment, or null with the reason', schema: NextPaymentAnswer },
     async handle({ params, query, caller, gateway, log }) {
@@ -116,6 +118,7 @@ export const playbookRoutes = [
     summary: "The customer's tier (plan and amount) and payment history, newest first (Qualification Agent)",
     access: 'playbook',
     params: CustomerParams,
+    quota: { kind: 'reads' },
     query: CustomerListQuery,
     response: { status: 200, description: 'Tier and payments', schema: PaymentsAnswer },
     async handle({ params, query, caller, gateway, log }) {
@@ -129,6 +132,7 @@ export const playbookRoutes = [
     summary: "The customer's invoices, newest first (post-purchase follow-up)",
     access: 'playbook',
     params: CustomerParams,
+    quota: { kind: 'reads' },
     query: CustomerListQuery,
     response: { status: 200, description: 'Invoices', schema: InvoicesAnswer },
     async handle({ params, query, caller, gateway, log }) {
@@ -142,6 +146,7 @@ export const playbookRoutes = [
     summary: 'Subscribers in a state, paged, with plan and next billing date (renewal reminders)',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'reads' },
     query: SubscribersQuery,
     response: { status: 200, description: 'One page of subscribers', schema: SubscribersPage },
     async handle({ query, caller, gateway, log }) {
@@ -156,6 +161,7 @@ export const playbookRoutes = [
     summary: 'Failed payments with customer, amount and invoice, paged (dunning follow-up)',
     access: 'playbook',
     params: z.object({}),
+    quota: { kind: 'reads' },
     query: FailedPaymentsQuery,
     response: { status: 200, description: 'One page of failed payments', schema: FailedPaymentsPage },
     async handle({ query, caller, gateway, log }) {

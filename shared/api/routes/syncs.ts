@@ -68,6 +68,7 @@ export const syncRoutes = [
     operationId: 'startSync',
     summary: 'Sync now, without waiting for the schedule',
     params: ConnectionParams,
+    quota: { kind: 'syncs' },
     body: SyncRequest,
     response: { status: 202, description: 'Jobs enqueued', schema: z.object({ enqueued: z.number().int() }) },
     async handle({ params, body, caller, gateway, log }) {

@@ -1,0 +1,80 @@
+import { assertAccountAccess, type Caller } from '../api/caller';
+import { problems } from '../api/problem';
+import type { Route } from '../api/route';
+import type { Gateway } from '../gateway';
+import type { Account } from '../store/items';
+import { recordMetric } from '../metrics/gateway-metrics';
+import { effectiveQuotas, retryAfterSeconds, type QuotaKind } from './quotas';
+
+/**
+ * The server's side of what the dashboard shows: before any route of an account runs, the account
+ * must exist with its Integrations switched on (the dashboard's missing section is only a view of
+ * this), and the request is taken from the account's quota. Routes are guarded by what they are,
+ * not by a list, so a new account route is guarded without anyone remembering to.
+ */
+
+/** Pure: whether a route acts on one account (its path names the account, or a playbook key does). */
+export function isAccountRoute(route: Pick<Route, 'path' | 'access'>): boolean {
+  return route.access === 'playbook' || route.path.includes('{accountId}');
+}
+
+/** Pure: a route whose account must have Integrations on. */
+export function needsIntegrations(route: Pick<Route, 'path' | 'access' | 'integrations'>): boolean {
+  return isAccountRoute(route) && route.integrations !== 'not-required';
+}
+
+/** Integrations are switched on per account by the operator; until then nothing of the account's runs. */
+export async function requireIntegrationsEnabled(gateway: Gateway, accountId: string): Promise<Account> {
+  const account = await gateway.store.getAccount(accountId);
+  if (!account) throw problems.notFound(`No account ${accountId}.`);
+  if (!account.integrationsEnabled) throw problems.integrationsDisabled();
+  return account;
+}
+
+const QUOTA_WORDS: Record<QuotaKind, string> = {
+  reads: 'playbook reads',
+  sends: 'playbook sends',
+  events: 'engagement events',
+  syncs: 'manual syncs',
+};
+
+/**
+ * Before the request is read further: the caller may act on the account, and the account has its
+ * Integrations on. Answers the account for `takeAccountQuota` (undefined for routes of no account).
+ */
+export async function guardAccount(gateway: Gateway, route: Route, caller: Caller, accountId: string | undefined): Promise<Account | undefined> {
+  if (!needsIntegrations(route)) return undefined;
+  if (!accountId) throw problems.unauthorized('Sign in as a user of an account, or send a playbook API key.');
+  // Another account's routes are a 404 before anything about that account is told.
+  if (!caller.playbook) assertAccountAccess(caller, accountId);
+  return requireIntegrationsEnabled(gateway, accountId);
+}
+
+/**
+ * Per process: until when a quota last refused (epoch ms). A bucket's `tat` only moves forward, so
+ * until then the table would refuse too: a tenant hammering past its quota is answered from memory,
+ * costing the table (and the other tenants) nothing.
+ */
+const refusedUntil = new Map<string, number>();
+const MAX_REFUSALS_KEPT = 10_000;
+
+/** Once the body is known (an events request costs one per event): takes the request from the account's quota, or refuses it with 429. */
+export async function takeAccountQuota(gateway: Gateway, route: Route, account: Account | undefined, body: unknown): Promise<void> {
+  if (!account || !route.quota) return;
+  const { kind } = route.quota;
+  const cost = route.quota.cost?.(body as never) ?? 1;
+  const bucket = `${account.accountId}#${kind}`;
+  const now = gateway.now();
+  const until = refusedUntil.get(bucket);
+  if (until !== undefined && until > now) {
+    recordMetric.quotaRefused(kind);
+    throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(until - now));
+  }
+  const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
+  if (decision.allowed) return;
+  if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();
+  // A single request larger than the burst says nothing about smaller ones: not remembered.
+  if (Number.isFinite(decision.retryAfterMs) && cost === 1) refusedUntil.set(bucket, now + decision.retryAfterMs);
+  recordMetric.quotaRefused(kind);
+  throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
+}
