@@ -62,10 +62,16 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
   const startedAt = new Map<string, number>();
   const platformIds: string[] = [];
   let next = 0;
+  let startRetries = 0;
   const startOne = async (): Promise<void> => {
     while (next < options.conversations) {
       next++;
-      const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
+      // As a playbook would: a start the gateway did not answer (a reset keep-alive socket under load) is tried again.
+      let started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' }).catch(() => ({ status: 0, body: {} as Record<string, unknown> }));
+      for (let attempt = 1; (started.status === 0 || started.status === 502) && attempt <= 3; attempt++) {
+        startRetries++;
+        started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' }).catch(() => ({ status: 0, body: {} }));
+      }
       if (started.status !== 201) throw new Error(`start answered ${started.status}: ${JSON.stringify(started.body)}`);
       const id = started.body.id as string;
       startedAt.set(id, Date.now());
@@ -110,6 +116,7 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
     killed_run_conversations: killed,
     agent_messages: report.written.length,
     http_401: report.unauthorized,
+    start_retries: startRetries,
   };
   await sandbox.stop();
   return { figures, counts: { conversations: platformIds.length, writes, messages: published.size, windowMs } };
