@@ -32,7 +32,8 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
   for (const [index, read] of answer.events.entries()) {
     const sequence = firstSequence + index;
     if (sequence <= ack || read === undefined) continue;
-    const { lifecycle: effect, endedBy, ...message } = read;
+    // The lifecycle fields are the transport's reading, not part of the stored message.
+    const { lifecycle: effect, endedBy: _endedBy, ...message } = read;
     if (effect === 'queued') lifecycle = { ...lifecycle, queued: read };
     if (effect === 'agent_joined') lifecycle = { ...lifecycle, agent: read };
     if (effect === 'ended') lifecycle = { ...lifecycle, ended: read };

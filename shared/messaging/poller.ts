@@ -14,8 +14,11 @@ export { messageOf } from './long-poll-messages';
 export type { PollerRunOptions, PollerStats } from './poller-leases';
 
 /**
- * One poller run: holds the long-polls of up to `capacity` live conversations for up to ~14
- * minutes, then hands them over. The spec's long-poll rules, per conversation:
+ * One poller run: holds the reads of up to `capacity` live conversations for up to ~14 minutes,
+ * then hands them over. It reads through the conversation's transport (conversation-transport.ts):
+ * the spec's long-poll below, or a Messaging API event stream resumed by event id; the lease
+ * ownership is poller-leases.ts, what a run takes poller-sweep.ts, applying events
+ * message-application.ts. The spec's long-poll rules, per conversation:
  * 1-3. `GET .../messages?ack=<last sequence>&timeout=30`, reopened at once after each answer;
  *   a 200's events are persisted (a conditional write per sequence), published, then acknowledged;
  *   a 204 reopens with the same ack;
@@ -27,7 +30,6 @@ export type { PollerRunOptions, PollerStats } from './poller-leases';
  *   (restart it); 409 means a second poll was open, a bug, counted.
  */
 export class PollerRun extends PollerSweep {
-
   async run(): Promise<PollerStats> {
     const now = this.gateway.now();
     this.startedAt = now;
