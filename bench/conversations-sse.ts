@@ -101,7 +101,8 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
   }
   const windowMs = Date.now() - windowStart;
   const lost = report.written.filter((w) => !published.has(w.text)).length;
-  const duplicated = [...published.values()].reduce((sum, n) => sum + n - 1, 0);
+  // Only the agents' messages (unique texts) count: a join's text is the agent's name, the same everywhere.
+  const duplicated = report.written.reduce((sum, w) => sum + Math.max(0, (published.get(w.text) ?? 0) - 1), 0);
   const firstEvent = [...startedAt].map(([id, at]) => (firstEventAt.get(id) ?? Infinity) - at);
   const runStats = machines.finishedPollers.concat(machines.pollers().map((run) => run.stats));
   const handoverGaps = runStats.flatMap((run) => run.handoverGapsMs);
@@ -111,6 +112,7 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
     streams_per_conversation_max: report.streams.maxOpenPerEndUser,
     streams_opened_per_conversation: round(report.streams.opened / Math.max(1, platformIds.length), 2),
     first_event_ms_p99: round(percentile(firstEvent, 99)),
+    no_first_event: firstEvent.filter((ms) => !Number.isFinite(ms)).length,
     handovers: handoverGaps.length,
     handover_gap_ms_max: round(Math.max(0, ...handoverGaps)),
     killed_run_conversations: killed,
