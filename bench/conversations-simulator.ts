@@ -30,6 +30,10 @@ export type SimulatorCall =
   | { op: 'polling'; platformIds: string[] }
   | { op: 'report'; platformIds: string[] }
   | { op: 'resetLag' }
+  /** Messaging for In-App and Web: a deployment, agents writing on its conversations, and what its streams did. */
+  | { op: 'registerDeployment'; orgId: string; deploymentName: string }
+  | { op: 'sseAgents'; platformIds: string[]; untilMs: number }
+  | { op: 'sseReport' }
   | { op: 'stop' };
 
 export interface SimulatorReport {
@@ -94,6 +98,27 @@ async function agents(platformIds: string[], untilMs: number): Promise<void> {
   );
 }
 
+/** Each agent message's text and when it was written, for the Messaging API scenario's lost and duplicated counts. */
+const sseWritten: Array<{ text: string; at: number }> = [];
+
+async function sseAgents(platformIds: string[], untilMs: number): Promise<void> {
+  const api = crm!.messagingApi;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await Promise.all(
+    platformIds.map(async (id) => {
+      await sleep(Math.random() * 1000);
+      api.agentJoins(id, 'Agent');
+      for (let n = 0; Date.now() < untilMs - 1000; n++) {
+        await sleep(3000 + Math.random() * 12_000);
+        if (Date.now() >= untilMs - 1000) break;
+        const text = `${id} reply ${n}`;
+        sseWritten.push({ text, at: Date.now() });
+        api.agentWrites(id, text, 'Agent');
+      }
+    }),
+  );
+}
+
 async function handle(call: SimulatorCall): Promise<unknown> {
   switch (call.op) {
     case 'start': {
@@ -128,6 +153,13 @@ async function handle(call: SimulatorCall): Promise<unknown> {
       };
       return report;
     }
+    case 'registerDeployment':
+      crm!.messagingApi.registerDeployment(call.orgId, call.deploymentName);
+      return undefined;
+    case 'sseAgents':
+      return sseAgents(call.platformIds, call.untilMs);
+    case 'sseReport':
+      return { written: sseWritten, streams: crm!.messagingApi.streamStats(), unauthorized: crm!.messagingApi.unauthorized, lag: lagOf(lag) };
     case 'resetLag':
       lag.reset();
       return undefined;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { GatewayEnvironment } from '../shared/config';
 import { setLogSink } from '../shared/log/logger';
 import { MAX_POLLER_SHARDS, shardCount } from '../shared/messaging/fleet';
@@ -6,6 +7,7 @@ import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
 import { SimulatorProcess } from './conversations-world';
+import { sseScenario } from './conversations-sse';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 
@@ -296,9 +298,41 @@ export function costModel(perPoller: number, live: number, writesPerMessage: num
   };
 }
 
+/**
+ * The same scenario over Messaging for In-App and Web (`conversations.sse.*`). BENCH_CONVERSATIONS_SSE
+ * sets how many (default as the long-poll's); BENCH_CONVERSATIONS_TRANSPORTS=messaging_api runs only
+ * these, keeping the long-poll figures of the last run (bench/results.json) and saying so.
+ */
+async function benchSse(conversations: number): Promise<{ figures: Figures; notes: string[] }> {
+  const sse = await sseScenario({ conversations, windowMs: 45_000, latencyMs: 0, kill: true });
+  const latency = await sseScenario({ conversations: Math.min(200, conversations), windowMs: 20_000, latencyMs: 300, kill: false });
+  const figures: Figures = {};
+  for (const [key, value] of Object.entries(sse.figures)) figures[`conversations.sse.${key}`] = value;
+  for (const key of ['lost', 'duplicated', 'streams_per_conversation_max', 'first_event_ms_p99']) figures[`conversations.sse.latency300.${key}`] = latency.figures[key]!;
+  const writesPerMessage = sse.counts.writes / Math.max(1, sse.counts.messages);
+  figures['conversations.sse.table_writes_per_message_upper_bound'] = round(writesPerMessage, 2);
+  // Holding a stream costs the gateway what holding a poll does (the poller's time, heartbeats, sweeps, handovers, token keys).
+  const live = sse.counts.conversations;
+  const perPoller = live / shardCount(live, PRODUCTION.capacity, MAX_POLLER_SHARDS);
+  const cost = costModel(perPoller, live, Math.min(writesPerMessage, 3));
+  for (const key of ['cost_per_hour_usd', 'cost_per_message_usd', 'cost_table_per_hour_usd', 'cost_kms_per_hour_usd'] as const) figures[`conversations.sse.${key}`] = cost[key]!;
+  return {
+    figures,
+    notes: [
+      `sse: ${live} conversations on Messaging for In-App and Web (the Messaging API simulator in its own process), agents writing every 3-15 s for ${Math.round(sse.counts.windowMs / 1000)} s, runs handing over every ~15 s, one run killed a third of the way; lost and duplicated count agent messages by their text; streams_per_conversation_max is the most streams one end user (one conversation) had open at once, at the platform; first_event_ms_p99 runs from the start's answer to the first event published (the routing result); sse.latency300: ${Math.min(200, conversations)} conversations with 300 ms added to every platform call. Cost per conversation-hour: the same holding model as the long-poll (a stream is held by the same poller for the same time); the Messaging API's reads are a stream, not 120 polls an hour.`,
+    ],
+  };
+}
+
 export async function benchConversations(): Promise<{ figures: Figures; notes: string[] }> {
   const restoreLogs = setLogSink(() => {});
   try {
+    const sseCount = Number(process.env.BENCH_CONVERSATIONS_SSE ?? process.env.BENCH_CONVERSATIONS ?? 1000);
+    if (process.env.BENCH_CONVERSATIONS_TRANSPORTS === 'messaging_api') {
+      const kept = Object.fromEntries(Object.entries(previousFigures()).filter(([key]) => key.startsWith('conversations.') && !key.startsWith('conversations.sse.')));
+      const sse = await benchSse(sseCount);
+      return { figures: { ...kept, ...sse.figures }, notes: ['The long-poll figures below are those of the previous full run (BENCH_CONVERSATIONS_TRANSPORTS=messaging_api ran only the Messaging API scenario).', ...sse.notes] };
+    }
     const main = await scenario({ conversations: Number(process.env.BENCH_CONVERSATIONS ?? 1000), windowMs: 45_000, latencyMs: 0, kill: true });
     const latency = await scenario({ conversations: 200, windowMs: 20_000, latencyMs: 300, kill: false });
     const writesPerMessage = main.counts.writes / Math.max(1, main.counts.messages);
@@ -314,9 +348,12 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     for (const [key, value] of Object.entries(costModel(perPoller, live, Math.min(writesPerMessage, 3)))) figures[`conversations.${key}`] = value;
     const memory = await benchPollerMemory();
     for (const [key, value] of Object.entries(memory.figures)) figures[`conversations.${key}`] = value;
+    const sse = await benchSse(sseCount);
+    Object.assign(figures, sse.figures);
     return {
       figures,
       notes: [
+        ...sse.notes,
         `${main.counts.conversations} simultaneous conversations against the messaging simulator in its own process (as the platform is in production), agents replying every 3-15 s for ${Math.round(main.counts.windowMs / 1000)} s; one poller run killed a third of the way (its conversations: kill_gap_ms_max); runs hand over every ~15 s; heartbeat 5 s and lease 20 s as in production (so a killed run's conversations wait ~20-25 s).`,
         `Time: only the long-poll wait is compressed: 1 platform second = ${POLL_MS_PER_SECOND} ms, so an idle poll (timeout=30) answers after ${30 * POLL_MS_PER_SECOND} ms; platform_calls_per_hour is per conversation per platform hour (3,600 platform seconds). Latencies (ms) are real.`,
         'latency300: 200 conversations with 300 ms added to every platform call (the sandbox slow fault).',
@@ -328,5 +365,13 @@ export async function benchConversations(): Promise<{ figures: Figures; notes: s
     };
   } finally {
     setLogSink(restoreLogs);
+  }
+}
+
+function previousFigures(): Figures {
+  try {
+    return JSON.parse(readFileSync(new URL('./results.json', import.meta.url), 'utf8')) as Figures;
+  } catch {
+    return {};
   }
 }

@@ -125,6 +125,9 @@ const SandboxLatency = z.object({ ms: z.coerce.number().int().min(0).max(60_000)
  * Starts the simulators for every platform whose real address is not configured, seeded with a
  * small, repeatable data set, and returns the environment that points the gateway at them.
  */
+/** The sandbox's Messaging for In-App and Web deployment (not secrets: the org id and deployment API name). */
+export const SANDBOX_MESSAGING_API = { orgId: '00D000000000001', deploymentName: 'Sandbox_Deployment' } as const;
+
 /** Simulators listen next to the gateway: PORT+1 payment, PORT+2 billing, PORT+3 data and messaging. */
 export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number): Promise<RunningSandbox> {
   const running: RunningSimulator[] = [];
@@ -193,12 +196,14 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
       user: { hasMessagingUserLicense: true },
     });
     crm.messaging.registerMessagingChannel(forms.messaging.messagingPlatformKey);
+    crm.messagingApi.registerDeployment(SANDBOX_MESSAGING_API.orgId, SANDBOX_MESSAGING_API.deploymentName);
     // Profiles, and a few engagement rows each for the first ones (Qualification and Lead Scoring reads).
     const individuals = crm.data.seedUnifiedIndividuals(SEED.customers);
     crm.data.seedEngagement(individuals.slice(0, 20), 5);
     out.DATA_LOGIN_URL = crm.url;
     out.DATA_SANDBOX_LOGIN_URL = crm.url;
     summary.push(`  data + messaging   ${crm.url}   (identity, data platform and conversation APIs on one host; ${SEED.customers} unified individuals, engagement rows for 20)`);
+    summary.push(`  messaging API (SSE) ${crm.url}   (org ID ${SANDBOX_MESSAGING_API.orgId}, deployment ${SANDBOX_MESSAGING_API.deploymentName}: docs/conversations-sse.md)`);
   }
   if (running.length > 0) {
     out.ALLOW_INSECURE_PLATFORM_URLS = 'true';

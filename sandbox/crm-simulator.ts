@@ -1,5 +1,6 @@
 import { DataPlatform } from './data-simulator';
 import { IdentityService } from './identity-simulator';
+import { MessagingApi } from './messaging-api-simulator';
 import { MessagingPlatform } from './messaging-simulator';
 import { startSimulatorServer, type RunningSimulator, type SimulatorRequest, type SimulatorResponse } from './simulator-server';
 
@@ -28,6 +29,8 @@ export interface CrmSimulatorOptions {
   pollSecondsToMs?: number;
   /** An agent who joins every conversation and echoes texts (for `npm start`). */
   echoAgent?: boolean;
+  /** Messaging for In-App and Web: the end users' access token lifetime. Default 1 h. */
+  messagingApiTokenLifetimeMs?: number;
   /** Milliseconds added to every answer (real calls take 100s of ms); settable later with `setLatency`, with a jitter too. */
   latencyMs?: number;
 }
@@ -36,6 +39,8 @@ export interface RunningCrmSimulator extends RunningSimulator {
   identity: IdentityService;
   data: DataPlatform;
   messaging: MessagingPlatform;
+  /** Messaging for In-App and Web's Messaging API (Server-Sent Events): the platform's current chat product. */
+  messagingApi: MessagingApi;
   /** Same as `url`: what the gateway configures as its login URL and instance URL. */
   loginUrl: string;
 }
@@ -65,8 +70,10 @@ export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Prom
     echoAgent: options.echoAgent,
   });
 
+  const messagingApi = new MessagingApi({ ...(options.now ? { now: options.now } : {}), tokenLifetimeMs: options.messagingApiTokenLifetimeMs, echoAgent: options.echoAgent });
+
   const route = async (request: SimulatorRequest, signal: AbortSignal): Promise<SimulatorResponse | undefined> =>
-    (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal));
+    (await identity.route(request)) ?? data.route(request) ?? (await messaging.route(request, signal)) ?? (await messagingApi.route(request, signal));
 
   // Every answer's latency is the shared server's (`setLatency`, `POST /__sandbox/latency`).
   const server = await startSimulatorServer({
@@ -83,6 +90,7 @@ export async function startCrmSimulator(options: CrmSimulatorOptions = {}): Prom
     identity,
     data,
     messaging,
+    messagingApi,
     loginUrl: server.url,
   };
 }

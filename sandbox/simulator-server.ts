@@ -30,6 +30,11 @@ export interface SimulatorResponse {
   raw?: string;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A streamed answer (Server-Sent Events): the head goes out at once, then whatever `write` is
+   * given until the promise settles (the answer ends) or the client leaves (`signal`).
+   */
+  stream?: (write: (chunk: string) => void, signal: AbortSignal) => Promise<void>;
 }
 
 export interface SimulatorOptions {
@@ -128,6 +133,7 @@ export async function startSimulatorServer(options: SimulatorOptions): Promise<R
       const delay = delayOf();
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
       if (res.destroyed) return;
+      if (answer?.stream) return await streamAnswer(res, answer, answer.stream, abort.signal);
       send(res, answer ?? { status: 404, body: options.errorBody(404, `no such resource: ${url.pathname}`) });
     } finally {
       inFlight -= 1;
@@ -244,6 +250,15 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+async function streamAnswer(res: ServerResponse, answer: SimulatorResponse, stream: NonNullable<SimulatorResponse['stream']>, signal: AbortSignal): Promise<void> {
+  res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'text/event-stream', 'cache-control': 'no-cache', ...answer.headers });
+  res.flushHeaders();
+  await stream((chunk) => {
+    if (!res.destroyed) res.write(chunk);
+  }, signal);
+  if (!res.destroyed) res.end();
 }
 
 function send(res: ServerResponse, answer: SimulatorResponse): void {

@@ -7,12 +7,18 @@ import type { Logger } from '../log/logger';
 import { LIVE_STATES } from '../store/conversations';
 import type { Connection, Conversation, ConversationEndReason } from '../store/items';
 import { messagingClient, type MessagingPlatformSession } from './client';
-import { ConversationSession, startPlatformConversation, type PrechatItem } from './conversation-api';
+import { startPlatformConversation, type PrechatItem } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
 import { messagingProblem } from './errors';
+import { startOnMessagingApi } from './messaging-api-transport';
+import { sealSessionToken } from './session-tokens';
+import { conversationTransport, messagingApiEndpoint } from './transports';
 import { keepsMessageType, MessagingSettings } from './settings';
 import { MAX_POLLER_SHARDS, plannedPerPoller } from './fleet';
 import { liveConversationCeiling } from '../tenants/quotas';
+
+export { openSessionToken, sealSessionToken } from './session-tokens';
+export { conversationSession } from './transports';
 
 /**
  * A conversation's life on the gateway's side: started by a playbook (or for an end user), its
@@ -53,39 +59,6 @@ export async function messagingConnection(gateway: Gateway, accountId: string): 
 export async function messagingSettings(gateway: Gateway, accountId: string): Promise<MessagingSettings> {
   const connection = await gateway.store.getConnection(accountId, 'messaging');
   return MessagingSettings.parse(connection?.syncSettings ?? {});
-}
-
-/**
- * The session token sealed under a name that carries its conversation (names are not secrets;
- * values are registered for redaction): opened for another conversation, it is refused.
- */
-const sessionTokenName = (conversationId: string) => `sessionToken:${conversationId}`;
-
-export async function sealSessionToken(gateway: Gateway, accountId: string, conversationId: string, sessionToken: string) {
-  // Many short-lived tokens per account: one shared data key, so a poller taking over 200 conversations
-  // unwraps one key per account rather than one per conversation (KMS is billed per call).
-  return gateway.vault.seal({ accountId, connector: 'messaging' }, { [sessionTokenName(conversationId)]: sessionToken }, { shareDataKey: true });
-}
-
-export async function openSessionToken(gateway: Gateway, conversation: Conversation): Promise<string> {
-  if (!conversation.sessionToken) throw new Error(`conversation ${conversation.conversationId} has no session token`);
-  const opened = await gateway.vault.open({ accountId: conversation.accountId, connector: 'messaging' }, conversation.sessionToken, { shareDataKey: true });
-  const token = opened[sessionTokenName(conversation.conversationId)];
-  if (!token) throw new Error(`the session token stored with conversation ${conversation.conversationId} belongs to another conversation`);
-  return token;
-}
-
-/** The conversation's own calls (poll, send, route, end), with its session token. */
-export async function conversationSession(gateway: Gateway, conversation: Conversation, instanceUrl: string, transport: { fetch?: typeof fetch } = {}): Promise<ConversationSession> {
-  if (!conversation.platformConversationId) throw new Error(`conversation ${conversation.conversationId} has no platform id`);
-  return new ConversationSession({
-    instanceUrl,
-    platformConversationId: conversation.platformConversationId,
-    sessionToken: await openSessionToken(gateway, conversation),
-    allowInsecure: gateway.env.ALLOW_INSECURE_PLATFORM_URLS,
-    timeoutMs: gateway.env.PLATFORM_TIMEOUT_MS,
-    ...transport,
-  });
 }
 
 // ---- start ----
@@ -173,16 +146,17 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     }, { 'retry-after': '5' });
   }
 
-  let started: { platformConversationId: string; sessionToken: string };
+  let started: { platformConversationId: string; sessionToken: string; lastEventId?: string; messagingUrl?: string };
   try {
-    started = await startPlatformConversation(session, { messagingPlatformKey, ...(input.contactId ? { contactId: input.contactId } : {}), prechatDetails: details });
+    started = await startOnPlatform(gateway, settings, session, { messagingPlatformKey, ...(input.contactId ? { contactId: input.contactId } : {}), prechatDetails: details });
   } catch (error) {
     await gateway.store.releaseLiveSlot(accountId);
     throw platformProblem(error);
   }
 
   // Already known to the session that started it (no call): kept so nobody opens the credentials for it again.
-  const instanceUrl = await session.instanceUrl();
+  // A Messaging API conversation lives on the deployment's messaging URL instead.
+  const instanceUrl = started.messagingUrl ?? (await session.instanceUrl());
   const now = gateway.now();
   const conversationId = newConversationId(now);
   const at = new Date(now).toISOString();
@@ -194,6 +168,7 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     state: 'starting',
     direction: input.direction,
     sessionToken: await sealSessionToken(gateway, accountId, conversationId, started.sessionToken),
+    ...(started.messagingUrl ? { transport: 'messaging_api' as const } : {}),
     ...(input.contactId ? { contactId: input.contactId } : {}),
     ...(endUserEmailOf(input) ? { endUserEmail: endUserEmailOf(input) } : {}),
     startedAt: at,
@@ -201,7 +176,7 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     version: 0,
   };
   await gateway.store.putConversation(conversation);
-  await gateway.store.putLiveConversation({ accountId, conversationId, ack: -1, startedAt: now });
+  await gateway.store.putLiveConversation({ accountId, conversationId, ack: -1, ...(started.lastEventId ? { lastEventId: started.lastEventId } : {}), startedAt: now });
   // The running fleet takes it within a second; a stopped fleet is started.
   await gateway.pollerNotices.tell({ accountId, conversationId, at: now });
   await ensureFleetRunning(gateway);
@@ -210,6 +185,19 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
   await publishConversationEvents(gateway, [conversationEvent('conversation.started', stored, { startedAt: at }, { occurredAt: at })]);
   log.info('conversation started', { conversationId, direction: input.direction, prechatItems: details.length });
   return stored;
+}
+
+/**
+ * Starts the conversation on the platform with the transport the settings choose: the spec's start
+ * call, or on Messaging for In-App and Web a token for a new end user and the conversation, the
+ * pre-chat values as routing attributes (label: value).
+ */
+async function startOnPlatform(gateway: Gateway, settings: MessagingSettings, session: MessagingPlatformSession, request: Parameters<typeof startPlatformConversation>[1]) {
+  if (settings.conversationTransport !== 'messaging_api') return startPlatformConversation(session, request);
+  const endpoint = messagingApiEndpoint(gateway, settings);
+  if (!endpoint) throw notAllowed('Messaging for In-App and Web needs the org ID, the deployment\'s API name and its messaging URL.', 'Fill them in the messaging settings, or choose the long-poll transport.');
+  const routingAttributes = Object.fromEntries(request.prechatDetails.map((item) => [item.label, item.value]));
+  return { ...(await startOnMessagingApi(endpoint, routingAttributes)), messagingUrl: endpoint.messagingUrl };
 }
 
 /** Step Functions execution names: 80 characters of letters, digits, - and _. */
@@ -317,7 +305,7 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
   const instanceUrl = await instanceUrlOf(gateway, conversation);
   let platformMessageId: string | undefined;
   try {
-    const session = await conversationSession(gateway, conversation, instanceUrl);
+    const session = await conversationTransport(gateway, conversation, instanceUrl, { settings });
     ({ platformMessageId } = await session.send(input.text !== undefined ? { text: input.text } : { media: input.media! }));
   } catch (error) {
     await gateway.store.deleteSentMessage(accountId, conversationId, messageId);
@@ -385,7 +373,7 @@ export async function handOff(gateway: Gateway, accountId: string, conversationI
   const marked = await gateway.store.updateConversation(accountId, conversationId, { set: { handedOff: { at, queue }, updatedAt: at }, whenStateIn: LIVE_STATES, whenAbsent: 'handedOff' });
   if (!marked) throw problems.conflict('The conversation changed meanwhile (ended or handed off); read it again.');
   try {
-    const session = await conversationSession(gateway, conversation, await instanceUrlOf(gateway, conversation));
+    const session = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings });
     await session.route(queue);
   } catch (error) {
     // Not routed: the playbook keeps the conversation.
@@ -402,7 +390,7 @@ export async function endConversation(gateway: Gateway, accountId: string, conve
   const conversation = await conversationOf(gateway, accountId, conversationId);
   if (!isLive(conversation)) throw ended(conversation);
   try {
-    const session = await conversationSession(gateway, conversation, await instanceUrlOf(gateway, conversation));
+    const session = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings: await messagingSettings(gateway, accountId) });
     await session.end();
   } catch (error) {
     throw await conversationCallProblem(gateway, conversation, error, log);

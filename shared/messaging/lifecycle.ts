@@ -6,8 +6,10 @@ import { LIVE_STATES } from '../store/conversations';
 import type { Conversation, TranscriptOutcome } from '../store/items';
 import { findSessionRecordId, writeSessionField } from './conversation-api';
 import { conversationEvent, publishConversationEvents } from './conversation-events';
-import { ensureFleetRunning, finishConversation, messagingConnection } from './conversations';
-import { chronological, formatTranscript } from './transcript';
+import { ensureFleetRunning, finishConversation, instanceUrlOf, messagingConnection } from './conversations';
+import type { MessagingSettings } from './settings';
+import { chronological, formatTranscript, type ConversationEntry } from './transcript';
+import { conversationTransport } from './transports';
 
 /**
  * The steps of a conversation's lifecycle execution (lib/conversations.ts): start → (wait on a
@@ -56,6 +58,23 @@ export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, l
 }
 
 /**
+ * On Messaging for In-App and Web the transcript is the platform's own record of the conversation
+ * (its entries, both sides, oldest first). A token the platform no longer takes (401) falls back to
+ * what the gateway stored and sent.
+ */
+async function platformRecord(gateway: Gateway, conversation: Conversation, settings: MessagingSettings, log: Logger): Promise<ConversationEntry[] | undefined> {
+  if (conversation.transport !== 'messaging_api') return undefined;
+  try {
+    const transport = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings });
+    return await transport.entries();
+  } catch (error) {
+    if (!(error instanceof PlatformError) || error.status !== 401) throw error;
+    log.warn('the conversation\'s entries could not be listed (token refused): the transcript is assembled from what the gateway stored', { conversationId: conversation.conversationId });
+    return undefined;
+  }
+}
+
+/**
  * Assembles the transcript (both sides, system events as the message types setting kept them,
  * oldest first), keeps it in the table, and writes it to the MessagingSession field the settings
  * name. A missing field is reported with the spec's remedy; the transcript stays readable from the
@@ -70,7 +89,7 @@ export async function storeTranscript(gateway: Gateway, conversation: Conversati
     await gateway.store.updateConversation(accountId, conversationId, { set: { transcript: outcome, updatedAt: at } });
     return outcome;
   }
-  const entries = chronological(await gateway.store.listMessages(accountId, conversationId), await gateway.store.listSentMessages(accountId, conversationId));
+  const entries = (await platformRecord(gateway, conversation, settings, log)) ?? chronological(await gateway.store.listMessages(accountId, conversationId), await gateway.store.listSentMessages(accountId, conversationId));
   const text = formatTranscript(entries);
   await gateway.store.putTranscript({ accountId, conversationId, text, entries: entries.length, assembledAt: at });
 

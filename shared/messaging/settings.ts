@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { formField } from '../connections/form-fields';
+import { CONVERSATION_TRANSPORTS } from './conversation-transport';
 
 /** A custom field of the MessagingSession object (the CRM's API names end in `__c`). */
 export const SessionFieldName = z
@@ -49,6 +50,35 @@ export const MessagingSettings = z
     maxConcurrentConversations: z.number().int().min(1).max(100_000).default(100).meta(formField.text('Concurrent conversations (the license limit)')),
     /** The agent queue a handoff routes to when the playbook names none. */
     handoffQueue: z.string().min(1).max(80).default('Default').meta(formField.advanced('Handoff queue')),
+    /**
+     * How conversations talk to the platform: the spec's long-poll chat API, or Messaging for In-App
+     * and Web (the platform's current product: Server-Sent Events). A live conversation keeps the
+     * transport it started on.
+     */
+    conversationTransport: z
+      .enum(CONVERSATION_TRANSPORTS)
+      .default('long_poll')
+      .meta(formField.choice('Conversation transport', { long_poll: 'Long-poll chat API (the spec)', messaging_api: 'Messaging for In-App and Web (Server-Sent Events)' })),
+    /** Messaging for In-App and Web: the 15-character org id the Messaging API takes (`orgId`, `X-Org-Id`). */
+    messagingOrgId: z
+      .string()
+      .regex(/^00D[A-Za-z0-9]{12}$/, 'the 15-character org id, starting 00D')
+      .optional()
+      .meta(formField.text('Org ID (Messaging for In-App and Web)')),
+    /** Messaging for In-App and Web: the embedded service deployment's API name (`esDeveloperName`). */
+    deploymentDeveloperName: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, 'the deployment\'s API name: letters, digits and _')
+      .optional()
+      .meta(formField.text('Embedded service deployment API name')),
+    /** Messaging for In-App and Web: the deployment's messaging URL (SCRT), where the Messaging API and its event stream live. */
+    messagingUrl: z.url({ protocol: /^https?$/ }).optional().meta(formField.text('Messaging URL (SCRT) of the deployment')),
+  })
+  .superRefine((settings, context) => {
+    if (settings.conversationTransport !== 'messaging_api') return;
+    for (const field of ['messagingOrgId', 'deploymentDeveloperName', 'messagingUrl'] as const) {
+      if (settings[field] === undefined) context.addIssue({ code: 'custom', path: [field], message: 'Messaging for In-App and Web needs the org ID, the deployment\'s API name and its messaging URL.' });
+    }
   })
   .meta({ id: 'MessagingSettings' });
 export type MessagingSettings = z.infer<typeof MessagingSettings>;

@@ -122,16 +122,17 @@ export async function releaseConversationLease(table: Table, accountId: string, 
  * Records that every event up to `ack` was persisted and published. Only the lease holder may,
  * and only forwards: false means the lease was lost (the caller stops polling the conversation).
  */
-export async function advanceAck(table: Table, accountId: string, conversationId: string, owner: string, ack: number): Promise<boolean> {
+export async function advanceAck(table: Table, accountId: string, conversationId: string, owner: string, ack: number, eventId?: string): Promise<boolean> {
+  // The Messaging API's event id moves with the sequence in the same write: it is where the stream resumes.
   return writeIfCondition(() =>
     table.client.send(
       new UpdateItemCommand({
         TableName: table.tableName,
         Key: toItem(key.liveConversation(checkAccountId(accountId), conversationId)),
-        UpdateExpression: 'SET #ack = :ack',
+        UpdateExpression: eventId === undefined ? 'SET #ack = :ack' : 'SET #ack = :ack, #eventId = :eventId',
         ConditionExpression: '#owner = :me AND #ack < :ack',
-        ExpressionAttributeNames: { '#owner': 'leaseOwner', '#ack': 'ack' },
-        ExpressionAttributeValues: toItem({ ':me': owner, ':ack': ack }),
+        ExpressionAttributeNames: { '#owner': 'leaseOwner', '#ack': 'ack', ...(eventId === undefined ? {} : { '#eventId': 'lastEventId' }) },
+        ExpressionAttributeValues: toItem({ ':me': owner, ':ack': ack, ...(eventId === undefined ? {} : { ':eventId': eventId }) }),
       }),
     ),
   );

@@ -212,8 +212,10 @@ export const Conversation = z.lazy(() =>
      * start; not a secret): pollers and sends reach it without opening the connection's credentials.
      */
     instanceUrl: z.url().optional(),
-    /** The platform's session token, sealed by the vault for this conversation only. */
+    /** The platform's session token (Messaging API: the end user's access token), sealed by the vault for this conversation only. */
     sessionToken: SealedCredentials.optional(),
+    /** Which conversation transport it was started on (absent: the spec's long-poll); kept for its life whatever the settings say later. */
+    transport: z.enum(['long_poll', 'messaging_api']).optional(),
     /** Legacy: poller shards are leases on live items now (shared/store/conversation-leases.ts). */
     pollerShard: z.number().int().nonnegative().optional(),
     /** The last message sequence delivered, passed back as `ack` so nothing is delivered twice. */
@@ -305,6 +307,8 @@ export const LiveConversation = z.lazy(() =>
     conversationId: z.string().min(1),
     /** The last sequence persisted and published; -1 before the first. */
     ack: z.number().int().min(-1),
+    /** Messaging API conversations: the id of the event at `ack`, sent as `Last-Event-Id` when the stream reopens. */
+    lastEventId: z.string().min(1).optional(),
     /** The poller run holding the conversation's one long-poll. */
     leaseOwner: z.string().optional(),
     /** Hard bound of the lease (epoch ms): past it, anyone may claim, whatever the owner's heartbeat says. */

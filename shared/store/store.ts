@@ -335,8 +335,8 @@ export class Store implements RateBuckets {
   releaseConversationLease(accountId: string, conversationId: string, owner: string, at: number): Promise<boolean> {
     return conversationLeases.releaseConversationLease(this.#table, accountId, conversationId, owner, at);
   }
-  advanceAck(accountId: string, conversationId: string, owner: string, ack: number): Promise<boolean> {
-    return conversationLeases.advanceAck(this.#table, accountId, conversationId, owner, ack);
+  advanceAck(accountId: string, conversationId: string, owner: string, ack: number, eventId?: string): Promise<boolean> {
+    return conversationLeases.advanceAck(this.#table, accountId, conversationId, owner, ack, eventId);
   }
   beatPollerRun(run: PollerRun): Promise<void> {
     return conversationLeases.beatPollerRun(this.#table, run);
