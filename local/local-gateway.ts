@@ -19,6 +19,9 @@ import { LocalSignIn } from './local-sign-in';
 import { LocalPollerNotices } from './local-poller-notices';
 import { LocalStateMachines } from './local-state-machines';
 import { localStateMachineHandlers } from './local-conversations';
+import { guardDynamo, guardKeySource, guardPollerNotices, guardPublisher, guardQueue, guardStateMachines } from './iam/guarded-services';
+import { saveIamUsage } from './iam/enforcement';
+import { localArns } from './iam/local-arns';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -66,12 +69,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
     mkdirSync(tablePath, { recursive: true, mode: 0o700 });
     dynamo = await startLocalDynamo({ path: tablePath });
-    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
+    vault = new Vault({ keySource: guardKeySource(keySource), cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
   } else {
     keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
     dynamo = await startLocalDynamo({ childProcess: options.dynamoInChildProcess ?? false });
-    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
+    vault = new Vault({ keySource: guardKeySource(keySource), cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = randomBytes(32);
   }
 
@@ -84,15 +87,21 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const bus = new LocalEventBus();
   const pollerNotices = new LocalPollerNotices();
   const stateMachines = new LocalStateMachines(localStateMachineHandlers(() => gateway));
+  // Every AWS call a handler makes is judged against its function's role in the synthesized
+  // template (local/iam/), and refused with AccessDenied as AWS would.
   const gateway: Gateway = {
     env,
-    store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
+    store: new Store({ client: guardDynamo(dynamo.client), tableName: dynamo.tableName }),
     vault,
-    queues,
+    queues: {
+      syncJobs: guardQueue(queues.syncJobs, localArns.queues.syncJobs),
+      webhookEvents: guardQueue(queues.webhookEvents, localArns.queues.webhookEvents),
+      ingestion: guardQueue(queues.ingestion, localArns.queues.ingestion),
+    },
     // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
-    events: countedPublisher(reactingPublisher(bus, (type) => connectors.reactingTo(type), () => gateway)),
-    stateMachines,
-    pollerNotices,
+    events: countedPublisher(reactingPublisher(guardPublisher(bus), (type) => connectors.reactingTo(type), () => gateway)),
+    stateMachines: guardStateMachines(stateMachines),
+    pollerNotices: guardPollerNotices(pollerNotices),
     now: options.now ?? Date.now,
   };
 
@@ -109,6 +118,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       await stateMachines.stopAll();
       for (const queue of Object.values(queues)) queue.stop();
       await dynamo.stop();
+      saveIamUsage();
     },
   };
 }
