@@ -22,6 +22,7 @@ import { localStateMachineHandlers } from './local-conversations';
 import { guardDynamo, guardKeySource, guardPollerNotices, guardPublisher, guardQueue, guardStateMachines } from './iam/guarded-services';
 import { saveIamUsage } from './iam/enforcement';
 import { localArns } from './iam/local-arns';
+import { perFunctionVault } from './iam/per-function-vault';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -57,7 +58,6 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   // Every setting checked before anything starts: a wrong one stops `npm start` with its name and what is wrong.
   const env = checkedEnvironment({ GATEWAY_MODE: 'local', ...options.env });
   let dynamo: LocalDynamo;
-  let vault: Vault;
   let keySource: DataKeySource;
   let signingKey: Uint8Array;
 
@@ -69,14 +69,14 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
     mkdirSync(tablePath, { recursive: true, mode: 0o700 });
     dynamo = await startLocalDynamo({ path: tablePath });
-    vault = new Vault({ keySource: guardKeySource(keySource), cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
   } else {
     keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
     dynamo = await startLocalDynamo({ childProcess: options.dynamoInChildProcess ?? false });
-    vault = new Vault({ keySource: guardKeySource(keySource), cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = randomBytes(32);
   }
+  const guardedKeys = guardKeySource(keySource);
+  const vault = perFunctionVault(() => new Vault({ keySource: guardedKeys, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) }));
 
   const retryDelayMs = options.retryDelayMs ?? 1000;
   const queues = {

@@ -28,6 +28,9 @@ export class AccessDeniedError extends Error {
 /** Which function is running: set around every handler invocation by the local runtime (runAs). */
 const running = new AsyncLocalStorage<HandlerName>();
 
+/** The function running now, if any. */
+export const runningFunction = (): HandlerName | undefined => running.getStore();
+
 /** Runs `work` as function `handler`: every AWS call made inside is judged against that function's role. */
 export function runAs<T>(handler: HandlerName, work: () => T): T {
   return running.run(handler, work);

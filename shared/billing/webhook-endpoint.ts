@@ -22,6 +22,7 @@ const BILLING_PATHS: Record<BillingObject, string> = {
  */
 export const billingWebhooks: ConnectorWebhooks = {
   path: '/webhooks/billing',
+  secretFields: [WEBHOOK_USERNAME, WEBHOOK_PASSWORD],
 
   precheck(request) {
     return parseBasicAuthorization(request.headers.authorization) ? undefined : billingWebhookProblems.unauthorized('The delivery carries no Basic credentials.');

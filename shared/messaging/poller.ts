@@ -398,6 +398,15 @@ export class PollerRun {
   /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
   private claiming = 0;
 
+  /**
+   * Tells the running fleet about a conversation this run could not keep. A notice only speeds up
+   * the first poll (the next listing finds the conversation anyway), so a failed one does not stop
+   * the run; it is logged, never silently dropped.
+   */
+  private async tellFleet(accountId: string, conversationId: string, at: number): Promise<void> {
+    await this.gateway.pollerNotices.tell({ accountId, conversationId, at }).catch((error: unknown) => this.log.warn('poller notice not sent; the next listing finds the conversation', { conversationId, error }));
+  }
+
   private hasRoom(): boolean {
     return this.held.size + this.claiming < this.capacity && !this.stop.signal.aborted;
   }
@@ -729,7 +738,7 @@ export class PollerRun {
     // Likewise other slots' conversations of a run this run just marked to be claimed one by one: their
     // own slots' runs listed before the mark, and would see it only at their next look.
     const othersOfMarked = markedOneByOne.size === 0 ? [] : candidates.filter((live) => live.leaseOwner !== undefined && markedOneByOne.has(live.leaseOwner) && !isMine(live)).map((live) => ({ live }));
-    await Promise.all([...leftovers, ...othersOfMarked].map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
+    await Promise.all([...leftovers, ...othersOfMarked].map(({ live }) => this.tellFleet(live.accountId, live.conversationId, now)));
     // A lapsed or ended run's heartbeat, once no listed lease leads through it (its owner, or a run on
     // its chain of adoptions; a lease this run holds counts under the name it has in the table now):
     // otherwise every run would keep listing for it. An ended run's stays through the handover
@@ -873,7 +882,7 @@ export class PollerRun {
         // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new
         // conversation, rather than leaving it to the next listing. At the round's end the next round's first look takes it.
         if (released && (this.stats.fenced || !this.stop.signal.aborted)) {
-          await this.gateway.pollerNotices.tell({ accountId, conversationId, at: this.gateway.now() }).catch(() => undefined);
+          await this.tellFleet(accountId, conversationId, this.gateway.now());
         }
       }
     }

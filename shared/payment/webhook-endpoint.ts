@@ -13,6 +13,7 @@ import { paymentEventEffects } from './webhook';
  */
 export const paymentWebhooks: ConnectorWebhooks = {
   path: '/webhooks/payments',
+  secretFields: ['webhookSigningSecret'],
 
   precheck(request) {
     const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);

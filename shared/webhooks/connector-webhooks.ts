@@ -24,6 +24,8 @@ export interface ConnectorWebhooks {
   path: string;
 
   // The receiver.
+  /** The credential fields `verify` reads: sealed apart as the connection's webhook secret, all a receiver may open. */
+  secretFields: readonly string[];
   /** Checks on the request alone, before any I/O: a missing signature header or Basic credentials. */
   precheck(request: HttpRequest): ProblemError | undefined;
   /** Whether the delivery comes from the platform, judged with THIS account's credentials only. */
