@@ -82,6 +82,7 @@ export class IamEnforcement {
       this.denied++;
       const error = new AccessDeniedError(fn.role, handler, call, decision);
       if (this.#refusals.length < 20) this.#refusals.push(error.message);
+      if (process.env.IAM_DEBUG) process.stderr.write(`IAM: ${error.message}\n`);
       throw error;
     }
     let actions = this.#used.get(handler);
@@ -105,12 +106,13 @@ export const iamEnforcement = new IamEnforcement();
  * Where this process's usage goes when IAM_USAGE_DIR is set (the test run's global setup and the
  * benchmarks set it): one file per process, rewritten whole, so a run's files add up to its usage.
  */
-const usageFile = process.env.IAM_USAGE_DIR ? join(process.env.IAM_USAGE_DIR, `${process.pid}-${Math.random().toString(36).slice(2)}.json`) : undefined;
+const fileName = `${process.pid}-${Math.random().toString(36).slice(2)}.json`;
 
 export function saveIamUsage(): void {
-  if (!usageFile || iamEnforcement.checked === 0) return;
-  mkdirSync(process.env.IAM_USAGE_DIR!, { recursive: true });
-  writeFileSync(usageFile, JSON.stringify(iamEnforcement.usage()));
+  const dir = process.env.IAM_USAGE_DIR;
+  if (!dir || iamEnforcement.checked === 0) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, fileName), JSON.stringify(iamEnforcement.usage()));
 }
 process.on('exit', saveIamUsage);
 

@@ -21,7 +21,7 @@ export function webhookFieldsOf(connector: ConnectorName, credentials: Credentia
 }
 
 /** Seals the webhook secret apart, for the connection being stored (undefined when it has none). */
-export async function sealWebhookSecret(gateway: Gateway, scope: { accountId: string; connector: ConnectorName }, credentials: Credentials): Promise<SealedCredentials | undefined> {
+export async function sealWebhookSecret(gateway: Pick<Gateway, 'vault'>, scope: { accountId: string; connector: ConnectorName }, credentials: Credentials): Promise<SealedCredentials | undefined> {
   const fields = webhookFieldsOf(scope.connector, credentials);
   return fields ? gateway.vault.seal({ ...scope, purpose: 'webhook' }, fields) : undefined;
 }
