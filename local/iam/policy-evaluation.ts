@@ -4,7 +4,7 @@
  * condition operators below. Anything else (NotAction, NotResource, another operator) throws, so
  * a new form in the template fails loudly here instead of being judged wrongly.
  *
- * Why not @cloud-copilot/iam-simulate (checked in test/iam/iam-simulate-check.test.ts): its 0.1.173
+ * Why not @cloud-copilot/iam-simulate (checked in test/iam/policy-evaluation.test.ts): its 0.1.173
  * never matches a `kms:EncryptionContext:<key>` condition (the vault's whole guard), and it refuses
  * `states:SendTaskSuccess` on a state machine ARN as a malformed request, while AWS evaluates that
  * action against the state machine (its AccessDenied messages name it). It stays a test oracle
