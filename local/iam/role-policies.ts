@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { handlerNames, type HandlerName } from '../../shared/handler/function-settings';
-import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_RESOURCES, localArns, localRoleArn } from './local-arns';
+import { LOCAL_ACCOUNT, LOCAL_REGION, LOCAL_RESOURCES, localRoleArn } from './local-arns';
 import type { PolicyStatement } from './policy-evaluation';
 
 /** What each function's role may do, and the credentials key's own policy, with local ARNs. */
@@ -101,4 +101,3 @@ function resolver(paths: Record<string, string>, roleOfHandler: Map<string, Hand
   return resolve;
 }
 
-export { localArns };

@@ -697,7 +697,8 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
       .sort();
   const read = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
   const write = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
-  const table = (actions: string[]) => [...actions.map((a) => `${a} on table`), ...(actions.includes('dynamodb:Query') ? ['dynamodb:Query on gsi1'] : []), 'kms:Decrypt on data key'];
+  // One statement: its actions on the table, and on gsi1 when it queries.
+  const table = (actions: string[]) => [...actions.flatMap((a) => [`${a} on table`, ...(actions.includes('dynamodb:Query') ? [`${a} on gsi1`] : [])]), 'kms:Decrypt on data key'];
   const consumes = (queue: string) => ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((a) => `${a} on ${queue}`);
   const expected: Record<HandlerName, string[]> = {
     api: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
