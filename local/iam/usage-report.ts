@@ -45,18 +45,21 @@ export interface UnusedGrant {
 
 const list = (values: PolicyStatement['Action'] | undefined): readonly string[] => (values === undefined ? ['*'] : typeof values === 'string' ? [values] : values);
 
-/** Pure: each Allow (function, action, resource) of the role policies that no recorded call matched. */
+/**
+ * Pure: each action of an Allow statement that no recorded call of that function made on any of the
+ * statement's resources (a table statement's GetItem counts as used when it was used on the table,
+ * though the statement also names the index).
+ */
 export function unusedGrants(policies: RolePolicies, usage: IamUsage): UnusedGrant[] {
   const unused: UnusedGrant[] = [];
   for (const [handler, { statements }] of Object.entries(policies.functions)) {
     const used = usage.used[handler] ?? {};
     for (const statement of statements) {
       if (statement.Effect !== 'Allow') continue;
+      const resources = list(statement.Resource);
       for (const action of list(statement.Action)) {
-        for (const resource of list(statement.Resource)) {
-          const hit = Object.entries(used).some(([usedAction, resources]) => wildcardMatch(action, usedAction, true) && resources.some((r) => wildcardMatch(resource, r)));
-          if (!hit) unused.push({ handler, action, resource });
-        }
+        const hit = Object.entries(used).some(([usedAction, usedOn]) => wildcardMatch(action, usedAction, true) && usedOn.some((r) => resources.some((resource) => wildcardMatch(resource, r))));
+        if (!hit) unused.push({ handler, action, resource: resources.join(', ') });
       }
     }
   }
