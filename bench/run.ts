@@ -12,6 +12,9 @@ import { benchReads } from './reads';
 import { benchSync } from './sync';
 import { benchTenants } from './tenants';
 import { benchWebhooks } from './webhooks';
+import { benchIam } from './iam';
+import { rmSync } from 'node:fs';
+import { BENCH_USAGE_DIR } from '../local/iam/usage-report';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 
 // Handlers and the domain record metrics as they run; the benchmarks read their own counts instead.
@@ -28,7 +31,13 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   tenants: benchTenants,
   // Last: it reads the other parts' figures (bundle import times, webhook calls per event).
   cost: benchCost,
+  // After the rest: the AWS calls they made, judged against each function's role (docs/permissions.md).
+  iam: benchIam,
 };
+
+// Child processes the parts start record their IAM usage here, for the iam part.
+rmSync(BENCH_USAGE_DIR, { recursive: true, force: true });
+process.env.IAM_USAGE_DIR = BENCH_USAGE_DIR;
 
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in parts));

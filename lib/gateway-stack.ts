@@ -13,60 +13,73 @@ import { type GatewayFunction, type HandlerName, handlerNames } from './gateway-
 import { Ingestion } from './ingestion';
 import { Monitoring } from './monitoring';
 import { type GatewaySettings, readGatewaySettings } from './settings';
-import { Storage } from './storage';
+import { Storage, type TableAction } from './storage';
 import { Sync } from './sync';
 import { WebhookProcessing } from './webhooks';
 import { createStandaloneDeadLetterQueue } from './work-queue';
 
 /**
  * What one function may use. The stack turns each need into the IAM grant AND the environment variable that
- * names the resource, so a function is never told about something it may not touch.
+ * names the resource, so a function is never told about something it may not touch. Each grant is the actions
+ * the handler's code calls, as the local runtime records them over the tests and benchmarks (docs/permissions.md).
  */
 interface FunctionNeeds {
-  readonly table?: 'read' | 'readWrite';
+  readonly table?: readonly TableAction[];
   /** A webhook receiver counts the deliveries it refuses (shared/history): UpdateItem on those counters only. */
   readonly countsRefusals?: boolean;
   /** `open`: kms:Decrypt; `openAndSeal`: also kms:GenerateDataKey. Both bound to the {account, connector} context. */
   readonly credentials?: 'open' | 'openAndSeal';
+  /**
+   * The webhook secret, sealed apart under {account, connector, purpose: webhook}: `open` for the receivers
+   * (which hold nothing else), `seal` for the API, which stores it when a connection is saved.
+   */
+  readonly webhookSecret?: 'open' | 'seal';
   readonly sendsTo?: ReadonlyArray<'webhook' | 'sync' | 'ingestion'>;
   readonly publishesEvents?: boolean;
   readonly startsConversations?: boolean;
   readonly startsPollerFleet?: boolean;
-  /** SendTaskSuccess/Failure/Heartbeat on the conversation lifecycle. */
+  /** SendTaskSuccess/Failure on the conversation lifecycle. */
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
-  /** The poller notice queue: `send` tells the running fleet about a new conversation, `receive` takes notices. */
-  readonly pollerNotices?: 'send' | 'receive';
+  /** The poller notice queue: `send` tells the running fleet about a conversation, `sendAndReceive` also takes notices. */
+  readonly pollerNotices?: 'send' | 'sendAndReceive';
   /** Where the browser goes back to after an OAuth sign-in on a platform. */
   readonly knowsDashboardUrl?: boolean;
 }
 
-const needs: Record<HandlerName, FunctionNeeds> = {
+const READ: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
+const READ_WRITE: readonly TableAction[] = [...READ, 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'];
+
+export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
   api: {
-    table: 'readWrite',
+    table: READ_WRITE,
     credentials: 'openAndSeal',
+    webhookSecret: 'seal',
     sendsTo: ['sync', 'ingestion'],
     // Conversation events (started, sent, handed off...).
     publishesEvents: true,
     startsConversations: true,
     startsPollerFleet: true,
+    // A playbook send that meets 401 or SESSION_ENDED ends the conversation and returns its lifecycle's task token.
+    answersConversationTasks: true,
     callsPlatforms: true,
     knowsBaseUrl: true,
     pollerNotices: 'send',
   },
-  'oauth-callback': { table: 'readWrite', credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
-  'webhook-payments': { table: 'read', countsRefusals: true, credentials: 'open', sendsTo: ['webhook'] },
-  'webhook-billing': { table: 'read', countsRefusals: true, credentials: 'open', sendsTo: ['webhook'] },
+  'oauth-callback': { table: READ_WRITE, credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
+  // The receivers verify with the webhook secret alone: two reads, no platform API key.
+  'webhook-payments': { table: ['GetItem', 'Query'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
+  'webhook-billing': { table: ['GetItem', 'Query'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
   // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
-  'webhook-event': { table: 'readWrite', credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
-  'sync-dispatcher': { table: 'read', sendsTo: ['sync'] },
+  'webhook-event': { table: READ_WRITE, credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
+  'sync-dispatcher': { table: READ, sendsTo: ['sync'] },
   // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue;
-  // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way.
-  'sync-job': { table: 'readWrite', credentials: 'open', sendsTo: ['sync', 'ingestion'], publishesEvents: true, callsPlatforms: true },
-  ingest: { table: 'readWrite', credentials: 'open', callsPlatforms: true },
+  // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way. It publishes nothing.
+  'sync-job': { table: READ_WRITE, credentials: 'open', sendsTo: ['sync', 'ingestion'], callsPlatforms: true },
+  ingest: { table: READ_WRITE, credentials: 'open', callsPlatforms: true },
   'conversation-task': {
-    table: 'readWrite',
+    table: READ_WRITE,
     credentials: 'open',
     publishesEvents: true,
     sendsTo: ['ingestion'],
@@ -74,19 +87,20 @@ const needs: Record<HandlerName, FunctionNeeds> = {
     answersConversationTasks: true,
     callsPlatforms: true,
   },
-  // readWrite: the plan keeps the fleet's lease (one fleet at a time) in the table.
-  'poller-fleet-plan': { table: 'readWrite' },
+  // The plan keeps the fleet's lease (one fleet at a time) in the table.
+  'poller-fleet-plan': { table: READ_WRITE },
   // startsPollerFleet: a poller with no room for a new conversation asks for a surge poller.
   // sendsTo ingestion: connectors' reactions to conversation events (the data connector's engagement events).
+  // pollerNotices: it takes notices, and tells the fleet of conversations it let go or had no room for.
   poller: {
-    table: 'readWrite',
+    table: READ_WRITE,
     credentials: 'open',
     publishesEvents: true,
     sendsTo: ['ingestion'],
     answersConversationTasks: true,
     callsPlatforms: true,
     startsPollerFleet: true,
-    pollerNotices: 'receive',
+    pollerNotices: 'sendAndReceive',
   },
 };
 
@@ -158,7 +172,7 @@ export class IntegrationGatewayStack extends Stack {
       baseUrl,
       dashboardUrl: `${baseUrl}/`,
     };
-    for (const handler of handlerNames) wire(functions[handler], needs[handler], targets);
+    for (const handler of handlerNames) wire(functions[handler], functionNeeds[handler], targets);
 
     new CfnOutput(this, 'DashboardUrl', { value: `${baseUrl}/`, description: 'The dashboard: open it and sign in' });
     new CfnOutput(this, 'ApiUrl', { value: baseUrl, description: 'The gateway address ({base_url} in the spec): the dashboard, /api/v1, OAuth callbacks and webhooks' });
@@ -205,13 +219,13 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('TABLE_NAME', to.storage.table.tableName);
   }
   if (need.countsRefusals) to.storage.grantDeliveryCounting(fn.executionRole);
-  if (need.credentials) {
-    const actions = need.credentials === 'openAndSeal' ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
-    fn.addToRolePolicy(credentialsKeyStatement(to.storage.credentialsKey.keyArn, actions));
-    fn.setVariable('CREDENTIALS_KEY_ID', to.storage.credentialsKey.keyArn);
+  for (const grant of credentialsGrants(need)) {
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...grant.actions], resources: [to.storage.credentialsKey.keyArn], conditions: grant.conditions }));
+    to.storage.allowCredentialsUse(fn.executionRole, `${grant.sid}${sidOf(fn.handlerName)}`, grant.actions, grant.conditions);
   }
+  if (need.credentials || need.webhookSecret) fn.setVariable('CREDENTIALS_KEY_ID', to.storage.credentialsKey.keyArn);
   for (const queue of need.sendsTo ?? []) {
-    to.queues[queue].grantSendMessages(fn);
+    to.queues[queue].grant(fn, 'sqs:SendMessage');
     fn.setVariable(queueVariables[queue], to.queues[queue].queueUrl);
   }
   if (need.publishesEvents) {
@@ -227,12 +241,9 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleetArn);
   }
   if (need.answersConversationTasks) {
-    fn.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
-        resources: [to.conversations.lifecycleArn],
-      }),
-    );
+    // AWS authorizes these against the state machine whose task the token names (its AccessDenied names the
+    // state machine), though the Service Authorization Reference lists no resource type for them.
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'], resources: [to.conversations.lifecycleArn] }));
   }
   if (need.callsPlatforms) {
     fn.setVariable('PAYMENT_API_BASE_URL', to.settings.paymentApiBaseUrl);
@@ -243,25 +254,44 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
   if (need.knowsBaseUrl) fn.setVariable('BASE_URL', to.baseUrl);
   if (need.pollerNotices) {
     const queue = to.conversations.noticeQueue;
-    if (need.pollerNotices === 'send') queue.grantSendMessages(fn);
-    else queue.grant(fn, 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes');
+    queue.grant(fn, 'sqs:SendMessage');
+    if (need.pollerNotices === 'sendAndReceive') queue.grant(fn, 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility');
     fn.setVariable('POLLER_NOTICE_QUEUE_URL', queue.queueUrl);
   }
   if (need.knowsDashboardUrl) fn.setVariable('DASHBOARD_URL', to.dashboardUrl);
 }
 
+const sidOf = (handler: string) => handler.replace(/(^|-)(\w)/g, (_match, _dash, letter: string) => letter.toUpperCase());
+
 /**
- * A grant on the credentials key that holds only under the vault's encryption context. The vault always passes
- * exactly {account, connector}; ForAllValues alone would also match a call with NO context, so the Null
- * conditions make both keys mandatory.
+ * The vault's context, in both the role's policy and the key's: exactly {account, connector} (ForAllValues alone
+ * would also match a call with NO context, so the Null conditions make both keys mandatory). The webhook secret
+ * is sealed under {account, connector, purpose: webhook}: a receiver's grant requires that purpose, so it opens
+ * nothing else, and the other grants exclude it by their key list.
  */
-function credentialsKeyStatement(keyArn: string, actions: string[]): iam.PolicyStatement {
-  return new iam.PolicyStatement({
-    actions,
-    resources: [keyArn],
-    conditions: {
-      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector'] },
-      Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
-    },
-  });
+export const VAULT_CONTEXT = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector'] },
+  Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
+};
+export const WEBHOOK_SECRET_CONTEXT = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector', 'purpose'] },
+  StringEquals: { 'kms:EncryptionContext:purpose': 'webhook' },
+  Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
+};
+
+interface CredentialsGrant {
+  sid: string;
+  actions: readonly string[];
+  conditions: Record<string, Record<string, unknown>>;
+}
+
+function credentialsGrants(need: FunctionNeeds): CredentialsGrant[] {
+  const grants: CredentialsGrant[] = [];
+  if (need.credentials) {
+    grants.push({ sid: 'Credentials', actions: need.credentials === 'openAndSeal' ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'], conditions: VAULT_CONTEXT });
+  }
+  if (need.webhookSecret) {
+    grants.push({ sid: 'WebhookSecret', actions: need.webhookSecret === 'seal' ? ['kms:GenerateDataKey'] : ['kms:Decrypt'], conditions: WEBHOOK_SECRET_CONTEXT });
+  }
+  return grants;
 }

@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -7,7 +7,6 @@ import { tableDefinition } from '../shared/store/table';
 
 /** The partition keys of the webhook delivery counters (shared/history/history-store.ts, historyKey.deliveryHour). */
 export const DELIVERY_COUNTER_KEYS = 'ACCOUNT#*#HISTORY#WEBHOOKS#*';
-import { nagArnOf } from './nag-findings';
 
 /**
  * Where the gateway keeps its state: the one table and the key that wraps each connection's credentials.
@@ -32,10 +31,23 @@ export class Storage extends Construct {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // An explicit policy replaces CDK's default (kms:* for the account, which lets any IAM policy in the
+    // account use the key): the account administers the key, and only the roles named by
+    // allowCredentialsUse may use it.
     this.credentialsKey = new kms.Key(this, 'CredentialsKey', {
       description: 'Integration gateway: wraps connection credentials (encryption context {account, connector})',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      policy: new iam.PolicyDocument({
+        statements: [
+          new iam.PolicyStatement({
+            sid: 'AccountAdministersButCannotUse',
+            principals: [new iam.AccountRootPrincipal()],
+            actions: [...KEY_ADMIN_ACTIONS],
+            resources: ['*'],
+          }),
+        ],
+      }),
     });
 
     const stringKey = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
@@ -60,8 +72,10 @@ export class Storage extends Construct {
   }
 
   /**
-   * Table access for one function's role, through CDK's table grants (which also grant the use of the data key
-   * that DynamoDB needs on the caller's behalf). Their wildcards are acknowledged here, on this role only.
+   * Exactly these table actions for one function's role (no Scan, no stream reads: no code uses them), on the
+   * table and, when it queries, its named indexes. DynamoDB decrypts the table's key with the caller's
+   * permission, so the role may also kms:Decrypt the data key; the table key is made once when the table is
+   * created, so no caller needs Encrypt, ReEncrypt or GenerateDataKey on it.
    */
   /**
    * UpdateItem on the webhook delivery counters only (the `ACCOUNT#<id>#HISTORY#WEBHOOKS#<connector>`
@@ -78,22 +92,46 @@ export class Storage extends Construct {
     );
   }
 
-  grantTable(role: iam.Role, access: 'read' | 'readWrite'): void {
-    const acknowledge = Validations.of(role);
-    acknowledge.acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagArnOf(this.table)}/index/*]`,
-      reason: "The table's own secondary indexes (ARN/index/*), as CDK's table grant writes them; the only index is gsi1.",
-    });
-    if (access === 'read') {
-      this.table.grantReadData(role);
-      return;
-    }
-    this.table.grantReadWriteData(role);
-    for (const action of ['kms:ReEncrypt*', 'kms:GenerateDataKey*']) {
-      acknowledge.acknowledge({
-        id: `AwsSolutions-IAM5[Action::${action}]`,
-        reason: `${action} on the table's data key only (one key ARN): CDK's table grant gives the variants DynamoDB uses to encrypt items with the customer-managed key.`,
-      });
-    }
+  grantTable(role: iam.Role, actions: readonly TableAction[]): void {
+    const indexes = actions.includes('Query') ? tableDefinition.indexes.map((index) => `${this.table.tableArn}/index/${index.name}`) : [];
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: actions.map((action) => `dynamodb:${action}`), resources: [this.table.tableArn, ...indexes] }));
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [this.dataKey.keyArn] }));
+  }
+
+  /**
+   * Lets one role use the credentials key under conditions, in the key's own policy: the key policy names each
+   * role that may use the key, so no identity policy elsewhere in the account (an admin's, a CI role's
+   * `kms:*`) can reach the credentials.
+   */
+  allowCredentialsUse(role: iam.IRole, sid: string, actions: readonly string[], conditions: Record<string, Record<string, unknown>>): void {
+    this.credentialsKey.addToResourcePolicy(new iam.PolicyStatement({ sid, principals: [role], actions: [...actions], resources: ['*'], conditions }));
   }
 }
+
+/** The DynamoDB actions a function may be granted (the data-plane calls shared/store makes). */
+export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem';
+
+/**
+ * Key administration without key use: these principals may describe, tag, rotate, change the policy of,
+ * disable and schedule deletion of the key, and never Encrypt, Decrypt, ReEncrypt, GenerateDataKey or CreateGrant
+ * (a grant would hand them its use).
+ * Break glass (docs/permissions.md): an administrator adds a statement for a named role with PutKeyPolicy,
+ * an audited change CloudTrail records.
+ */
+export const KEY_ADMIN_ACTIONS = [
+  'kms:CreateAlias',
+  'kms:Describe*',
+  'kms:Enable*',
+  'kms:List*',
+  'kms:Put*',
+  'kms:Update*',
+  'kms:Revoke*',
+  'kms:Disable*',
+  'kms:Get*',
+  'kms:Delete*',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+  'kms:RotateKeyOnDemand',
+] as const;

@@ -19,6 +19,10 @@ import { LocalSignIn } from './local-sign-in';
 import { LocalPollerNotices } from './local-poller-notices';
 import { LocalStateMachines } from './local-state-machines';
 import { localStateMachineHandlers } from './local-conversations';
+import { guardDynamo, guardKeySource, guardPollerNotices, guardPublisher, guardQueue, guardStateMachines } from './iam/guarded-services';
+import { saveIamUsage } from './iam/enforcement';
+import { localArns } from './iam/local-arns';
+import { perFunctionVault } from './iam/per-function-vault';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -54,7 +58,6 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   // Every setting checked before anything starts: a wrong one stops `npm start` with its name and what is wrong.
   const env = checkedEnvironment({ GATEWAY_MODE: 'local', ...options.env });
   let dynamo: LocalDynamo;
-  let vault: Vault;
   let keySource: DataKeySource;
   let signingKey: Uint8Array;
 
@@ -66,14 +69,14 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     keySource = await openLocalKeyFile(env.LOCAL_KEY_FILE ?? join(options.dataDir, 'vault.key'), { create: firstRun });
     mkdirSync(tablePath, { recursive: true, mode: 0o700 });
     dynamo = await startLocalDynamo({ path: tablePath });
-    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = signInKey(join(options.dataDir, 'sign-in.key'));
   } else {
     keySource = await openLocalKeyFile(join(mkdtempSync(join(tmpdir(), 'gateway-key-')), 'vault.key'), { create: true });
     dynamo = await startLocalDynamo({ childProcess: options.dynamoInChildProcess ?? false });
-    vault = new Vault({ keySource, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) });
     signingKey = randomBytes(32);
   }
+  const guardedKeys = guardKeySource(keySource);
+  const vault = perFunctionVault(() => new Vault({ keySource: guardedKeys, cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS, ...(options.now ? { now: options.now } : {}) }));
 
   const retryDelayMs = options.retryDelayMs ?? 1000;
   const queues = {
@@ -86,15 +89,21 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const bus = new LocalEventBus();
   const pollerNotices = new LocalPollerNotices();
   const stateMachines = new LocalStateMachines(localStateMachineHandlers(() => gateway));
+  // Every AWS call a handler makes is judged against its function's role in the synthesized
+  // template (local/iam/), and refused with AccessDenied as AWS would.
   const gateway: Gateway = {
     env,
-    store: new Store({ client: dynamo.client, tableName: dynamo.tableName }),
+    store: new Store({ client: guardDynamo(dynamo.client), tableName: dynamo.tableName }),
     vault,
-    queues,
+    queues: {
+      syncJobs: guardQueue(queues.syncJobs, localArns.queues.syncJobs),
+      webhookEvents: guardQueue(queues.webhookEvents, localArns.queues.webhookEvents),
+      ingestion: guardQueue(queues.ingestion, localArns.queues.ingestion),
+    },
     // As in AWS: connectors' reactions run on the publishing path (shared/events/reactions.ts).
-    events: countedPublisher(reactingPublisher(bus, reactionsTo, () => gateway)),
-    stateMachines,
-    pollerNotices,
+    events: countedPublisher(reactingPublisher(guardPublisher(bus), reactionsTo, () => gateway)),
+    stateMachines: guardStateMachines(stateMachines),
+    pollerNotices: guardPollerNotices(pollerNotices),
     now: options.now ?? Date.now,
   };
 
@@ -111,6 +120,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       await stateMachines.stopAll();
       for (const queue of Object.values(queues)) queue.stop();
       await dynamo.stop();
+      saveIamUsage();
     },
   };
 }

@@ -12,6 +12,7 @@ import { localHttpRoutes } from './http-routes';
 import { LocalMetrics } from './local-metrics';
 import { startLocalServer, type LocalExtra } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
+import { runAs } from './iam/enforcement';
 
 export interface LocalRuntime {
   url: string;
@@ -37,7 +38,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   const metrics = new LocalMetrics();
   const previousMetricSink = setMetricSink((document) => metrics.record(document));
   attachQueueConsumers(local);
-  const scheduler = new LocalScheduler((event) => syncDispatcher(event));
+  const scheduler = new LocalScheduler((event) => runAs('sync-dispatcher', () => syncDispatcher(event)));
   if (options.schedules !== false) scheduler.start();
   const authorization = new LocalAuthorization(local.signIn, options.now);
 

@@ -20,7 +20,8 @@ import type { StateMachines } from './workflows/state-machines';
 export interface Gateway {
   env: GatewayEnvironment;
   store: Store;
-  vault: Vault;
+  /** The vault's operations (locally one vault per function, as each Lambda function has its own cache). */
+  vault: Pick<Vault, 'seal' | 'open' | 'forget'>;
   queues: { [Q in QueueName]: JobQueue<QueueMessage<Q>> };
   events: EventPublisher;
   /** The lifecycle and poller-fleet state machines (Step Functions; a local interpreter locally). */

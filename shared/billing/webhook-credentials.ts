@@ -6,6 +6,7 @@ import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { VersionConflictError } from '../store/store';
 import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, newWebhookCredentials } from '../webhooks/basic-credentials';
+import { sealWebhookSecret } from '../webhooks/webhook-secret';
 
 export const BillingWebhookCredentials = z
   .object({
@@ -33,11 +34,15 @@ export async function createBillingWebhookCredentials(gateway: Gateway, log: Log
     const connection = await gateway.store.getConnection(accountId, 'billing');
     if (!connection) throw problems.notFound(`The billing connector is not connected for account ${accountId}: connect it first.`);
     const credentials = await gateway.vault.open(scope, connection.credentials);
-    const sealed = await gateway.vault.seal(scope, { ...credentials, [WEBHOOK_USERNAME]: fresh.username, [WEBHOOK_PASSWORD]: fresh.password });
+    const withWebhook = { ...credentials, [WEBHOOK_USERNAME]: fresh.username, [WEBHOOK_PASSWORD]: fresh.password };
+    const sealed = await gateway.vault.seal(scope, withWebhook);
+    // The receiver verifies with these alone, sealed apart (shared/webhooks/webhook-secret.ts).
+    const webhookSecret = await sealWebhookSecret(gateway, scope, withWebhook);
     try {
       await gateway.store.putConnection({
         ...connection,
         credentials: sealed,
+        ...(webhookSecret ? { webhookSecret } : {}),
         config: { ...connection.config, webhookUsername: fresh.username },
         maskedSecrets: { ...connection.maskedSecrets, [WEBHOOK_PASSWORD]: maskSecret(fresh.password) },
         updatedAt: new Date(gateway.now()).toISOString(),

@@ -11,6 +11,7 @@ import { billingNaming } from './naming';
  */
 export const billingWebhookReceiver: WebhookReceiver = {
   path: '/webhooks/billing',
+  secretFields: [WEBHOOK_USERNAME, WEBHOOK_PASSWORD],
 
   precheck(request) {
     return parseBasicAuthorization(request.headers.authorization) ? undefined : billingWebhookProblems.unauthorized('The delivery carries no Basic credentials.');

@@ -9,6 +9,7 @@ import { startAuthorization, type AuthorizationStarted } from '../identity/autho
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
 import { connectors } from './registry';
+import { sealWebhookSecret, sealWebhookSecretApart } from '../webhooks/webhook-secret';
 import type { ConnectionView } from './connection-view';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
@@ -80,13 +81,17 @@ export async function saveConnection(
   const { accountId, existing, parts } = input;
   const connector = input.connector.name;
   const kept = input.kept ?? { credentials: {}, config: {}, maskedSecrets: {} };
-  const sealed = await gateway.vault.seal({ accountId, connector }, { ...kept.credentials, ...parts.credentials });
+  const credentials = { ...kept.credentials, ...parts.credentials };
+  const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
+  // The receivers verify with this alone (shared/webhooks/webhook-secret.ts).
+  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, credentials);
   const now = new Date(gateway.now()).toISOString();
   const connection: Connection = {
     accountId,
     connector,
     config: { ...kept.config, ...parts.config },
     credentials: sealed,
+    ...(webhookSecret ? { webhookSecret } : {}),
     maskedSecrets: { ...kept.maskedSecrets, ...Object.fromEntries(Object.entries(parts.credentials).map(([field, secret]) => [field, maskSecret(secret)])) },
     // New connections start with the connector's default settings, so their scheduled syncs run.
     syncSettings: existing?.syncSettings ?? defaultSettings(input.connector),
@@ -111,9 +116,11 @@ async function keptParts(gateway: Gateway, existing: Connection, fields: readonl
   return { credentials: pick(opened), config: pick(existing.config), maskedSecrets: pick(existing.maskedSecrets) };
 }
 
-export async function getConnectionView(gateway: Gateway, accountId: string, connector: ConnectorName): Promise<ConnectionView> {
+export async function getConnectionView(gateway: Gateway, accountId: string, connector: ConnectorName, log: Logger): Promise<ConnectionView> {
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
+  // A connection stored before webhook secrets were sealed apart is migrated the first time it is viewed.
+  await sealWebhookSecretApart(gateway, log, connection);
   return viewOf(connection);
 }
 

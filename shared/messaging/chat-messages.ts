@@ -57,7 +57,7 @@ export function systemEventName(type: string): string {
 }
 
 /** Pure: why a conversation ended, from an ending event's details (`endReason` wins, else the platform's `reason`). */
-export function endReasonOf(details: Record<string, unknown> | undefined): ConversationEndReason {
+export function endReasonOf(details: Record<string, unknown> | undefined): Extract<ConversationEndReason, 'agent' | 'end_user' | 'system' | 'failed'> {
   if (details?.endReason === 'failed') return 'failed';
   // "client" is the documented reason of a chat the visitor (here, the end user) ended.
   const reason = text(details?.reason)?.toLowerCase();

@@ -195,6 +195,15 @@ export abstract class PollerLeases {
   /** Claims whose write is in flight: counted as held, so side-by-side claims never pass the capacity. */
   protected claiming = 0;
 
+  /**
+   * Tells the running fleet about a conversation this run could not keep. A notice only speeds up
+   * the first poll (the next listing finds the conversation anyway), so a failed one does not stop
+   * the run; it is logged, never silently dropped.
+   */
+  protected async tellFleet(accountId: string, conversationId: string, at: number): Promise<void> {
+    await this.gateway.pollerNotices.tell({ accountId, conversationId, at }).catch((error: unknown) => this.log.warn('poller notice not sent; the next listing finds the conversation', { conversationId, error }));
+  }
+
   protected hasRoom(): boolean {
     return this.held.size + this.claiming < this.capacity && !this.stop.signal.aborted;
   }

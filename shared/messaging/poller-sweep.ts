@@ -204,7 +204,7 @@ export abstract class PollerSweep extends PollerLeases {
     // Likewise other slots' conversations of a run this run just marked to be claimed one by one: their
     // own slots' runs listed before the mark, and would see it only at their next look.
     const othersOfMarked = markedOneByOne.size === 0 ? [] : candidates.filter((live) => live.leaseOwner !== undefined && markedOneByOne.has(live.leaseOwner) && !isMine(live)).map((live) => ({ live }));
-    await Promise.all([...leftovers, ...othersOfMarked].map(({ live }) => this.gateway.pollerNotices.tell({ accountId: live.accountId, conversationId: live.conversationId, at: now }).catch(() => undefined)));
+    await Promise.all([...leftovers, ...othersOfMarked].map(({ live }) => this.tellFleet(live.accountId, live.conversationId, now)));
     // A lapsed or ended run's heartbeat, once no listed lease leads through it (its owner, or a run on
     // its chain of adoptions; a lease this run holds counts under the name it has in the table now):
     // otherwise every run would keep listing for it. An ended run's stays through the handover

@@ -188,7 +188,7 @@ export class PollerRun extends PollerSweep {
         // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new
         // conversation, rather than leaving it to the next listing. At the round's end the next round's first look takes it.
         if (released && (this.stats.fenced || !this.stop.signal.aborted)) {
-          await this.gateway.pollerNotices.tell({ accountId, conversationId, at: this.gateway.now() }).catch(() => undefined);
+          await this.tellFleet(accountId, conversationId, this.gateway.now());
         }
       }
     }

@@ -11,6 +11,7 @@ import { paymentNaming } from './naming';
  */
 export const paymentWebhookReceiver: WebhookReceiver = {
   path: '/webhooks/payments',
+  secretFields: ['webhookSigningSecret'],
 
   precheck(request) {
     const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);

@@ -51,6 +51,11 @@ export const Connection = z.lazy(() =>
     /** Non-secret fields of the connection form (site name, login URL, username...). */
     config: JsonObject,
     credentials: SealedCredentials,
+    /**
+     * The webhook secret alone (the fields the connector's receiver verifies with), sealed apart under
+     * {account, connector, purpose: webhook}: the receivers open this and nothing else.
+     */
+    webhookSecret: SealedCredentials.optional(),
     /** Each secret's masked form for display, e.g. `{ apiKey: '••••abcd' }`. */
     maskedSecrets: z.record(z.string(), z.string()),
     syncSettings: JsonObject,

@@ -1,10 +1,12 @@
 import type { ConnectorName } from '../connectors';
 
 /**
- * What a data key is bound to. Exactly these two keys: the KMS key policy and the functions' IAM
- * policies require `kms:EncryptionContextKeys` to be exactly account and connector.
+ * What a data key is bound to: account and connector, and `purpose: webhook` for a connection's
+ * webhook secret sealed apart. The KMS key policy and the functions' IAM policies require exactly
+ * these keys (docs/permissions.md): the receivers may open only `purpose: webhook` envelopes, every
+ * other function only those without a purpose.
  */
-export type EncryptionContext = { account: string; connector: ConnectorName };
+export type EncryptionContext = { account: string; connector: ConnectorName; purpose?: 'webhook' };
 
 /** Where data keys come from: KMS in AWS, a key file locally. Both bind each data key to its context. */
 export interface DataKeySource {

@@ -4,8 +4,8 @@ import { registerSecret } from '../log/redaction';
 import { canonicalContext, type DataKeySource, type EncryptionContext } from './data-key-source';
 import { Credentials, SealedCredentials } from './sealed-credentials';
 
-/** Whose credentials: one connection of one account. */
-export type VaultScope = { accountId: string; connector: ConnectorName };
+/** Whose credentials: one connection of one account; `purpose: webhook` for its webhook secret sealed apart. */
+export type VaultScope = { accountId: string; connector: ConnectorName; purpose?: 'webhook' };
 
 /**
  * Credentials could not be sealed or opened. The message names the connection, never a secret.
@@ -239,7 +239,7 @@ const TAG_BYTES = 16;
 const MAX_CACHED_CONNECTIONS = 1000;
 
 function contextOf(scope: VaultScope): EncryptionContext {
-  return { account: scope.accountId, connector: scope.connector };
+  return { account: scope.accountId, connector: scope.connector, ...(scope.purpose ? { purpose: scope.purpose } : {}) };
 }
 
 function scopePrefix(scope: VaultScope): string {
@@ -248,7 +248,8 @@ function scopePrefix(scope: VaultScope): string {
 
 function cacheKey(scope: VaultScope, sealed: SealedCredentials): string {
   const envelope = [sealed.v, sealed.keyId, sealed.encryptedDataKey, sealed.iv, sealed.ciphertext, sealed.tag].join('\n');
-  return scopePrefix(scope) + createHash('sha256').update(envelope).digest('base64');
+  // The purpose is part of the key: an envelope opened under one context is never served under another.
+  return `${scopePrefix(scope)}${scope.purpose ?? ''}\n${createHash('sha256').update(envelope).digest('base64')}`;
 }
 
 /**

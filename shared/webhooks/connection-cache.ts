@@ -1,10 +1,12 @@
 import type { Gateway } from '../gateway';
 import type { Connection } from '../store/items';
 import type { Credentials } from '../vault/sealed-credentials';
+import { openWebhookSecret } from './webhook-secret';
 
-/** A connection with its credentials opened, as a receiver verifies against it. */
+/** A connection with its webhook secret opened, as a receiver verifies against it. */
 export interface OpenedConnection {
   connection: Connection;
+  /** The webhook secret alone: a receiver never opens the connection's other credentials. */
   credentials: Credentials;
   /** When it was read from the table (gateway clock, ms). */
   loadedAt: number;
@@ -45,7 +47,7 @@ export async function openedConnection(
   entries.delete(cacheKey);
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) return undefined;
-  const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
+  const credentials = await openWebhookSecret(gateway, connection);
   const opened = { connection, credentials, loadedAt: now };
   entries.set(cacheKey, opened);
   for (const oldest of entries.keys()) {

@@ -23,6 +23,9 @@ export interface WebhookReceiver {
   /** The spec's receiver address: `/webhooks/payments`. The account is a query parameter. */
   path: string;
 
+  // The receiver.
+  /** The credential fields `verify` reads: sealed apart as the connection's webhook secret, all a receiver may open. */
+  secretFields: readonly string[];
   /** Checks on the request alone, before any I/O: a missing signature header or Basic credentials. */
   precheck(request: HttpRequest): ProblemError | undefined;
   /** Whether the delivery comes from the platform, judged with THIS account's credentials only. */

@@ -11,6 +11,11 @@ import { key, tableDefinition } from '../../shared/store/table';
 import { historyKey } from '../../shared/history/history-store';
 import { DELIVERY_COUNTER_KEYS } from '../../lib/storage';
 import { DEFINITIONS_FILE, definitionsFromTemplate } from '../../local/state-machine-definitions';
+import type { Stack } from 'aws-cdk-lib';
+import { constructPaths } from '../../local/iam/construct-paths';
+import { localArns } from '../../local/iam/local-arns';
+import { wildcardMatch } from '../../local/iam/policy-evaluation';
+import { policiesFromTemplate, ROLE_POLICIES_FILE, type RolePolicies } from '../../local/iam/role-policies';
 
 // The CloudFormation shapes these tests read. Values that CDK leaves as intrinsics ({Ref}, {Fn::GetAtt}) stay unknown.
 interface Resource<P> {
@@ -56,10 +61,11 @@ interface QueueProperties {
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
 
 let template: Template;
+let stack: Stack;
 let resources: Record<string, Resource<Record<string, unknown>>>;
 
 beforeAll(() => {
-  const { stack } = createGatewayApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
+  ({ stack } = createGatewayApp({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } }));
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources;
 });
@@ -305,7 +311,7 @@ describe('queues', () => {
       const sqsStatements = statements().filter(({ statement, handlers }) => handlers.includes(handler) && actionsOf(statement).some((a) => a.startsWith('sqs:')));
       expect(sqsStatements.length).toBeGreaterThan(0);
       for (const { statement } of sqsStatements) {
-        expect(actionsOf(statement).every((a) => ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'].includes(a))).toBe(true);
+        expect(actionsOf(statement)).toEqual(['sqs:SendMessage']);
         expect(references(statement.Resource, webhookQueueId)).toBe(true);
       }
       expect(Object.keys(functionOf(handler)[1].Properties.Environment.Variables)).not.toContain('SYNC_QUEUE_URL');
@@ -494,7 +500,7 @@ describe('state machines', () => {
     expect(definitionsFromTemplate(template.toJSON() as Parameters<typeof definitionsFromTemplate>[0])).toEqual(JSON.parse(readFileSync(DEFINITIONS_FILE, 'utf8')));
   });
 
-  it('new conversations reach the pollers through an encrypted notice queue: the API sends, only the poller receives', () => {
+  it('new conversations reach the pollers through an encrypted notice queue: the API and the poller send, only the poller receives', () => {
     const [queueId] = resourcesOf<QueueProperties>('AWS::SQS::Queue').find(([id]) => id.includes('PollerNotices'))!;
     const statementsOf = (handler: HandlerName) =>
       resourcesOf<PolicyProperties>('AWS::IAM::Policy')
@@ -505,7 +511,8 @@ describe('state machines', () => {
     expect(actions('api')).toEqual(expect.arrayContaining(['sqs:SendMessage']));
     expect(actions('api')).not.toContain('sqs:ReceiveMessage');
     expect(actions('poller')).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
-    expect(actions('poller')).not.toContain('sqs:SendMessage');
+    // The poller tells the fleet of conversations it let go or had no room for: it sends too.
+    expect(actions('poller')).toContain('sqs:SendMessage');
     expect(actions('sync-job')).toEqual([]);
     expect(functionOf('poller')[1].Properties.Environment.Variables.POLLER_NOTICE_QUEUE_URL).toBeDefined();
     expect(resources[queueId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true });
@@ -619,14 +626,44 @@ describe('credentials key permissions', () => {
   const credentialsKeyId = () => (functionOf('api')[1].Properties.Environment.Variables.CREDENTIALS_KEY_ID as GetAtt)['Fn::GetAtt'][0];
   const onCredentialsKey = () => statements().filter(({ statement }) => references(statement.Resource, credentialsKeyId()));
 
-  it('binds every grant to the {account, connector} encryption context', () => {
+  it('binds every grant to the {account, connector} encryption context; the receivers’ to the webhook secret’s alone', () => {
     expect(onCredentialsKey().length).toBeGreaterThan(0);
-    for (const { statement } of onCredentialsKey()) {
-      expect(statement.Condition).toEqual({
-        'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector'] },
-        Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
-      });
+    const vaultContext = {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector'] },
+      Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
+    };
+    const webhookContext = {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['account', 'connector', 'purpose'] },
+      StringEquals: { 'kms:EncryptionContext:purpose': 'webhook' },
+      Null: { 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' },
+    };
+    for (const { statement, handlers } of onCredentialsKey()) {
+      expect([vaultContext, webhookContext]).toContainEqual(statement.Condition);
       expect(asList(statement.Resource)).toHaveLength(1);
+      // The receivers hold the webhook secret's grant and nothing else on the key.
+      if (handlers.some((h) => h === 'webhook-payments' || h === 'webhook-billing')) {
+        expect(statement.Condition).toEqual(webhookContext);
+        expect(actionsOf(statement)).toEqual(['kms:Decrypt']);
+      }
+    }
+  });
+
+  it('has its own key policy: the account administers the key but cannot use it; each gateway role is named with its context', () => {
+    const policy = resource<{ KeyPolicy: { Statement: Array<Statement & { Sid?: string; Principal: { AWS: unknown } }> } }>(credentialsKeyId()).Properties.KeyPolicy.Statement;
+    const admin = policy.find((statement) => statement.Sid === 'AccountAdministersButCannotUse')!;
+    expect(JSON.stringify(admin.Principal)).toContain(':root');
+    const use = ['kms:Encrypt', 'kms:Decrypt', 'kms:ReEncryptFrom', 'kms:ReEncryptTo', 'kms:GenerateDataKey', 'kms:GenerateDataKeyWithoutPlaintext', 'kms:CreateGrant'];
+    for (const action of actionsOf(admin)) for (const forbidden of use) expect(wildcardMatch(action, forbidden, true), `${action} allows ${forbidden}`).toBe(false);
+    // PutKeyPolicy stays with the account: the break-glass path (docs/permissions.md), and no lockout.
+    expect(actionsOf(admin)).toContain('kms:Put*');
+    const users = policy.filter((statement) => statement !== admin);
+    // One statement per role and purpose, naming the role (never the account), each with the vault's context.
+    expect(users.map((statement) => statement.Sid).sort()).toEqual(
+      ['CredentialsApi', 'WebhookSecretApi', 'CredentialsOauthCallback', 'WebhookSecretWebhookPayments', 'WebhookSecretWebhookBilling', 'CredentialsWebhookEvent', 'CredentialsSyncJob', 'CredentialsIngest', 'CredentialsConversationTask', 'CredentialsPoller'].sort(),
+    );
+    for (const statement of users) {
+      expect(JSON.stringify(statement.Principal)).not.toContain(':root');
+      expect(statement.Condition?.Null).toEqual({ 'kms:EncryptionContext:account': 'false', 'kms:EncryptionContext:connector': 'false' });
     }
   });
 
@@ -650,5 +687,68 @@ describe('credentials key permissions', () => {
       const canDecrypt = onCredentialsKey().some(({ handlers }) => handlers.includes(handler));
       expect(hasVariable, handler).toBe(canDecrypt);
     }
+  });
+});
+
+describe('each role, exactly (local/iam/role-policies.json, which the local runtime enforces)', () => {
+  let policies: RolePolicies;
+  beforeAll(() => {
+    policies = policiesFromTemplate(template.toJSON() as Parameters<typeof policiesFromTemplate>[0], constructPaths(stack));
+  });
+  const name = (arn: string) =>
+    ({
+      [localArns.table]: 'table',
+      [`${localArns.table}/index/gsi1`]: 'gsi1',
+      [localArns.dataKey]: 'data key',
+      [localArns.credentialsKey]: 'credentials key',
+      [localArns.queues.syncJobs]: 'sync queue',
+      [localArns.queues.webhookEvents]: 'webhook queue',
+      [localArns.queues.ingestion]: 'ingestion queue',
+      [localArns.queues.pollerNotices]: 'notice queue',
+      [localArns.bus]: 'bus',
+      [localArns.lifecycle]: 'lifecycle',
+      [localArns.fleet]: 'fleet',
+    })[arn] ?? arn;
+  /** Each function's grants as `action on resource`, without the runtime's own (logs, X-Ray). */
+  const grantsOf = (handler: HandlerName) =>
+    policies.functions[handler].statements
+      .flatMap((statement) => [statement.Action].flat().flatMap((action) => [statement.Resource ?? '*'].flat().map((resource) => `${action} on ${name(resource)}${statement.Condition ? (JSON.stringify(statement.Condition).includes('webhook') ? ' (webhook secret)' : ' (vault context)') : ''}`)))
+      .filter((grant) => !/^(logs|xray):/.test(grant))
+      .sort();
+  const read = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
+  const write = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+  // One statement: its actions on the table, and on gsi1 when it queries.
+  const table = (actions: string[]) => [...actions.flatMap((a) => [`${a} on table`, ...(actions.includes('dynamodb:Query') ? [`${a} on gsi1`] : [])]), 'kms:Decrypt on data key'];
+  const consumes = (queue: string) => ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((a) => `${a} on ${queue}`);
+  const expected: Record<HandlerName, string[]> = {
+    api: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
+    'oauth-callback': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
+    'webhook-payments': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-billing': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-event': [...consumes('webhook queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus'],
+    'sync-dispatcher': [...table(read), 'sqs:SendMessage on sync queue'],
+    'sync-job': [...consumes('sync queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],
+    ingest: [...consumes('ingestion queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)'],
+    'conversation-task': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle'],
+    'poller-fleet-plan': table([...read, ...write]),
+    poller: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue', 'sqs:ReceiveMessage on notice queue', 'sqs:DeleteMessage on notice queue', 'sqs:ChangeMessageVisibility on notice queue'],
+  };
+
+  for (const handler of handlerNames) {
+    it(`${handler} holds exactly what its code calls`, () => {
+      expect(grantsOf(handler)).toEqual([...expected[handler]].sort());
+    });
+  }
+
+  it('no role may Scan, read streams, or use the data key beyond Decrypt', () => {
+    for (const handler of handlerNames) {
+      const grants = grantsOf(handler).join('\n');
+      expect(grants).not.toMatch(/dynamodb:(Scan|GetRecords|GetShardIterator|DescribeStream|ListStreams)/);
+      expect(grants).not.toMatch(/kms:(Encrypt|ReEncrypt|GenerateDataKey\*).* on data key/);
+    }
+  });
+
+  it('the local runtime enforces exactly these (local/iam/role-policies.json; `npm run iam-policies` rewrites it)', () => {
+    expect(policies).toEqual(JSON.parse(readFileSync(ROLE_POLICIES_FILE, 'utf8')));
   });
 });

@@ -1,5 +1,6 @@
 import type { ConnectorName } from '../../shared/connectors';
 import type { Gateway } from '../../shared/gateway';
+import { sealWebhookSecret } from '../../shared/webhooks/webhook-secret';
 
 /**
  * Stores a connection as Connect Account would (credentials sealed by the vault), without going
@@ -17,11 +18,14 @@ export async function storeConnection(
 ): Promise<void> {
   const { accountId, connector } = connection;
   const at = new Date().toISOString();
+  // As Connect Account stores it: the webhook secret sealed apart too (shared/webhooks/webhook-secret.ts).
+  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, connection.credentials);
   await gateway.store.putConnection({
     accountId,
     connector,
     config: connection.config ?? {},
     credentials: await gateway.vault.seal({ accountId, connector }, connection.credentials),
+    ...(webhookSecret ? { webhookSecret } : {}),
     maskedSecrets: {},
     syncSettings: connection.syncSettings ?? {},
     health: { state: 'unknown' },

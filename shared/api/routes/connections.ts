@@ -67,9 +67,9 @@ export const connectionRoutes = [
     summary: 'Read a connection (secrets masked)',
     params: ConnectionParams,
     response: { status: 200, description: 'The connection', schema: ConnectionView },
-    async handle({ params, caller, gateway }) {
+    async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return getConnectionView(gateway, params.accountId, params.connector);
+      return getConnectionView(gateway, params.accountId, params.connector, log);
     },
   }),
   route({
