@@ -94,7 +94,8 @@ export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
   // pollerNotices: it takes notices, and tells the fleet of conversations it let go or had no room for.
   poller: {
     table: READ_WRITE,
-    credentials: 'open',
+    // openAndSeal: a Messaging API conversation's end-user token is renewed and sealed again by the poller holding it.
+    credentials: 'openAndSeal',
     publishesEvents: true,
     sendsTo: ['ingestion'],
     answersConversationTasks: true,

@@ -6,6 +6,7 @@ import type { PollerNotices } from '../../shared/workflows/poller-notices';
 import type { StateMachines } from '../../shared/workflows/state-machines';
 import { encryptionContextKeys, iamEnforcement, type IamEnforcement } from './enforcement';
 import { LOCAL_ACCOUNT, LOCAL_REGION, localArns } from './local-arns';
+import { tableDefinition } from '../../shared/store/table';
 
 /**
  * The local stand-ins for AWS, each checking its call against the running function's role first,
@@ -22,6 +23,17 @@ export function dynamoResources(command: string, input: Record<string, unknown>)
 }
 
 /**
+ * `dynamodb:LeadingKeys` of a single-item command: the item's partition key, as DynamoDB gives it to
+ * IAM, so a grant narrowed to some partitions (the receivers' delivery counters) is judged as in AWS.
+ */
+export function leadingKeys(command: string, input: Record<string, unknown>): Record<string, string[]> {
+  if (!['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'].includes(command)) return {};
+  const key = (command === 'PutItem' ? input.Item : input.Key) as Record<string, { S?: string }> | undefined;
+  const pk = key?.[tableDefinition.partitionKey]?.S;
+  return pk === undefined ? {} : { 'dynamodb:LeadingKeys': [pk] };
+}
+
+/**
  * DynamoDB (dynalite): an SDK middleware judges each command before it is sent. The table is
  * encrypted with the data key, which DynamoDB decrypts with the caller's permission: judged too.
  */
@@ -29,7 +41,9 @@ export function guardDynamo(client: DynamoDBClient, enforcement: IamEnforcement 
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = String(context.commandName ?? '').replace(/Command$/, '');
-      for (const resource of dynamoResources(command, args.input as Record<string, unknown>)) enforcement.authorize({ action: `dynamodb:${command}`, resource });
+      const input = args.input as Record<string, unknown>;
+      const keys = leadingKeys(command, input);
+      for (const resource of dynamoResources(command, input)) enforcement.authorize({ action: `dynamodb:${command}`, resource, context: keys });
       enforcement.authorize({ action: 'kms:Decrypt', resource: localArns.dataKey, context: { 'kms:ViaService': `dynamodb.${LOCAL_REGION}.amazonaws.com` } });
       return next(args);
     },

@@ -51,7 +51,7 @@ function contextValue(context: AccessRequest['context'], key: string): readonly 
   return undefined;
 }
 
-const KNOWN_OPERATORS = new Set(['Null', 'StringEquals', 'ArnEquals', 'StringLike', 'ArnLike', 'StringNotEquals', 'Bool', 'ForAllValues:StringEquals', 'ForAnyValue:StringEquals']);
+const KNOWN_OPERATORS = new Set(['Null', 'StringEquals', 'ArnEquals', 'StringLike', 'ArnLike', 'StringNotEquals', 'Bool', 'ForAllValues:StringEquals', 'ForAllValues:StringLike', 'ForAnyValue:StringEquals']);
 
 /** One condition operator over one key: true when it holds for this request. */
 export function conditionHolds(operator: string, key: string, expected: readonly string[], context: AccessRequest['context']): boolean {
@@ -74,6 +74,8 @@ export function conditionHolds(operator: string, key: string, expected: readonly
       return given.some((value) => expected.includes(value.toLowerCase()));
     case 'ForAllValues:StringEquals':
       return given.every((value) => expected.includes(value));
+    case 'ForAllValues:StringLike':
+      return given.every((value) => expected.some((pattern) => wildcardMatch(pattern, value)));
     case 'ForAnyValue:StringEquals':
       return given.some((value) => expected.includes(value));
     default:

@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger';
 import { VersionConflictError } from '../store/store';
 import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, newWebhookCredentials } from '../webhooks/basic-credentials';
 import { sealWebhookSecret } from '../webhooks/webhook-secret';
+import { billingWebhookReceiver } from './webhook-receiver';
 
 export const BillingWebhookCredentials = z
   .object({
@@ -37,7 +38,7 @@ export async function createBillingWebhookCredentials(gateway: Gateway, log: Log
     const withWebhook = { ...credentials, [WEBHOOK_USERNAME]: fresh.username, [WEBHOOK_PASSWORD]: fresh.password };
     const sealed = await gateway.vault.seal(scope, withWebhook);
     // The receiver verifies with these alone, sealed apart (shared/webhooks/webhook-secret.ts).
-    const webhookSecret = await sealWebhookSecret(gateway, scope, withWebhook);
+    const webhookSecret = await sealWebhookSecret(gateway, scope, withWebhook, billingWebhookReceiver.secretFields);
     try {
       await gateway.store.putConnection({
         ...connection,

@@ -9,7 +9,8 @@ import { startAuthorization, type AuthorizationStarted } from '../identity/autho
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
 import { connectors } from './registry';
-import { sealWebhookSecret, sealWebhookSecretApart } from '../webhooks/webhook-secret';
+import { sealWebhookSecret } from '../webhooks/webhook-secret';
+import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
@@ -84,7 +85,7 @@ export async function saveConnection(
   const credentials = { ...kept.credentials, ...parts.credentials };
   const sealed = await gateway.vault.seal({ accountId, connector }, credentials);
   // The receivers verify with this alone (shared/webhooks/webhook-secret.ts).
-  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, credentials);
+  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, credentials, input.connector.webhooks?.secretFields ?? []);
   const now = new Date(gateway.now()).toISOString();
   const connection: Connection = {
     accountId,

@@ -667,13 +667,13 @@ describe('credentials key permissions', () => {
     }
   });
 
-  it('lets only the functions that open credentials decrypt, and only api and oauth-callback generate data keys', () => {
+  it('lets only the functions that open credentials decrypt, and only api, oauth-callback and the poller (an SSE token renewed) generate data keys', () => {
     const allowedTo = (action: string) =>
       [...new Set(onCredentialsKey().filter(({ statement }) => actionsOf(statement).includes(action)).flatMap(({ handlers }) => handlers))].sort();
     expect(allowedTo('kms:Decrypt')).toEqual(
       ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing', 'webhook-event', 'sync-job', 'ingest', 'conversation-task', 'poller'].sort(),
     );
-    expect(allowedTo('kms:GenerateDataKey')).toEqual(['api', 'oauth-callback']);
+    expect(allowedTo('kms:GenerateDataKey')).toEqual(['api', 'oauth-callback', 'poller']);
     // No other statement reaches the key: no KMS action on "*" and no wildcard KMS action on this key.
     for (const { statement } of statements()) {
       if (actionsOf(statement).some((a) => a.startsWith('kms:'))) expect(asList(statement.Resource)).not.toContain('*');
@@ -709,10 +709,15 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
       [localArns.lifecycle]: 'lifecycle',
       [localArns.fleet]: 'fleet',
     })[arn] ?? arn;
+  const conditionLabel = (condition: unknown) => {
+    if (!condition) return '';
+    const text = JSON.stringify(condition);
+    return text.includes('LeadingKeys') ? ' (delivery counters)' : text.includes('webhook') ? ' (webhook secret)' : ' (vault context)';
+  };
   /** Each function's grants as `action on resource`, without the runtime's own (logs, X-Ray). */
   const grantsOf = (handler: HandlerName) =>
     policies.functions[handler].statements
-      .flatMap((statement) => [statement.Action].flat().flatMap((action) => [statement.Resource ?? '*'].flat().map((resource) => `${action} on ${name(resource)}${statement.Condition ? (JSON.stringify(statement.Condition).includes('webhook') ? ' (webhook secret)' : ' (vault context)') : ''}`)))
+      .flatMap((statement) => [statement.Action].flat().flatMap((action) => [statement.Resource ?? '*'].flat().map((resource) => `${action} on ${name(resource)}${conditionLabel(statement.Condition)}`)))
       .filter((grant) => !/^(logs|xray):/.test(grant))
       .sort();
   const read = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
@@ -723,15 +728,15 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
   const expected: Record<HandlerName, string[]> = {
     api: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
     'oauth-callback': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
-    'webhook-payments': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
-    'webhook-billing': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-payments': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-billing': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
     'webhook-event': [...consumes('webhook queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus'],
     'sync-dispatcher': [...table(read), 'sqs:SendMessage on sync queue'],
     'sync-job': [...consumes('sync queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],
     ingest: [...consumes('ingestion queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)'],
     'conversation-task': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle'],
     'poller-fleet-plan': table([...read, ...write]),
-    poller: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue', 'sqs:ReceiveMessage on notice queue', 'sqs:DeleteMessage on notice queue', 'sqs:ChangeMessageVisibility on notice queue'],
+    poller: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue', 'sqs:ReceiveMessage on notice queue', 'sqs:DeleteMessage on notice queue', 'sqs:ChangeMessageVisibility on notice queue'],
   };
 
   for (const handler of handlerNames) {

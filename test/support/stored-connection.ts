@@ -1,6 +1,7 @@
 import type { ConnectorName } from '../../shared/connectors';
 import type { Gateway } from '../../shared/gateway';
 import { sealWebhookSecret } from '../../shared/webhooks/webhook-secret';
+import { connectors } from '../../shared/connections/registry';
 
 /**
  * Stores a connection as Connect Account would (credentials sealed by the vault), without going
@@ -19,7 +20,7 @@ export async function storeConnection(
   const { accountId, connector } = connection;
   const at = new Date().toISOString();
   // As Connect Account stores it: the webhook secret sealed apart too (shared/webhooks/webhook-secret.ts).
-  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, connection.credentials);
+  const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, connection.credentials, connectors.find(connector)?.webhooks?.secretFields ?? []);
   await gateway.store.putConnection({
     accountId,
     connector,
