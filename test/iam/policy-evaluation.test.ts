@@ -164,3 +164,23 @@ describe('why @cloud-copilot/iam-simulate 0.1.173 is not the runtime evaluator (
     expect(theirs.resultType).toBe('error');
   });
 });
+
+describe('dynamodb:LeadingKeys, as DynamoDB gives it to IAM', () => {
+  it("lets a webhook receiver update its delivery counters and no other partition's items", async () => {
+    const { rolePolicies } = await import('../../local/iam/role-policies');
+    const { localArns } = await import('../../local/iam/local-arns');
+    const { leadingKeys } = await import('../../local/iam/guarded-services');
+    const { historyKey } = await import('../../shared/history/history-store');
+    const { key } = await import('../../shared/store/table');
+    const receiver = rolePolicies().functions['webhook-payments'];
+    const update = (pk: string): AccessRequest => ({
+      principal: receiver.role,
+      action: 'dynamodb:UpdateItem',
+      resource: localArns.table,
+      context: leadingKeys('UpdateItem', { Key: { pk: { S: pk }, sk: { S: 'x' } } }),
+    });
+    expect(evaluate(receiver.statements, update(historyKey.deliveryHour('acme', 'payment', '2026-11-27T22:00:00.000Z').pk))).toBe('Allowed');
+    expect(evaluate(receiver.statements, update(key.connection('acme', 'payment').pk))).not.toBe('Allowed');
+    expect(evaluate(receiver.statements, update(key.record('acme', 'payment', 'customers', 'cus_1').pk))).not.toBe('Allowed');
+  });
+});
