@@ -1,6 +1,6 @@
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
-import { SimulatorProcess } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller } from './conversations-world';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 
@@ -82,15 +82,7 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
 
   const windowStart = Date.now();
   const agents = crm.call({ op: 'sseAgents', platformIds, untilMs: windowStart + options.windowMs });
-  let killed = 0;
-  if (options.kill) {
-    await new Promise((resolve) => setTimeout(resolve, options.windowMs / 3));
-    const victim = machines.pollers().sort((a, b) => b.holding - a.holding)[0];
-    if (victim) {
-      killed = victim.holding;
-      victim.kill();
-    }
-  }
+  const killed = options.kill ? await killBusiestPoller(machines, options.windowMs) : 0;
   await agents;
   // Everything written must arrive: wait for the stragglers (a killed run's conversations lapse first).
   const deadline = Date.now() + 40_000;

@@ -50,3 +50,12 @@ export class SimulatorProcess {
     };
   }
 }
+
+/** A third into the agents' window, kills the poller run holding the most conversations: how many it held. */
+export async function killBusiestPoller(machines: { pollers(): Array<{ holding: number; kill(): void }> }, windowMs: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, windowMs / 3));
+  const victim = machines.pollers().sort((a, b) => b.holding - a.holding)[0];
+  if (!victim) return 0;
+  victim.kill();
+  return victim.holding;
+}

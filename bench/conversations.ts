@@ -6,7 +6,7 @@ import { LIVE_BUCKETS } from '../shared/store/table';
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
-import { SimulatorProcess } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller } from './conversations-world';
 import { sseScenario } from './conversations-sse';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
@@ -153,15 +153,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const windowEnd = windowStart + options.windowMs;
   const platformIds = ids.map((id) => platformOf.get(id)!);
   const agents = crm.call({ op: 'agents', platformIds, untilMs: windowEnd });
-  let killed = 0;
-  if (options.kill) {
-    await new Promise((resolve) => setTimeout(resolve, options.windowMs / 3));
-    const victim = machines.pollers().sort((a, b) => b.holding - a.holding)[0];
-    if (victim) {
-      killed = victim.holding;
-      victim.kill();
-    }
-  }
+  const killed = options.kill ? await killBusiestPoller(machines, options.windowMs) : 0;
   await agents;
   const heapDuring = process.memoryUsage().heapUsed;
   const pollersDuring = machines.pollers().length;

@@ -45,7 +45,7 @@ export const FIRST_REQUESTS: Record<string, { event: () => unknown; answered: (r
   },
   // The dashboard's first read after a quiet hour: the account's connections.
   api: {
-    event: () => http('GET', `/api/v1/accounts/${ACCOUNT}/connections`, {}, { accept: 'application/json' }, '', { sub: 'bench-user', 'custom:account_id': ACCOUNT }),
+    event: () => http('GET', `/api/v1/accounts/${ACCOUNT}/connections`, {}, { accept: 'application/json' }, '', { sub: 'bench-user', token_use: 'id', 'custom:account_id': ACCOUNT }),
     answered: (result) => status(result) === 200,
   },
   // A return from the platform's sign-in with a state the gateway never issued: looked up, refused.
