@@ -22,20 +22,23 @@ export interface ApplyContext {
  * Persists the answer's events at their sequences (in order; a redelivery is a no-op), then
  * publishes them, then moves the conversation's state, then acknowledges. A crash anywhere before
  * the acknowledgement means the next holder gets the same events again: stored once, and
- * re-published under the same event ids.
+ * re-published under the same event ids (lifecycle events too: named by their sequence, and the
+ * state change accepts the state it already made, so a run fenced between the two loses nothing).
  */
 export async function applyEvents(context: ApplyContext, conversation: Conversation, ack: number, answer: EventBatch): Promise<'ok' | 'ended' | 'lost'> {
   const settings = context.settings;
   const firstSequence = answer.position.sequence - answer.events.length + 1;
   const events = [];
   let lifecycle: { queued?: TransportMessage; agent?: TransportMessage; ended?: TransportMessage } = {};
+  // The sequence of each lifecycle event names what it publishes, so a redelivered answer publishes under the same id.
+  const at: { queued?: number; agent?: number } = {};
   for (const [index, read] of answer.events.entries()) {
     const sequence = firstSequence + index;
     if (sequence <= ack || read === undefined) continue;
     // The lifecycle fields are the transport's reading, not part of the stored message.
     const { lifecycle: effect, endedBy: _endedBy, ...message } = read;
-    if (effect === 'queued') lifecycle = { ...lifecycle, queued: read };
-    if (effect === 'agent_joined') lifecycle = { ...lifecycle, agent: read };
+    if (effect === 'queued') [lifecycle, at.queued] = [{ ...lifecycle, queued: read }, sequence];
+    if (effect === 'agent_joined') [lifecycle, at.agent] = [{ ...lifecycle, agent: read }, sequence];
     if (effect === 'ended') lifecycle = { ...lifecycle, ended: read };
     if (!keepsMessageType(settings, message.type)) continue;
     context.guard();
@@ -63,7 +66,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
   const now = new Date(context.gateway.now()).toISOString();
   let current = conversation;
   if (lifecycle.queued) {
-    const queued = await context.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'active'] });
+    const queued = await context.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'queued', 'active'] });
     if (queued) {
       current = queued;
       const details = lifecycle.queued.details ?? {};
@@ -72,7 +75,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
           'conversation.queued',
           queued,
           { ...(typeof details.queue === 'string' ? { queue: details.queue } : {}), ...(typeof details.position === 'number' ? { position: details.position } : {}), ...(typeof details.estimatedWaitSeconds === 'number' ? { estimatedWaitSeconds: details.estimatedWaitSeconds } : {}) },
-          { occurredAt: lifecycle.queued.sentAt, idSuffix: String(queued.version) },
+          { occurredAt: lifecycle.queued.sentAt, idSuffix: `queued-${at.queued}` },
         ),
       );
     }
@@ -82,7 +85,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
     const active = await context.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'active', updatedAt: now, ...(agentName ? { agentName } : {}) }, whenStateIn: ['starting', 'queued', 'active'] });
     if (active) {
       current = active;
-      events.push(conversationEvent('agent.joined', active, agentName ? { agentName } : {}, { occurredAt: lifecycle.agent.sentAt, idSuffix: String(active.version) }));
+      events.push(conversationEvent('agent.joined', active, agentName ? { agentName } : {}, { occurredAt: lifecycle.agent.sentAt, idSuffix: `agent-${at.agent}` }));
     }
   }
   context.guard();
