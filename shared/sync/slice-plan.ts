@@ -346,7 +346,7 @@ export function onPageGrid(pieces: readonly SampledPiece[], most = PROFILE_PIECE
   type Cut = ProfilePiece & { sampled: boolean; cutBelow: boolean };
   const cut: Cut[] = [];
   let base = 0;
-  for (const piece of [...pieces].sort((a, b) => a.from - b.from)) {
+  for (const piece of apartAtSeconds(pieces)) {
     const sampled = piece.sample !== undefined;
     let from = piece.from;
     let under = 0;
@@ -374,6 +374,42 @@ export function onPageGrid(pieces: readonly SampledPiece[], most = PROFILE_PIECE
   }
   const profile = kept.filter((piece) => piece.records > 0).map(({ from, to, records }) => ({ from, to, records }));
   return mergedTo(profile, most).map(({ from, to, records }) => ({ from, to, records }));
+}
+
+/**
+ * The pieces in key order, none sharing a second with the next: where a page edge fell between two
+ * records of one second, the upper piece's records of that second move down into the lower one when
+ * its sample shows them (its lowest keys), else the two become one. A cut at the upper piece's
+ * `from` then has exactly the records below it that the pieces count. Pure.
+ */
+function apartAtSeconds(pieces: readonly SampledPiece[]): SampledPiece[] {
+  const apart: SampledPiece[] = [];
+  for (const piece of [...pieces].sort((a, b) => a.from - b.from)) {
+    const lower = apart.at(-1);
+    if (!lower || piece.from >= lower.to) {
+      apart.push(piece);
+      continue;
+    }
+    const keys = piece.sample?.below === 0 ? piece.sample.keys : [];
+    const tied = keys.filter((key) => key < lower.to).length;
+    if (tied === 0 && keys.length > 0) {
+      apart.push({ ...piece, from: lower.to });
+      continue;
+    }
+    if (tied === 0 || tied >= keys.length) {
+      apart[apart.length - 1] = joined([lower, piece]);
+      continue;
+    }
+    const moved = keys.slice(0, tied);
+    const lowerWhole = lower.sample && lower.sample.below + lower.sample.keys.length === lower.records;
+    apart[apart.length - 1] = {
+      ...lower,
+      records: lower.records + tied,
+      ...(lower.sample ? { sample: lowerWhole ? { keys: [...lower.sample.keys, ...moved], below: lower.sample.below } : lower.sample } : {}),
+    };
+    apart.push({ from: lower.to, to: piece.to, records: piece.records - tied, sample: { keys: keys.slice(tied), below: 0 } });
+  }
+  return apart;
 }
 
 /**

@@ -604,7 +604,8 @@ describe('slices planned at the start from the previous full listing', () => {
             grid = onPageGrid(next);
           }
         }),
-        { numRuns: 10 },
+        // 987973: a seed CI met whose re-cut once counted 8,299 records below a cut that had 8,300.
+        { numRuns: 10, examples: [[987973]] },
       );
     });
   });
