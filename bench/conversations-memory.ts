@@ -11,7 +11,7 @@ import { PollerRun } from '../shared/messaging/poller';
 import { functionSettings } from '../shared/handler/function-settings';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
-import { SimulatorProcess } from './conversations-world';
+import { SimulatorProcess, startConversation } from './conversations-world';
 import type { Figures } from './results-file';
 import { median, slope } from './statistics';
 
@@ -91,9 +91,7 @@ async function holdInSteps(): Promise<ChildFigures> {
     await Promise.all(
       Array.from({ length: 20 }, async () => {
         while (next++ < total) {
-          const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
-          if (started.status !== 201) throw new Error(`start answered ${started.status}`);
-          platformIds.push(await platformIdOf(sandbox, started.body.id as string));
+          platformIds.push(await platformIdOf(sandbox, (await startConversation(sandbox)).id));
         }
       }),
     );

@@ -16,6 +16,7 @@ import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { CLAIMED_ONE_BY_ONE } from '../shared/store/items';
 import { platformIdOf, startMessagingSandbox } from '../test/messaging/support';
 import { percentile } from './statistics';
+import { startConversation } from './conversations-world';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 300);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 0);
@@ -181,9 +182,7 @@ await Promise.all(
     while (next < CONVERSATIONS) {
       next++;
       const requested = Date.now();
-      const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
-      if (started.status !== 201) throw new Error(`start answered ${started.status}`);
-      const id = started.body.id as string;
+      const { id } = await startConversation(sandbox);
       stamp(id, 'requested', requested);
       stamp(id, 'answered');
       ids.push(id);

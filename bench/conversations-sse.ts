@@ -1,6 +1,6 @@
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
-import { SimulatorProcess, killBusiestPoller } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller, startConversation } from './conversations-world';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 
@@ -63,17 +63,13 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
   const platformIds: string[] = [];
   let next = 0;
   let startRetries = 0;
+  let startsThrottled = 0;
   const startOne = async (): Promise<void> => {
     while (next < options.conversations) {
       next++;
-      // As a playbook would: a start the gateway did not answer (a reset keep-alive socket under load) is tried again.
-      let started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' }).catch(() => ({ status: 0, body: {} as Record<string, unknown> }));
-      for (let attempt = 1; (started.status === 0 || started.status === 502) && attempt <= 3; attempt++) {
-        startRetries++;
-        started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' }).catch(() => ({ status: 0, body: {} }));
-      }
-      if (started.status !== 201) throw new Error(`start answered ${started.status}: ${JSON.stringify(started.body)}`);
-      const id = started.body.id as string;
+      const { id, retries, throttled } = await startConversation(sandbox);
+      startRetries += retries;
+      startsThrottled += throttled;
       startedAt.set(id, Date.now());
       platformIds.push(await platformIdOf(sandbox, id));
     }
@@ -111,6 +107,7 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
     agent_messages: report.written.length,
     http_401: report.unauthorized,
     start_retries: startRetries,
+    starts_throttled: startsThrottled,
   };
   await sandbox.stop();
   return { figures, counts: { conversations: platformIds.length, writes, messages: published.size, windowMs } };

@@ -59,3 +59,33 @@ export async function killBusiestPoller(machines: { pollers(): Array<{ holding: 
   victim.kill();
   return victim.holding;
 }
+
+/** What a bench needs of the messaging sandbox to start a conversation as a playbook. */
+interface PlaybookCaller {
+  playbook(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown>; retryAfterS?: number }>;
+}
+
+/**
+ * Starts one inbound conversation as a well-behaved playbook would: a start the gateway did not
+ * answer (a reset keep-alive socket under load, a 502) is tried again up to three times, and a 429
+ * (the account's quota of playbook sends, 20/s after a burst of 100 by default) waits its
+ * `Retry-After` and goes again. Returns the conversation's id and how many starts were repeated.
+ */
+export async function startConversation(sandbox: PlaybookCaller): Promise<{ id: string; retries: number; throttled: number }> {
+  let retries = 0;
+  let throttled = 0;
+  for (;;) {
+    const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' }).catch(() => ({ status: 0, body: {} as Record<string, unknown>, retryAfterS: undefined }));
+    if (started.status === 201) return { id: started.body.id as string, retries, throttled };
+    if (started.status === 429) {
+      throttled++;
+      await new Promise((resolve) => setTimeout(resolve, (started.retryAfterS ?? 1) * 1000));
+      continue;
+    }
+    if ((started.status === 0 || started.status === 502) && retries < 3) {
+      retries++;
+      continue;
+    }
+    throw new Error(`start answered ${started.status}: ${JSON.stringify(started.body)}`);
+  }
+}

@@ -6,7 +6,7 @@ import { LIVE_BUCKETS } from '../shared/store/table';
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
-import { SimulatorProcess, killBusiestPoller } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller, startConversation } from './conversations-world';
 import { sseScenario } from './conversations-sse';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
@@ -129,17 +129,13 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const ids: string[] = [];
   let next = 0;
   let startRetries = 0;
+  let startsThrottled = 0;
   const startOne = async (): Promise<void> => {
     while (next < options.conversations) {
       next++;
-      let started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
-      // As a playbook would: a start the platform did not answer (a reset keep-alive socket under load) is tried again.
-      for (let attempt = 1; started.status === 502 && attempt <= 3; attempt++) {
-        startRetries++;
-        started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
-      }
-      if (started.status !== 201) throw new Error(`start answered ${started.status}: ${JSON.stringify(started.body)}`);
-      const id = started.body.id as string;
+      const { id, retries, throttled } = await startConversation(sandbox);
+      startRetries += retries;
+      startsThrottled += throttled;
       ids.push(id);
       platformOf.set(id, await platformIdOf(sandbox, id));
     }
@@ -234,6 +230,7 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     platform_calls_per_hour: round(((polls + messages * 0) / ids.length) * (3600 / platformSecondsInWindow), 1),
     start_ms_per_conversation: round(startMs / ids.length, 2),
     start_retries: startRetries,
+    starts_throttled: startsThrottled,
     pollers: pollersDuring,
   };
   await sandbox.stop();

@@ -45,7 +45,8 @@ export interface MessagingSandbox<Crm = RunningCrmSimulator> {
   userToken: string;
   apiKey: string;
   /** A playbook call with the account's API key, or with `apiKey` (another account's). */
-  playbook(method: string, path: string, body?: unknown, apiKey?: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** `retryAfterS`: the answer's Retry-After, when it has one (a 429 over the account's quota). */
+  playbook(method: string, path: string, body?: unknown, apiKey?: string): Promise<{ status: number; body: Record<string, unknown>; retryAfterS?: number }>;
   /** Events published on the local bus for the account, oldest first. */
   events(type?: string): GatewayEvent[];
   /** Waits until `check` holds (polling every 10 ms), or fails after `timeoutMs`. */
@@ -138,7 +139,8 @@ export async function connectMessagingSandbox<Crm>(crm: Crm, world: MessagingWor
     async playbook(method, path, body, key = apiKey) {
       const response = await gateway.call(method, path, { headers: { authorization: `Bearer ${key}` }, ...(body !== undefined ? { body } : {}) });
       const text = await response.text();
-      return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      const retryAfter = response.headers.get('retry-after');
+      return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, ...(retryAfter ? { retryAfterS: Number(retryAfter) } : {}) };
     },
     events: (type) => (gateway.runtime.local.bus.recent(accountId) ?? []).filter((event) => !type || event.type === type),
     until,
