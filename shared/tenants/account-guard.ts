@@ -39,7 +39,35 @@ const QUOTA_WORDS: Record<QuotaKind, string> = {
 };
 
 /**
- * Before the request is read further: the caller may act on the account, and the account has its
+ * How long a process keeps an account the guard read: every account route needs its switch and
+ * quotas, and one read a request was a table read per playbook call. An operator's change reaches
+ * the process that saved it at once (`forgetGuardedAccount`), others within this long.
+ */
+export const ACCOUNT_KEPT_MS = 5_000;
+const MAX_ACCOUNTS_KEPT = 10_000;
+/** Per store (one per gateway: tests run several in a process), the accounts read and until when they are kept. */
+const accountsKept = new WeakMap<object, Map<string, { account: Account | undefined; until: number }>>();
+
+async function keptAccount(gateway: Gateway, accountId: string): Promise<Account | undefined> {
+  let kept = accountsKept.get(gateway.store);
+  if (!kept) accountsKept.set(gateway.store, (kept = new Map()));
+  const now = gateway.now();
+  const held = kept.get(accountId);
+  if (held && held.until > now) return held.account;
+  const account = await gateway.store.getAccount(accountId);
+  if (kept.size >= MAX_ACCOUNTS_KEPT) kept.clear();
+  kept.set(accountId, { account, until: now + ACCOUNT_KEPT_MS });
+  return account;
+}
+
+/** After an account is saved: this process's guard reads it afresh. */
+export function forgetGuardedAccount(gateway: Gateway, accountId: string): void {
+  accountsKept.get(gateway.store)?.delete(accountId);
+}
+
+/**
+ * Before the request is read further: the caller may act on the account, the account is not past a
+ * quota that refused it a moment ago (answered from memory, before any table read), and it has its
  * Integrations on. Answers the account for `takeAccountQuota` (undefined for routes of no account).
  */
 export async function guardAccount(gateway: Gateway, route: Route, caller: Caller, accountId: string | undefined): Promise<Account | undefined> {
@@ -47,7 +75,11 @@ export async function guardAccount(gateway: Gateway, route: Route, caller: Calle
   if (!accountId) throw problems.unauthorized('Sign in as a user of an account, or send a playbook API key.');
   // Another account's routes are a 404 before anything about that account is told.
   if (!caller.playbook) assertAccountAccess(caller, accountId);
-  return requireIntegrationsEnabled(gateway, accountId);
+  if (route.quota) refuseIfRefusedLately(gateway, accountId, route.quota.kind);
+  const account = await keptAccount(gateway, accountId);
+  if (!account) throw problems.notFound(`No account ${accountId}.`);
+  if (!account.integrationsEnabled) throw problems.integrationsDisabled();
+  return account;
 }
 
 /**
@@ -58,6 +90,15 @@ export async function guardAccount(gateway: Gateway, route: Route, caller: Calle
 const refusedUntil = new Map<string, number>();
 const MAX_REFUSALS_KEPT = 10_000;
 
+/** A 429 from memory while the account's bucket of `kind` refused a moment ago (see `refusedUntil`). */
+function refuseIfRefusedLately(gateway: Gateway, accountId: string, kind: QuotaKind): void {
+  const now = gateway.now();
+  const until = refusedUntil.get(`${accountId}#${kind}`);
+  if (until === undefined || until <= now) return;
+  recordMetric.quotaRefused(kind);
+  throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(until - now));
+}
+
 /** Once the body is known (an events request costs one per event): takes the request from the account's quota, or refuses it with 429. */
 export async function takeAccountQuota(gateway: Gateway, route: Route, account: Account | undefined, body: unknown): Promise<void> {
   if (!account || !route.quota) return;
@@ -65,11 +106,7 @@ export async function takeAccountQuota(gateway: Gateway, route: Route, account: 
   const cost = route.quota.cost?.(body as never) ?? 1;
   const bucket = `${account.accountId}#${kind}`;
   const now = gateway.now();
-  const until = refusedUntil.get(bucket);
-  if (until !== undefined && until > now) {
-    recordMetric.quotaRefused(kind);
-    throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(until - now));
-  }
+  refuseIfRefusedLately(gateway, account.accountId, kind);
   const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
   if (decision.allowed) return;
   if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();

@@ -103,6 +103,32 @@ describe('per-account quotas', () => {
     for (let i = 0; i < 4; i += 1) expect((await read(roomyKey)).status).not.toBe(429);
   });
 
+  it('past its quota an account costs the table nothing: refusals come from memory, and the guard reads the account once while kept', async () => {
+    expect((await putAccount('hammer', { integrationsEnabled: true, quotas: { reads: { ratePerSecond: 0.1, burst: 1 } } })).status).toBe(200);
+    const commands: Array<{ name: string; key: string }> = [];
+    gateway.runtime.local.dynamo.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: Record<string, { S?: string }> };
+        commands.push({ name: context.commandName ?? '?', key: Object.values(input.Key ?? {}).map((value) => value.S).join('|') });
+        return next(args);
+      },
+      { step: 'initialize', name: 'countTenantReads' },
+    );
+    try {
+      const key = await apiKey('hammer');
+      const read = () => gateway.call('GET', '/api/v1/playbook/payments/failed?connector=payment', { token: key });
+      expect((await read()).status).not.toBe(429);
+      expect((await read()).status).toBe(429);
+      const beforeHammering = commands.length;
+      for (let i = 0; i < 10; i += 1) expect((await read()).status).toBe(429);
+      expect(commands.slice(beforeHammering)).toEqual([]);
+      // The account (its switch and quotas) was read once for the key's minting and the twelve reads: kept ACCOUNT_KEPT_MS.
+      expect(commands.filter((command) => command.name === 'GetItemCommand' && command.key === 'ACCOUNT#hammer|ACCOUNT')).toHaveLength(1);
+    } finally {
+      gateway.runtime.local.dynamo.client.middlewareStack.remove('countTenantReads');
+    }
+  });
+
   it('refuses a second Sync Now from its own quota, whatever the reads quota holds', async () => {
     const token = await gateway.userToken('tiny');
     const start = () => gateway.call('POST', '/api/v1/accounts/tiny/connections/payment/syncs', { token, body: {} });

@@ -5,6 +5,7 @@ import { assertAccountAccess, assertOperator } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
+import { forgetGuardedAccount } from '../../tenants/account-guard';
 
 const AccountListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many accounts, 1-100 (default 50)'),
@@ -57,6 +58,7 @@ export const accountRoutes = [
         updatedAt: now,
       };
       await gateway.store.putAccount(account);
+      forgetGuardedAccount(gateway, account.accountId);
       log.info('account saved', { integrationsEnabled: account.integrationsEnabled, quotasSet: Object.keys(account.quotas ?? {}) });
       return accountView(account);
     },
