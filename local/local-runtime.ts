@@ -13,6 +13,8 @@ import { LocalMetrics } from './local-metrics';
 import { startLocalServer, type LocalExtra } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 import { runAs } from './iam/enforcement';
+import { localOriginSecret } from './local-origin-secret';
+import { useOriginSecret } from '../shared/origin/origin-secret';
 
 export interface LocalRuntime {
   url: string;
@@ -80,7 +82,10 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     return undefined;
   };
 
-  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra });
+  // The front plays the distribution: it adds the origin header the functions check (shared/origin/).
+  const origin = localOriginSecret();
+  const previousOriginSecret = useOriginSecret(origin.source);
+  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra, origin: origin.header });
   return {
     url: server.url,
     local,
@@ -92,6 +97,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
       await server.stop();
       await local.stop();
       useGateway(undefined);
+      useOriginSecret(previousOriginSecret);
       setMetricSink(previousMetricSink);
     },
   };
