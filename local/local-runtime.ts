@@ -10,7 +10,7 @@ import { LocalAuthorization } from './local-authorization';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
 import { LocalMetrics } from './local-metrics';
-import { startLocalServer, type LocalExtra } from './local-server';
+import { startLocalServer, type LocalExtra, type OriginHeader } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 import { runAs } from './iam/enforcement';
 import { localOriginSecret } from './local-origin-secret';
@@ -24,6 +24,8 @@ export interface LocalRuntime {
   scheduler: LocalScheduler;
   /** The dashboard's sign-in (the stand-in for Cognito managed login). */
   authorization: LocalAuthorization;
+  /** The origin header the front adds as the distribution does: for tests that hand a function an event themselves. */
+  origin: OriginHeader;
   stop(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     metrics,
     scheduler,
     authorization,
+    origin: origin.header,
     async stop() {
       scheduler.stop();
       await server.stop();

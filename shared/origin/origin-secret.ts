@@ -1,5 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { gatewayEnvironment } from '../config';
+import { gateway } from '../gateway';
 import { tracedAwsClient } from '../tracing/segments';
 
 /**
@@ -33,7 +33,7 @@ export function originSecret(): Promise<string> {
 }
 
 async function readSecret(): Promise<string> {
-  const secretId = gatewayEnvironment().ORIGIN_SECRET_ARN;
+  const secretId = gateway().env.ORIGIN_SECRET_ARN;
   if (!secretId) throw new Error('ORIGIN_SECRET_ARN is not set for this function');
   const client = tracedAwsClient(new SecretsManagerClient({}));
   try {
