@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ProblemError } from '../api/problem';
+import { registerSecret } from '../log/redaction';
 import { originSecret } from './origin-secret';
 
 /** The header the distribution adds to every request it sends the HTTP API (a viewer's own copy is overwritten). */
@@ -38,7 +39,11 @@ export function originCheck(): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     async before(request) {
       const expected = await originSecret();
-      if (known?.value !== expected) known = { value: expected, digest: digest(expected) };
+      if (known?.value !== expected) {
+        // Should any line ever carry it, the log redaction replaces it.
+        registerSecret(expected);
+        known = { value: expected, digest: digest(expected) };
+      }
       const { [ORIGIN_HEADER]: presented, ...others } = request.event.headers ?? {};
       // A copy without it: the caller's event object stays as it was.
       request.event = { ...request.event, headers: others };

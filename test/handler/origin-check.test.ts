@@ -7,7 +7,7 @@ import { json } from '../../shared/api/http';
 import { GatewayEnvironment } from '../../shared/config';
 import { useGateway, type Gateway } from '../../shared/gateway';
 import { httpFunction } from '../../shared/handler/http-function';
-import { setLogSink } from '../../shared/log/logger';
+import { log, setLogSink } from '../../shared/log/logger';
 import { ORIGIN_HEADER, originVerified } from '../../shared/origin/origin-check';
 import { useOriginSecret, type OriginSecretSource } from '../../shared/origin/origin-secret';
 import { generatedKey } from '../support/local-runtime';
@@ -90,6 +90,10 @@ describe('every HTTP function checks the origin header first', () => {
     // The caller's event is left as it was.
     expect(sent.headers[ORIGIN_HEADER]).toBe(value);
     expect(lines.join('\n')).not.toContain(value);
+    // Known to the log redaction from then on: a line that carried it by mistake shows [redacted].
+    log.info('a careless line', { headers: { [ORIGIN_HEADER]: value } });
+    expect(lines.at(-1)).toContain('[redacted]');
+    expect(lines.at(-1)).not.toContain(value);
   });
 });
 
