@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localHttpRoutes } from '../../local/http-routes';
+import { IamEnforcement, runAs } from '../../local/iam/enforcement';
+import { localOriginSecret } from '../../local/local-origin-secret';
 import { startLocalServer } from '../../local/local-server';
 import { ORIGIN_HEADER } from '../../shared/origin/origin-check';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
@@ -73,5 +75,16 @@ describe('a request through the distribution (the local front)', () => {
   it('passes even when the caller sends a header of that name itself: the front overwrites it, as CloudFront does', async () => {
     expect((await putAccount(gateway.url, 'overwritten', { [ORIGIN_HEADER]: 'guess' })).status).toBe(200);
     expect(await accountExists('overwritten')).toBe(true);
+  });
+});
+
+describe('reading the secret, judged against each role (local/iam/)', () => {
+  it('the functions behind the routes may read it; another function is refused as AWS would', async () => {
+    // An enforcement of its own: this deliberate refusal stays out of the run's IAM usage report.
+    const { header, source } = localOriginSecret(new IamEnforcement());
+    for (const handler of ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing'] as const) {
+      expect(await runAs(handler, source)).toBe(header.value);
+    }
+    await expect(runAs('sync-job', source)).rejects.toThrow(/not authorized to perform: secretsmanager:GetSecretValue/);
   });
 });
