@@ -25,6 +25,7 @@ function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
     CONVERSATION_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111122223333:stateMachine:IntegrationGateway-conversation',
     POLLER_FLEET_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:111122223333:stateMachine:IntegrationGateway-poller-fleet',
     POLLER_NOTICE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/111122223333/poller-notices',
+    ORIGIN_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:IntegrationGateway-origin-verify-AbCdEf',
   };
   const settings = functionSettings[name as HandlerName] ?? [];
   return {

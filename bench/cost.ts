@@ -46,6 +46,9 @@ export const PRICES = {
   kmsRequest: 0.03 / 1e4,
   secretMonth: 0.4,
   secretsRequest: 0.05 / 1e4,
+  wafWebAclMonth: 5.0,
+  wafRuleMonth: 1.0,
+  wafRequest: 0.6 / 1e6,
   stepFunctionsTransition: 0.025 / 1000, // standard workflows
   eventBridgeEvent: 1.0 / 1e6, // custom events
   schedulerInvocation: 1.0 / 1e6,
@@ -117,6 +120,9 @@ interface StackCounts {
   dashboards: number;
   kmsKeys: number;
   secrets: number;
+  /** The distribution's web ACL (on by default, in us-east-1) and its rules. */
+  webAcls: number;
+  webAclRules: number;
   standardQueuesPolled: number;
   fifoQueuesPolled: number;
   memoryMbByHandler: Record<string, number>;
@@ -207,6 +213,8 @@ function stackCounts(): StackCounts {
     dashboards: ofType('AWS::CloudWatch::Dashboard').length,
     kmsKeys: ofType('AWS::KMS::Key').length,
     secrets: ofType('AWS::SecretsManager::Secret').length,
+    webAcls: ofType('AWS::WAFv2::WebACL').length,
+    webAclRules: ofType('AWS::WAFv2::WebACL').reduce((sum, acl) => sum + ((acl.Properties.Rules as unknown[] | undefined)?.length ?? 0), 0),
     standardQueuesPolled: mappings.length - fifo,
     fifoQueuesPolled: fifo,
     memoryMbByHandler,
@@ -399,6 +407,7 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   const fixed = (bill: Bill) => {
     add(bill, 'kms', stack.kmsKeys * PRICES.kmsKeyMonth);
     add(bill, 'secrets_manager', stack.secrets * PRICES.secretMonth);
+    add(bill, 'waf', stack.webAcls * PRICES.wafWebAclMonth + stack.webAclRules * PRICES.wafRuleMonth);
     add(bill, 'cloudwatch_alarms', stack.alarmMetrics * PRICES.alarmMetricMonth);
     // The first three dashboards of an account are free; this stack has one.
     add(bill, 'cloudwatch_dashboards', Math.max(0, stack.dashboards - 3) * PRICES.dashboardMonth);
@@ -523,6 +532,8 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   add(ref, 'dynamodb', reads * 4 * PRICES.dynamoReadUnit);
   add(ref, 'logs', ((webhooks + reads + postRequests) * 500) / 1e9 * PRICES.logsIngestGb); // HTTP API access logs
   add(ref, 'xray', (reads + postRequests) * PRICES.xrayTrace);
+  // The web ACL inspects every request the distribution sends the API (the exempt paths too: they are matched to be left out).
+  if (stack.webAcls > 0) add(ref, 'waf', ((ref.api_gateway ?? 0) / PRICES.httpApiRequest) * PRICES.wafRequest);
 
   // ---- custom metrics: series x share of the month's hours with data ----
   const metricSeries: Array<[string, number, number]> = [
@@ -547,6 +558,7 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
     'cost.fixed.alarms': stack.alarms,
     'cost.fixed.dashboards': stack.dashboards,
     'cost.fixed.secrets': stack.secrets,
+    'cost.fixed.web_acls': stack.webAcls,
     'cost.fixed.idle_fleet_transitions': stack.idleFleetTransitions,
     'cost.webhook.dynamodb_write_units_per_event': round(webhook.perEvent.writeUnits),
     'cost.webhook.dynamodb_read_units_per_event': round(webhook.perEvent.readUnits),
@@ -564,7 +576,7 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   for (const [line, usd] of Object.entries(ref)) figures[`cost.reference.${line}_usd`] = round(usd);
   for (const [line, usd] of Object.entries(idle)) figures[`cost.idle.${line}_usd`] = round(usd);
   const notes = [
-    `Monthly AWS bill (30 days) at us-east-1 list prices, arm64, no free tier except the first three CloudWatch dashboards of an account. Fixed costs counted in the synthesized stack: ${stack.kmsKeys} KMS keys, ${stack.secrets} secret, ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.standardQueuesPolled + stack.fifoQueuesPolled} queues polled by Lambda (${stack.fifoQueuesPolled} FIFO), ${Math.round(stack.scheduleRunsPerMonth)} schedule runs a month.`,
+    `Monthly AWS bill (30 days) at us-east-1 list prices, arm64, no free tier except the first three CloudWatch dashboards of an account. Fixed costs counted in the synthesized stack: ${stack.kmsKeys} KMS keys, ${stack.secrets} secret, ${stack.webAcls} web ACL with ${stack.webAclRules} rule, ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.standardQueuesPolled + stack.fifoQueuesPolled} queues polled by Lambda (${stack.fifoQueuesPolled} FIFO), ${Math.round(stack.scheduleRunsPerMonth)} schedule runs a month.`,
     `Measured on the local runtime: a webhook event costs ${round(webhook.perEvent.reads)} reads (${round(webhook.perEvent.readUnits)} RRU) and ${round(webhook.perEvent.writes)} writes (${round(webhook.perEvent.writeUnits)} WRU, index included) and ${round(webhook.perEvent.published)} published events; a full sync ${round(sync.full.writeUnitsPerRecord)} WRU and ${round(sync.full.readUnitsPerRecord)} RRU per record; an incremental sync ${round(sync.incremental.readUnitsPerJob)} RRU and ${round(sync.incremental.writeUnitsPerJob)} WRU per job with nothing changed, plus ${round(sync.incremental.writeUnitsPerChange)} WRU per changed record.`,
     `Reference workload: ${R.accounts} accounts; a day: ${R.webhooksPerDay} webhooks, ${R.syncedRecords} records kept in sync (${R.dailyChangeRate * 100}% changing a day, daily incremental syncs of ${jobsPerDay} objects, a weekly full reconcile), ${R.conversationsPerDay} conversations of ${R.conversationMinutes} min (${R.messagesPerConversation} messages each), ${R.engagementEventsPerDay} engagement events (${R.engagementEventsPerRequest} per request), ${R.apiReadsPerDay} API reads. Latencies charged: DynamoDB ${LATENCY_MS.dynamo} ms, SQS ${LATENCY_MS.sqs} ms, KMS ${LATENCY_MS.kms} ms, EventBridge ${LATENCY_MS.eventBridge} ms, platforms ${LATENCY_MS.platform} ms.`,
     `Reference, by service (USD/month): ${Object.entries(ref).sort(([, a], [, b]) => b - a).map(([line, usd]) => `${line} ${round(usd)}`).join(', ')}.`,

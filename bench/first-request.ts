@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startLocalDynamo } from '../local/local-dynamo';
+import { ORIGIN_HEADER } from '../shared/origin/origin-check';
 import { Store } from '../shared/store/store';
 
 /**
@@ -14,13 +17,17 @@ import { Store } from '../shared/store/store';
 
 const ACCOUNT = 'bench-cold';
 const at = () => new Date().toISOString();
+/** The origin header's value for these runs: every HTTP function reads it from Secrets Manager on its first request. */
+const ORIGIN_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:IntegrationGateway-origin-verify-AbCdEf';
+const originValue = randomBytes(32).toString('base64url');
 const http = (method: string, path: string, query: Record<string, string>, headers: Record<string, string>, body = '', claims?: Record<string, unknown>) => ({
   version: '2.0',
   routeKey: `${method} ${path}`,
   rawPath: path,
   rawQueryString: new URLSearchParams(query).toString(),
   queryStringParameters: query,
-  headers,
+  // As the distribution sends it.
+  headers: { ...headers, [ORIGIN_HEADER]: originValue },
   requestContext: { http: { method, path, sourceIp: '127.0.0.1' }, requestId: randomUUID(), ...(claims ? { authorizer: { jwt: { claims } } } : {}) },
   body,
   isBase64Encoded: false,
@@ -102,13 +109,45 @@ export interface FirstRequestRun {
   result: unknown;
 }
 
-/** Dynalite with the bench account in it, for the runs; stop it after. */
+/**
+ * Secrets Manager's GetSecretValue on loopback, for the origin secret the HTTP functions read once per
+ * container (no local stand-in exists, and a mock cannot reach a child process). It answers that one
+ * action, in the service's JSON shape, and nothing else.
+ */
+async function startOriginSecretEndpoint(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.headers['x-amz-target'] !== 'secretsmanager.GetSecretValue') {
+        res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ __type: 'InvalidRequestException', message: 'only GetSecretValue' }));
+        return;
+      }
+      const answer = { ARN: ORIGIN_SECRET_ARN, Name: 'IntegrationGateway-origin-verify', VersionId: randomUUID(), SecretString: originValue, VersionStages: ['AWSCURRENT'], CreatedDate: Date.now() / 1000 };
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stop: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** Dynalite with the bench account in it (and the origin secret's endpoint), for the runs; stop it after. */
 export async function firstRequestTable(): Promise<{ env: NodeJS.ProcessEnv; stop(): Promise<void> }> {
   const dynamo = await startLocalDynamo({ tableName: 'IntegrationGateway-Table' });
+  const secrets = await startOriginSecretEndpoint();
   await new Store({ client: dynamo.client, tableName: dynamo.tableName }).putAccount({ accountId: ACCOUNT, name: 'bench', integrationsEnabled: true, createdAt: at(), updatedAt: at() });
   return {
-    env: { AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, TABLE_NAME: dynamo.tableName, AWS_MAX_ATTEMPTS: '1' },
-    stop: () => dynamo.stop(),
+    env: {
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
+      ORIGIN_SECRET_ARN,
+      TABLE_NAME: dynamo.tableName,
+      AWS_MAX_ATTEMPTS: '1',
+    },
+    stop: async () => {
+      await secrets.stop();
+      await dynamo.stop();
+    },
   };
 }
 

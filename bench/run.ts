@@ -13,6 +13,7 @@ import { benchSync } from './sync';
 import { benchTenants } from './tenants';
 import { benchWebhooks } from './webhooks';
 import { benchIam } from './iam';
+import { benchOrigin } from './origin';
 import { rmSync } from 'node:fs';
 import { BENCH_USAGE_DIR } from '../local/iam/usage-report';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
@@ -29,6 +30,8 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   dashboard: benchDashboard,
   data: benchData,
   tenants: benchTenants,
+  // The origin check's cost per HTTP request (docs/tenants.md).
+  origin: benchOrigin,
   // Last: it reads the other parts' figures (bundle import times, webhook calls per event).
   cost: benchCost,
   // After the rest: the AWS calls they made, judged against each function's role (docs/permissions.md).

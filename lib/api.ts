@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpUserPoolAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -14,10 +14,40 @@ export function oauthCallbackPaths(): string[] {
   return connectors.all().flatMap((connector) => (connector.authorization ? [connector.authorization.callbackPath] : []));
 }
 
+export interface Throttle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
 export interface GatewayApiProps {
   readonly logRetention: logs.RetentionDays;
-  /** Default-stage throttling: bounds cost when someone floods the public routes. */
-  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Default-stage throttling: what a route with no throttle of its own (routeThrottles) gets. */
+  readonly throttle: Throttle;
+}
+
+/**
+ * Each route's own throttle (requests per second, burst), by the first path prefix that matches: a route's
+ * throttle replaces the stage's default for it, so junk sent to one route is refused (429) there and never
+ * spends another route's share. Every figure is per route key (GET and POST of the playbook API are two).
+ * Why these figures: docs/tenants.md, "Route throttles".
+ */
+export const routeThrottles: ReadonlyArray<{ readonly prefix: string; readonly throttle: Throttle }> = [
+  // Signed deliveries from the platforms, answered in milliseconds; a 429 is retried by the platform, so a
+  // flood here delays deliveries and loses none.
+  { prefix: '/webhooks/', throttle: { rateLimit: 100, burstLimit: 200 } },
+  // People coming back from a platform's sign-in: a few a minute.
+  { prefix: '/auth/', throttle: { rateLimit: 10, burstLimit: 20 } },
+  // A public document that does not change between deploys.
+  { prefix: '/api/v1/openapi.json', throttle: { rateLimit: 10, burstLimit: 20 } },
+  // Playbooks of every account, each account held to its own quotas (docs/tenants.md) well below this.
+  { prefix: '/api/v1/playbook/', throttle: { rateLimit: 300, burstLimit: 600 } },
+  // The dashboard: signed-in people.
+  { prefix: '/api/v1/', throttle: { rateLimit: 100, burstLimit: 200 } },
+];
+
+/** Pure: the throttle of a route at `path`, or undefined (the stage's default applies). */
+export function routeThrottle(path: string): Throttle | undefined {
+  return routeThrottles.find((entry) => path.startsWith(entry.prefix))?.throttle;
 }
 
 /**
@@ -36,6 +66,9 @@ export class GatewayApi extends Construct {
   readonly paymentsWebhook: GatewayFunction;
   readonly billingWebhook: GatewayFunction;
   private readonly apiIntegration: HttpLambdaIntegration;
+  private readonly stage: apigw.HttpStage;
+  /** Route key to its throttle, for the stage's route settings. */
+  private readonly throttledRoutes = new Map<string, Throttle>();
 
   constructor(scope: Construct, id: string, props: GatewayApiProps) {
     super(scope, id);
@@ -44,7 +77,8 @@ export class GatewayApi extends Construct {
       description: 'Integration gateway: OAuth callbacks, platform webhooks and the /api/v1 API',
       createDefaultStage: false,
     });
-    this.defaultStage(props);
+    this.stage = this.defaultStage(props);
+    (this.stage.node.defaultChild as apigw.CfnStage).routeSettings = Lazy.any({ produce: () => this.routeSettings() });
 
     const fn = (fnId: string, handler: 'api' | 'oauth-callback' | 'webhook-payments' | 'webhook-billing', purpose: string, timeout: Duration) =>
       new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention });
@@ -96,21 +130,45 @@ export class GatewayApi extends Construct {
 
   }
 
+  /** The functions behind the routes: each checks that a request came through the distribution (shared/origin/). */
+  get routeFunctions(): GatewayFunction[] {
+    return [this.apiHandler, this.oauthCallback, this.paymentsWebhook, this.billingWebhook];
+  }
+
   /** Every other /api/v1 route: only with an ID token of the dashboard's user pool, issued to its app client. */
   protectDashboardApi(userPool: cognito.IUserPool, dashboardClient: cognito.IUserPoolClient): void {
-    this.httpApi.addRoutes({
+    const routes = this.httpApi.addRoutes({
       path: '/api/v1/{proxy+}',
       methods: [apigw.HttpMethod.ANY],
       integration: this.apiIntegration,
       authorizer: new HttpUserPoolAuthorizer('DashboardUsers', userPool, { userPoolClients: [dashboardClient] }),
     });
+    for (const route of routes) this.throttleRoute(route);
   }
 
   /** A route without an API Gateway authorizer; `reason` says who authenticates its requests instead. */
   private unauthorizedRoute(path: string, method: apigw.HttpMethod, target: HttpLambdaIntegration, reason: string): void {
     for (const route of this.httpApi.addRoutes({ path, methods: [method], integration: target })) {
       Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+      this.throttleRoute(route);
     }
+  }
+
+  /**
+   * Gives the route its throttle in the stage's route settings. The stage is made after the route: API
+   * Gateway refuses route settings naming a route that does not exist yet.
+   */
+  private throttleRoute(route: apigw.HttpRoute): void {
+    const routeKey = (route.node.defaultChild as apigw.CfnRoute).routeKey;
+    const throttle = routeThrottle(routeKey.slice(routeKey.indexOf(' ') + 1));
+    if (!throttle) return;
+    this.throttledRoutes.set(routeKey, throttle);
+    this.stage.node.addDependency(route);
+  }
+
+  private routeSettings(): Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> | undefined {
+    if (this.throttledRoutes.size === 0) return undefined;
+    return Object.fromEntries([...this.throttledRoutes].map(([key, throttle]) => [key, { ThrottlingRateLimit: throttle.rateLimit, ThrottlingBurstLimit: throttle.burstLimit }]));
   }
 
   /** The `$default` stage: throttled, with JSON access logs. */

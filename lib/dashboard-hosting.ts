@@ -35,6 +35,10 @@ export interface DashboardHostingProps {
   readonly authDomainUrl: string;
   /** A WAF web ACL (CLOUDFRONT scope) to attach, if the deployment has one. */
   readonly webAclArn?: string | undefined;
+  /** Whether `webAclArn` holds the gateway's own rate rule, which exists only where the stack is deployed in us-east-1. */
+  readonly webAclOnlyInUsEast1?: boolean;
+  /** The header the distribution adds to every API request: the API refuses requests without it (lib/origin-verification.ts). */
+  readonly originHeader: { readonly name: string; readonly value: string };
 }
 
 /**
@@ -72,6 +76,8 @@ export class DashboardHosting extends Construct {
       originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
       // API Gateway answers within 30 s; so does the API handler.
       readTimeout: Duration.seconds(30),
+      // Overwrites a viewer's header of the same name; the value is a dynamic reference, resolved at deploy.
+      customHeaders: { [props.originHeader.name]: props.originHeader.value },
     });
     const apiBehavior: cloudfront.BehaviorOptions = {
       origin: apiOrigin,
@@ -127,10 +133,10 @@ export class DashboardHosting extends Construct {
       id: 'AwsSolutions-CFR1',
       reason: "Customers' users sign in from anywhere and the platforms' webhooks come from their own regions: a country allow-list would refuse them.",
     });
-    if (!props.webAclArn) Validations.of(this.distribution).acknowledge({
+    if (!props.webAclArn || props.webAclOnlyInUsEast1) Validations.of(this.distribution).acknowledge({
       id: 'AwsSolutions-CFR2',
       reason:
-        'A web ACL costs a fixed monthly fee per deployment; the API stage is throttled, every API route but the public OpenAPI document authenticates (JWT, API key, HMAC, Basic, single-use OAuth state), and the bucket serves static files only. Attach a web ACL with -c webAclArn when a deployment needs one.',
+        'The gateway\'s own web ACL (a rate rule per client address) exists only where the stack is deployed in us-east-1, or is switched off with -c wafRateRule=false; without it every API route is throttled on its own, only reachable through this distribution, and authenticates (JWT, API key, HMAC, Basic, single-use OAuth state) but the public OpenAPI document, and the bucket serves static files only. Attach a web ACL made in us-east-1 with -c webAclArn.',
     });
     Validations.of(this.distribution).acknowledge({
       id: 'AwsSolutions-CFR3',

@@ -8,10 +8,12 @@ import { GatewayApi } from './api';
 import { Conversations } from './conversations';
 import { DashboardAuth, operatorGroupName } from './dashboard-auth';
 import { DashboardHosting } from './dashboard-hosting';
+import { EdgeFirewall } from './edge-firewall';
 import { GatewayEvents } from './events';
 import { type GatewayFunction, type HandlerName, handlerNames } from './gateway-function';
 import { Ingestion } from './ingestion';
 import { Monitoring } from './monitoring';
+import { OriginVerification } from './origin-verification';
 import { type GatewaySettings, readGatewaySettings } from './settings';
 import { Storage, type TableAction } from './storage';
 import { Sync } from './sync';
@@ -127,7 +129,17 @@ export class IntegrationGatewayStack extends Stack {
     // making the distribution depend on the user pool (whose invitation names the distribution's address).
     const authDomainPrefix = settings.authDomainPrefix ?? defaultAuthDomainPrefix();
     const authDomainUrl = `https://${authDomainPrefix}.auth.${Aws.REGION}.amazoncognito.com`;
-    const dashboard = new DashboardHosting(this, 'Dashboard', { httpApi: api.httpApi, authDomainUrl, webAclArn: settings.webAclArn });
+    // The API only through the distribution, and a rate rule per client address on it (docs/tenants.md).
+    const originVerification = new OriginVerification(this, 'OriginVerification');
+    for (const fn of api.routeFunctions) originVerification.grantRead(fn);
+    const edgeFirewall = !settings.webAclArn && settings.wafRateRule ? new EdgeFirewall(this, 'EdgeFirewall', edgeFirewallSettings(settings.wafRateLimit)) : undefined;
+    const dashboard = new DashboardHosting(this, 'Dashboard', {
+      httpApi: api.httpApi,
+      authDomainUrl,
+      webAclArn: settings.webAclArn ?? edgeFirewall?.webAclArn,
+      webAclOnlyInUsEast1: edgeFirewall !== undefined,
+      originHeader: originVerification.header,
+    });
     // {base_url}: a custom domain when one is configured (pointed at the distribution), else the distribution.
     const baseUrl = settings.baseUrl ?? dashboard.url;
     const dashboardUrls = [...new Set([`${dashboard.url}/`, `${baseUrl}/`])];
@@ -192,6 +204,15 @@ export class IntegrationGatewayStack extends Stack {
     });
     new CfnOutput(this, 'EventBusName', { value: gatewayEvents.bus.eventBusName, description: 'Bus of normalised gateway events' });
   }
+}
+
+/**
+ * The rate rule counts every request but the webhook deliveries and the playbook API: their callers are the
+ * platforms, whose few addresses every account shares, so a per-address limit would refuse all tenants at
+ * once. Those routes have their own route throttles, and the playbook API per-account quotas.
+ */
+function edgeFirewallSettings(ratePerFiveMinutes: number) {
+  return { ratePerFiveMinutes, exemptPathPrefixes: ['/webhooks/', '/api/v1/playbook/'] };
 }
 
 /** `integration-gateway-` and the first 8 hex digits of the stack id's UUID: unique per stack, stable across updates. */

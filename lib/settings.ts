@@ -38,8 +38,15 @@ export const GatewaySettings = z.object({
       .refine((prefix) => !/aws|amazon|cognito/.test(prefix), 'authDomainPrefix may not contain aws, amazon or cognito')
       .optional(),
   ),
-  /** A WAF web ACL (scope CLOUDFRONT, in us-east-1) for the dashboard's distribution. Unset: none. */
+  /** A WAF web ACL (scope CLOUDFRONT, in us-east-1) for the dashboard's distribution, instead of the gateway's own. Unset: none. */
   webAclArn: z.preprocess(unsetWhenEmpty, z.string().regex(/^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/.+$/, 'webAclArn must be a CLOUDFRONT-scope WAFv2 web ACL ARN in us-east-1').optional()),
+  /**
+   * The gateway's own web ACL with a rate rule per client address (lib/edge-firewall.ts), created when the
+   * stack is deployed in us-east-1 and no webAclArn is given. `-c wafRateRule=false` switches it off.
+   */
+  wafRateRule: z.preprocess((value) => (value === 'false' ? false : value === 'true' ? true : unsetWhenEmpty(value)), z.boolean().default(true)),
+  /** Requests one client address may make in five minutes (WAF's least is 10). */
+  wafRateLimit: z.coerce.number().int().min(10).max(2_000_000_000).default(2000),
   paymentApiBaseUrl: z.url({ protocol: /^https$/ }).default(platformDefaults.PAYMENT_API_BASE_URL),
   billingBaseUrlTemplate: z
     .string()

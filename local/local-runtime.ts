@@ -10,9 +10,11 @@ import { LocalAuthorization } from './local-authorization';
 import { LocalScheduler, SCHEDULES, type Frequency } from './local-scheduler';
 import { localHttpRoutes } from './http-routes';
 import { LocalMetrics } from './local-metrics';
-import { startLocalServer, type LocalExtra } from './local-server';
+import { startLocalServer, type LocalExtra, type OriginHeader } from './local-server';
 import { attachQueueConsumers } from './queue-consumers';
 import { runAs } from './iam/enforcement';
+import { localOriginSecret } from './local-origin-secret';
+import { useOriginSecret } from '../shared/origin/origin-secret';
 
 export interface LocalRuntime {
   url: string;
@@ -22,6 +24,8 @@ export interface LocalRuntime {
   scheduler: LocalScheduler;
   /** The dashboard's sign-in (the stand-in for Cognito managed login). */
   authorization: LocalAuthorization;
+  /** The origin header the front adds as the distribution does: for tests that hand a function an event themselves. */
+  origin: OriginHeader;
   stop(): Promise<void>;
 }
 
@@ -80,18 +84,23 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
     return undefined;
   };
 
-  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra });
+  // The front plays the distribution: it adds the origin header the functions check (shared/origin/).
+  const origin = localOriginSecret();
+  const previousOriginSecret = useOriginSecret(origin.source);
+  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra, origin: origin.header });
   return {
     url: server.url,
     local,
     metrics,
     scheduler,
     authorization,
+    origin: origin.header,
     async stop() {
       scheduler.stop();
       await server.stop();
       await local.stop();
       useGateway(undefined);
+      useOriginSecret(previousOriginSecret);
       setMetricSink(previousMetricSink);
     },
   };

@@ -15,6 +15,12 @@ export interface LocalRoute {
   authorized: boolean;
 }
 
+/** The header the front adds to every request it hands a route, as the distribution adds its origin header. */
+export interface OriginHeader {
+  readonly name: string;
+  readonly value: string;
+}
+
 /** Extra paths only the local runtime serves (sign-in, schedules, the index page). */
 export type LocalExtra = (req: IncomingMessage, body: Buffer, url: URL) => Promise<{ status: number; headers?: Record<string, string>; body: string } | undefined>;
 
@@ -64,9 +70,18 @@ export function apiGatewayEvent(req: IncomingMessage, url: URL, body: Buffer, ro
 
 /**
  * The local HTTP front: API Gateway's routing, JWT authorizer and payload format in front of the
- * very same handler functions that Lambda runs.
+ * very same handler functions that Lambda runs. With `origin` it also plays the distribution: every
+ * route's request carries the origin header, the viewer's own copy overwritten (as CloudFront does);
+ * without it, it is the HTTP API's own address, which the functions refuse.
  */
-export async function startLocalServer(options: { port: number; host?: string; routes: LocalRoute[]; signIn: LocalSignIn; extra?: LocalExtra }): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
+export async function startLocalServer(options: {
+  port: number;
+  host?: string;
+  routes: LocalRoute[];
+  signIn: LocalSignIn;
+  extra?: LocalExtra;
+  origin?: OriginHeader;
+}): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       send(res, 500, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Internal Server Error' }));
@@ -90,7 +105,9 @@ export async function startLocalServer(options: { port: number; host?: string; r
       claims = await options.signIn.verify(req.headers.authorization);
       if (!claims) return send(res, 401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
     }
-    const result = await route.handler(apiGatewayEvent(req, url, body, `${route.method} ${route.path}`, claims));
+    const event = apiGatewayEvent(req, url, body, `${route.method} ${route.path}`, claims);
+    if (options.origin) event.headers[options.origin.name] = options.origin.value;
+    const result = await route.handler(event);
     if (typeof result === 'string') return send(res, 200, { 'content-type': 'application/json' }, result);
     const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
     const payload = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? '');

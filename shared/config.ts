@@ -56,6 +56,8 @@ export const GatewayEnvironment = z.object({
   POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
   /** The long-poll's `timeout` (spec: 30). */
   LONG_POLL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(30),
+  /** The Secrets Manager secret whose value the distribution sends in its origin header (HTTP functions only). */
+  ORIGIN_SECRET_ARN: z.string().optional(),
   /** The gateway's own public address ({base_url} in the spec). */
   BASE_URL: z.url('BASE_URL must be an absolute address, such as https://gateway.example.com').optional(),
   /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
@@ -123,6 +125,7 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   CONVERSATION_STATE_MACHINE_ARN: 'the state machine that runs each conversation\'s lifecycle',
   POLLER_FLEET_STATE_MACHINE_ARN: 'the poller fleet state machine this function starts',
   POLLER_NOTICE_QUEUE_URL: 'the SQS queue through which new conversations reach the pollers',
+  ORIGIN_SECRET_ARN: 'the secret the distribution sends in its origin header; without it every request is refused',
 };
 
 /** An address a platform client will accept: https, or http for loopback simulators when allowed. */

@@ -27,6 +27,8 @@ export const localArns = {
   },
   bus: arn('events', 'event-bus/integration-gateway'),
   lifecycle: arn('states', 'stateMachine:IntegrationGateway-conversation'),
+  /** The value the distribution sends in its origin header (local/local-origin-secret.ts). */
+  originSecret: arn('secretsmanager', 'secret:IntegrationGateway-origin-verify-AbCdEf'),
   fleet: arn('states', 'stateMachine:IntegrationGateway-poller-fleet'),
 } as const;
 
@@ -45,4 +47,5 @@ export const LOCAL_RESOURCES: Readonly<Record<string, string>> = {
   'Events/Bus/Resource': localArns.bus,
   'Conversations/Lifecycle/Resource': localArns.lifecycle,
   'Conversations/Fleet/Resource': localArns.fleet,
+  'OriginVerification/Secret/Resource': localArns.originSecret,
 };

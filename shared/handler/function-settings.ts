@@ -34,11 +34,13 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
     'CONVERSATION_STATE_MACHINE_ARN',
     'POLLER_FLEET_STATE_MACHINE_ARN',
     'POLLER_NOTICE_QUEUE_URL',
+    'ORIGIN_SECRET_ARN',
     ...PLATFORM_ADDRESSES,
   ],
-  'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', ...PLATFORM_ADDRESSES],
-  'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
-  'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL'],
+  // The HTTP functions check every request's origin header against the secret (shared/origin/).
+  'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'ORIGIN_SECRET_ARN', ...PLATFORM_ADDRESSES],
+  'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
+  'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
   // Connectors' reactions to published events may queue engagement events.
   'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
   'sync-dispatcher': ['TABLE_NAME', 'SYNC_QUEUE_URL'],

@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { requestFromApiGateway, responseToApiGateway, type HttpRequest, type HttpResponse } from '../api/http';
+import { originCheck } from '../origin/origin-check';
 import { gatewayFunction, type FunctionOptions } from './engine';
 import type { InvocationIds } from './log-context';
 import { problemErrors } from './problem-errors';
@@ -23,7 +24,8 @@ type HttpMiddleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResul
 /**
  * An HTTP API route's function (engine.ts): the request as the gateway sees it (raw body kept
  * exactly as sent) in, an HttpResponse out; security headers on every answer, and every thrown
- * error answered as problem+json.
+ * error answered as problem+json. First of all, the request must have come through the distribution
+ * (shared/origin/): every route, whatever function serves it, refuses one that did not.
  */
 export function httpFunction(
   respond: (request: HttpRequest) => Promise<HttpResponse>,
@@ -33,6 +35,6 @@ export function httpFunction(
     async (event) => responseToApiGateway(await respond(requestFromApiGateway(event))),
     httpIds,
     // Order matters for onError, which runs innermost first: the problem is made, then headered.
-    [...((options.use ?? []) as HttpMiddleware[]), securityHeaders() as HttpMiddleware, problemErrors() as HttpMiddleware],
+    [originCheck() as HttpMiddleware, ...((options.use ?? []) as HttpMiddleware[]), securityHeaders() as HttpMiddleware, problemErrors() as HttpMiddleware],
   );
 }

@@ -10,6 +10,8 @@ import { queueFunction } from '../../shared/handler/queue-function';
 import { log, setLogSink } from '../../shared/log/logger';
 import { registerSecret } from '../../shared/log/redaction';
 import { metrics, recordMetric, setMetricSink, type EmfDocument } from '../../shared/metrics/gateway-metrics';
+import { ORIGIN_HEADER } from '../../shared/origin/origin-check';
+import { useOriginSecret, type OriginSecretSource } from '../../shared/origin/origin-secret';
 import { generatedKey } from '../support/local-runtime';
 
 /**
@@ -21,13 +23,18 @@ let lines: Array<Record<string, unknown>> = [];
 let documents: EmfDocument[] = [];
 let restoreLogs: ReturnType<typeof setLogSink>;
 let restoreMetrics: ReturnType<typeof setMetricSink>;
+// Every HTTP function first checks the distribution's origin header (test/handler/origin-check.test.ts): these events carry it.
+const originValue = generatedKey('origin_');
+let restoreOrigin: OriginSecretSource | undefined;
 beforeEach(() => {
+  restoreOrigin = useOriginSecret(async () => originValue);
   lines = [];
   documents = [];
   restoreLogs = setLogSink((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
   restoreMetrics = setMetricSink((document) => documents.push(document));
 });
 afterEach(() => {
+  useOriginSecret(restoreOrigin);
   setLogSink(restoreLogs);
   setMetricSink(restoreMetrics);
 });
@@ -39,7 +46,7 @@ function httpEvent(options: { path?: string; account?: string; body?: string; ba
     rawPath: options.path ?? '/test',
     rawQueryString: options.account ? `account=${options.account}` : '',
     ...(options.account ? { queryStringParameters: { account: options.account } } : {}),
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', [ORIGIN_HEADER]: originValue },
     requestContext: { http: { method: 'POST', path: options.path ?? '/test' }, requestId: options.requestId ?? 'req-1' },
     ...(options.body !== undefined ? { body: options.body } : {}),
     isBase64Encoded: options.base64 ?? false,

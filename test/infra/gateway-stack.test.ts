@@ -418,10 +418,10 @@ describe('storage', () => {
     expect(table.Properties.SSESpecification.KMSMasterKeyId['Fn::GetAtt'][0]).not.toBe(credentialsKey['Fn::GetAtt'][0]);
   });
 
-  it('has two customer-managed keys, the table’s and the credentials’, and no secret of its own', () => {
-    // DESIGN: one key for the table, one for credentials. Nothing reads a gateway secret, so none is kept ($0.40 a month).
+  it('has two customer-managed keys, the table’s and the credentials’, and one secret: the origin header’s value', () => {
+    // DESIGN: one key for the table, one for credentials. The one secret is what the distribution proves itself with ($0.40 a month).
     template.resourceCountIs('AWS::KMS::Key', 2);
-    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    template.resourceCountIs('AWS::SecretsManager::Secret', 1);
     for (const [, fn] of gatewayFunctions()) expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('GATEWAY_SECRET_ARN');
   });
 
@@ -708,6 +708,7 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
       [localArns.bus]: 'bus',
       [localArns.lifecycle]: 'lifecycle',
       [localArns.fleet]: 'fleet',
+      [localArns.originSecret]: 'origin secret',
     })[arn] ?? arn;
   const conditionLabel = (condition: unknown) => {
     if (!condition) return '';
@@ -725,11 +726,13 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
   // One statement: its actions on the table, and on gsi1 when it queries.
   const table = (actions: string[]) => [...actions.flatMap((a) => [`${a} on table`, ...(actions.includes('dynamodb:Query') ? [`${a} on gsi1`] : [])]), 'kms:Decrypt on data key'];
   const consumes = (queue: string) => ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((a) => `${a} on ${queue}`);
+  // The HTTP functions read the value the distribution sends in its origin header (lib/origin-verification.ts).
+  const originSecret = 'secretsmanager:GetSecretValue on origin secret';
   const expected: Record<HandlerName, string[]> = {
-    api: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
-    'oauth-callback': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
-    'webhook-payments': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
-    'webhook-billing': [...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    api: [originSecret, ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
+    'oauth-callback': [originSecret, ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
+    'webhook-payments': [originSecret, ...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-billing': [originSecret, ...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
     'webhook-event': [...consumes('webhook queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus'],
     'sync-dispatcher': [...table(read), 'sqs:SendMessage on sync queue'],
     'sync-job': [...consumes('sync queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],

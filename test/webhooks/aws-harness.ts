@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GatewayEnvironment } from '../../shared/config';
 import type { Gateway } from '../../shared/gateway';
+import { ORIGIN_HEADER } from '../../shared/origin/origin-check';
+import { useOriginSecret } from '../../shared/origin/origin-secret';
 import { SqsJobQueue } from '../../shared/queues/sqs-queue';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../../shared/queues/messages';
 import { Store } from '../../shared/store/store';
@@ -21,12 +24,17 @@ import { localDynamoClient, startLocalDynamo, watchCommands, type LocalDynamo } 
 export interface AwsHarness {
   gateway: Gateway;
   dynamo: LocalDynamo;
-  calls(): { dynamodb: number; kms: number; sqs: number };
+  calls(): { dynamodb: number; kms: number; sqs: number; secretsManager: number };
   /** The message bodies sent to SQS since the last reset, in order (the last 100). */
   sentBodies(): string[];
   reset(): void;
+  /** Forgets the origin secret the functions read, as a cold container has not read it yet. */
+  coldStart(): void;
   stop(): Promise<void>;
 }
+
+/** The origin header's value of the running harness: the distribution's, which webhookRequest adds. */
+let originValue = '';
 
 export async function startAwsHarness(env: Record<string, string> = {}): Promise<AwsHarness> {
   const dynamo = await startLocalDynamo({ tableName: 'webhook-harness' });
@@ -48,6 +56,13 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     return { KeyId: keyId, Plaintext: Buffer.from(entry.plaintext) };
   });
 
+  // Secrets Manager has no local server: the origin header's value, generated for this run.
+  const originSecretArn = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:origin-verify-AbCdEf';
+  originValue = randomBytes(32).toString('base64url');
+  const secrets = mockClient(SecretsManagerClient);
+  secrets.on(GetSecretValueCommand, { SecretId: originSecretArn }).resolves({ ARN: originSecretArn, Name: 'origin-verify', SecretString: originValue });
+  useOriginSecret(undefined);
+
   // SQS has no local server: the client's `send` answers SendMessageBatch as SQS does (every entry
   // taken) and counts the calls. A stub this small (rather than a mocking library) keeps the
   // receiver's throughput figure about the receiver.
@@ -65,7 +80,7 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
   const queueUrl = 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events';
 
   const gateway: Gateway = {
-    env: GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ...env }),
+    env: GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ORIGIN_SECRET_ARN: originSecretArn, ...env }),
     store: new Store({ client, tableName: dynamo.tableName }),
     vault: new Vault({ keySource: new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) }), cacheTtlSeconds: 300 }),
     queues: {
@@ -82,6 +97,7 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     dynamodb: ['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'QueryCommand', 'DeleteItemCommand', 'BatchGetItemCommand'].reduce((sum, name) => sum + watched.sent(name), 0),
     kms: kms.commandCalls(DecryptCommand).length + kms.commandCalls(GenerateDataKeyCommand).length,
     sqs: sqsCalls,
+    secretsManager: secrets.commandCalls(GetSecretValueCommand).length,
   });
   return {
     gateway,
@@ -91,11 +107,14 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     reset() {
       watched.reset();
       kms.resetHistory();
+      secrets.resetHistory();
       sqsCalls = 0;
       sentBodies = [];
     },
+    coldStart: () => useOriginSecret(undefined),
     async stop() {
       kms.restore();
+      secrets.restore();
       sqsClient.destroy();
       client.destroy();
       await dynamo.stop();
@@ -103,7 +122,7 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
   };
 }
 
-/** The payload-2.0 event API Gateway hands a webhook receiver. */
+/** The payload-2.0 event API Gateway hands a webhook receiver, with the origin header the distribution adds. */
 export function webhookRequest(path: '/webhooks/payments' | '/webhooks/billing', accountId: string, body: string, headers: Record<string, string>): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
@@ -111,7 +130,7 @@ export function webhookRequest(path: '/webhooks/payments' | '/webhooks/billing',
     rawPath: path,
     rawQueryString: `account=${accountId}`,
     queryStringParameters: { account: accountId },
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', [ORIGIN_HEADER]: originValue, ...headers },
     requestContext: { http: { method: 'POST', path }, requestId: randomBytes(6).toString('hex') },
     body,
     isBase64Encoded: false,

@@ -13,7 +13,8 @@ import { storeConnection } from '../support/stored-connection';
 
 /**
  * What one verified webhook costs a receiver in AWS calls, counted at the SDK: the aim is at most
- * 2, and no KMS call once warm. Measured: the first delivery for an account reads the connection
+ * 2, and no KMS call once warm. Measured: the first delivery of a cold container reads the origin
+ * secret (Secrets Manager, once per container), the first for an account reads the connection
  * (DynamoDB) and opens its secret (KMS); every later one makes only the SQS SendMessage.
  */
 let harness: AwsHarness;
@@ -52,22 +53,24 @@ const billingEvent = (n: number) =>
   });
 
 describe('AWS calls per verified webhook at the receiver', () => {
-  it('payments: 3 on the first delivery (read, decrypt, send), then 1 (send) and no KMS call', async () => {
+  it('payments: 4 on a cold container’s first delivery (origin secret, read, decrypt, send), then 1 (send) and no KMS or Secrets Manager call', async () => {
+    harness.coldStart();
     harness.reset();
     expect(await paymentsWebhook(paymentEvent(0))).toMatchObject({ statusCode: 200 });
-    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1, secretsManager: 1 });
     harness.reset();
     for (let n = 1; n <= 20; n += 1) expect(await paymentsWebhook(paymentEvent(n))).toMatchObject({ statusCode: 200 });
-    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20 });
+    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20, secretsManager: 0 });
   });
 
   it('billing: the same', async () => {
+    harness.coldStart();
     harness.reset();
     expect(await billingWebhook(billingEvent(0))).toMatchObject({ statusCode: 200 });
-    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1, secretsManager: 1 });
     harness.reset();
     for (let n = 1; n <= 20; n += 1) expect(await billingWebhook(billingEvent(n))).toMatchObject({ statusCode: 200 });
-    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20 });
+    expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20, secretsManager: 0 });
   });
 
   it('a refused delivery enqueues nothing; one with no signature reads and opens nothing: its one AWS call counts the refusal (shared/history)', async () => {
@@ -75,7 +78,7 @@ describe('AWS calls per verified webhook at the receiver', () => {
     const unsigned = paymentEvent(99);
     delete (unsigned.headers as Record<string, string>)['stripe-signature'];
     expect(await paymentsWebhook(unsigned)).toMatchObject({ statusCode: 400 });
-    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 0, sqs: 0 });
+    expect(harness.calls()).toEqual({ dynamodb: 1, kms: 0, sqs: 0, secretsManager: 0 });
     const forged = paymentEvent(100);
     (forged.headers as Record<string, string>)['stripe-signature'] = stripe.webhooks.generateTestHeaderString({ payload: forged.body!, secret: generatedKey('whsec_') });
     expect(await paymentsWebhook(forged)).toMatchObject({ statusCode: 400 });

@@ -1,0 +1,53 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { ProblemError } from '../api/problem';
+import { registerSecret } from '../log/redaction';
+import { originSecret } from './origin-secret';
+
+/** The header the distribution adds to every request it sends the HTTP API (a viewer's own copy is overwritten). */
+export const ORIGIN_HEADER = 'x-origin-verify';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Pure: whether the presented header is the expected one. Both sides are hashed first, so the compare is
+ * constant-time whatever the lengths, and a wrong value's length tells nothing.
+ */
+export function originVerified(presented: string | undefined, expectedDigest: Buffer): boolean {
+  return presented !== undefined && timingSafeEqual(digest(presented), expectedDigest);
+}
+
+/** A 403 that names the way in, never the header's value. */
+export const notThroughGateway = () =>
+  new ProblemError({
+    type: 'urn:integration-gateway:problem:not-through-gateway',
+    title: 'Forbidden',
+    status: 403,
+    detail: "Requests reach the API only through the gateway's address.",
+    remedy: "Send the request to the gateway's address (the stack output ApiUrl), not to the HTTP API's own execute-api address.",
+  });
+
+/**
+ * Every HTTP route's first step: a request that did not come through the distribution is refused before
+ * anything reads or changes a record. The expected value's digest is kept per value (the source caches the
+ * read), so a request costs one SHA-256 of the header and a constant-time compare. The header is taken out of
+ * the event once checked, so nothing downstream can log or forward it.
+ */
+export function originCheck(): MiddlewareObj<APIGatewayProxyEventV2> {
+  let known: { value: string; digest: Buffer } | undefined;
+  return {
+    async before(request) {
+      const expected = await originSecret();
+      if (known?.value !== expected) {
+        // Should any line ever carry it, the log redaction replaces it.
+        registerSecret(expected);
+        known = { value: expected, digest: digest(expected) };
+      }
+      const { [ORIGIN_HEADER]: presented, ...others } = request.event.headers ?? {};
+      // A copy without it: the caller's event object stays as it was.
+      request.event = { ...request.event, headers: others };
+      if (!originVerified(presented, known.digest)) throw notThroughGateway();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { gateway } from '../gateway';
+import { tracedAwsClient } from '../tracing/segments';
+
+/**
+ * The value the distribution sends in its origin header, and the only thing that says a request came
+ * through it. In AWS it lives in Secrets Manager (lib/origin-verification.ts makes it at deploy): the
+ * distribution is given it by a dynamic reference CloudFormation resolves, and each HTTP function reads it
+ * once per warm container. Locally the runtime, which plays the distribution, installs its own.
+ */
+export type OriginSecretSource = () => Promise<string>;
+
+let installed: OriginSecretSource | undefined;
+let fromSecretsManager: Promise<string> | undefined;
+
+/** The local runtime's (or a test's) source; `undefined` goes back to Secrets Manager. Returns the previous one. */
+export function useOriginSecret(source: OriginSecretSource | undefined): OriginSecretSource | undefined {
+  const previous = installed;
+  installed = source;
+  fromSecretsManager = undefined;
+  return previous;
+}
+
+/** The expected header value: the installed source's, else Secrets Manager's, read once and kept. */
+export function originSecret(): Promise<string> {
+  if (installed) return installed();
+  fromSecretsManager ??= readSecret().catch((error: unknown) => {
+    // A failed read is not kept: the next request tries again.
+    fromSecretsManager = undefined;
+    throw error;
+  });
+  return fromSecretsManager;
+}
+
+async function readSecret(): Promise<string> {
+  const secretId = gateway().env.ORIGIN_SECRET_ARN;
+  if (!secretId) throw new Error('ORIGIN_SECRET_ARN is not set for this function');
+  const client = tracedAwsClient(new SecretsManagerClient({}));
+  try {
+    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+    if (!SecretString) throw new Error('the origin secret has no value');
+    return SecretString;
+  } finally {
+    client.destroy();
+  }
+}
