@@ -1,4 +1,4 @@
-import type { PagingContext, PagingRun } from './paging-run';
+import type { ListingSaved, PagingContext, PagingRun } from './paging-run';
 import { addToProfile, MAX_SLICES, PAGE_RECORDS, pageDensity, recordSpread, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
 import { onPageGrid } from './page-grid';
 import type { ListingProfile, RunCursor } from './sync-decisions';
@@ -96,7 +96,7 @@ export class ListingSoFar {
   }
 
   /** The checkpoint's part of it (`PagingRun.cursor`); `complete`: the listing was paged to its end. */
-  saved(complete = false): Pick<RunCursor, 'listed' | 'density' | 'widths' | 'reached' | 'profile'> {
+  saved(complete = false): ListingSaved {
     const { window, order } = this.run;
     return {
       listed: this.listed,

@@ -55,7 +55,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
   const seen = new SeenPages(context);
   const writes = new PageWrites(context, run, seen, counts);
   const listing = new ListingSoFar(context, run, start, () => writes.storePagesPerSecond());
-  const saves = new CheckpointSaves(context, run, seen, () => run.cursor(listing), counts);
+  const saves = new CheckpointSaves(context, run, seen, () => run.cursor(listing.saved()), counts);
 
   const workers = new Set<Promise<void>>();
   const spawn = (slice: Slice) => {
@@ -76,7 +76,7 @@ export async function pageSlices(context: PagingContext, start: RunCursor, count
     }
   }
 
-  if (run.failure) throw new PagingStopped(run.failure.error, run.cursor(listing), run.pagesThisInvocation);
+  if (run.failure) throw new PagingStopped(run.failure.error, run.cursor(listing.saved()), run.pagesThisInvocation);
   const complete = run.slices.size === 0;
-  return { complete, point: run.cursor(listing, complete), pages: run.pagesThisInvocation };
+  return { complete, point: run.cursor(listing.saved(complete)), pages: run.pagesThisInvocation };
 }

@@ -4,7 +4,6 @@ import type { SyncCounts } from '../store/items';
 import type { Store } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
-import type { ListingSoFar } from './listing-so-far';
 import { MAX_SLICES, plannedSlices, wantedSlices } from './slice-plan';
 import { slicesOf, type ListingProfile, type RunCursor } from './sync-decisions';
 import type { NormalisedRecord, SliceOrder, SliceRange, SyncPage, SyncSource, SyncWindow } from './sync-source';
@@ -69,6 +68,9 @@ export interface Slice {
    */
   relists?: number;
 }
+
+/** What the checkpoint keeps of what the run's pages showed of the listing. */
+export type ListingSaved = Pick<RunCursor, 'listed' | 'density' | 'widths' | 'reached' | 'profile'>;
 
 /** A page as the run holds it: with when it was fetched (the records' sync time). */
 export type Fetched = SyncPage & { fetchedAt: string };
@@ -137,8 +139,8 @@ export class PagingRun {
     return this.addSlices([{}])[0]!;
   }
 
-  /** Where the run stands, to save: its slices' places, and what its pages showed of the listing. */
-  cursor(listing: Pick<ListingSoFar, 'saved'>, complete = false): RunCursor {
+  /** Where the run stands, to save: its slices' places, and what its pages showed of the listing (`ListingSoFar.saved`). */
+  cursor(listing: ListingSaved): RunCursor {
     return {
       window: this.window,
       pageIndex: this.pageIndex,
@@ -151,7 +153,7 @@ export class PagingRun {
         ...(slice.page ? { page: slice.page } : {}),
       })),
       nextSlice: this.nextSlice,
-      ...listing.saved(complete),
+      ...listing,
     };
   }
 }
