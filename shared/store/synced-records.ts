@@ -373,7 +373,7 @@ function recordItem(place: RecordPlace, record: RecordWrite): Record<string, Att
  * Writes records as they are, 25 per BatchWriteItem (unprocessed items are sent again with
  * backoff). Unconditional: only for a writer that knows nobody else writes these records meanwhile
  * and has compared them with what is stored (the sync engine, one run per data object, when no
- * webhooks apply; see shared/sync/page-slices.ts). Everything else uses the conditional puts.
+ * webhooks apply; see shared/sync/page-writes.ts). Everything else uses the conditional puts.
  */
 export async function putRecordsBatch(
   table: Table,

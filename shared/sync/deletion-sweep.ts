@@ -68,7 +68,7 @@ const IDS_PER_QUERY = 1000;
  *   itself (a record deleted from a page must not be marked and counted a second time);
  * - each page's comparison (`versionsOf`): once every stored version is read, the listing with the
  *   run's own writes over it answers what a BatchGetItem a page would. Only for a run that is its
- *   object's only writer (API Direct: shared/sync/page-slices.ts asks only then); under webhooks a
+ *   object's only writer (API Direct: shared/sync/page-writes.ts asks only then); under webhooks a
  *   record may change after the listing read it.
  *
  * Past the limit, or if the stored versions could not be read, both answer undefined: the run

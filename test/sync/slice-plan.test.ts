@@ -9,7 +9,6 @@ import {
   PROFILE_PIECES,
   addToProfile,
   cutMargin,
-  onPageGrid,
   cutsAtPieceEdges,
   evenPieces,
   pageDensity,
@@ -21,6 +20,7 @@ import {
   type ListingView,
   type SampledPiece,
 } from '../../shared/sync/slice-plan';
+import { onPageGrid } from '../../shared/sync/page-grid';
 import type { ListingProfile } from '../../shared/sync/sync-decisions';
 import type { SliceRange } from '../../shared/sync/sync-source';
 
