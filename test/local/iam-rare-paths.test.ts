@@ -104,7 +104,7 @@ describe('lifecycle turns no end-to-end test takes, judged and recorded as conve
 
 describe('poller turns no end-to-end test takes, judged and recorded as the poller', () => {
   /** The platform's answer that the chat ended, as a transport reads it. */
-  const endedAnswer = { events: [{ direction: 'inbound' as const, sentAt: new Date().toISOString(), type: 'system' as const, sender: 'system', lifecycle: 'ended' as const, endedBy: 'agent', details: {} }], position: { sequence: 0 } };
+  const endedAnswer = { events: [{ direction: 'inbound' as const, sentAt: new Date().toISOString(), type: 'system' as const, sender: 'system', lifecycle: 'ended' as const, endedBy: 'agent' as const, details: {} }], position: { sequence: 0 } };
   const applyEnded = async (accountId: string, conversationId: string) => {
     const context = { gateway: local.gateway, log, runId: 'run-p', settings: MessagingSettings.parse({}), guard: () => {}, stats: { delivered: 0 } };
     const current = (await local.gateway.store.getConversation(accountId, conversationId))!;
