@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { handler as webhookEvent } from '../functions/webhook-event';
 import { createGatewayApp } from '../lib/app';
 import { startLocalGateway } from '../local/local-gateway';
+import { runAs } from '../local/iam/enforcement';
 import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import { connectors } from '../shared/connections/registry';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
@@ -262,7 +263,8 @@ async function measureWebhooks(): Promise<{ perEvent: { readUnits: number; write
     let batches = 0;
     world.gateway.runtime.local.queues.webhookEvents.setConsumer(async (event) => {
       batches += 1;
-      return webhookEvent(event);
+      // As the runtime's own consumer does: the handler's AWS calls are judged against its role (local/iam/).
+      return runAs('webhook-event', () => webhookEvent(event));
     });
     const events = [];
     for (let n = 0; n < 40; n += 1) {
@@ -331,7 +333,7 @@ async function measureSyncs(): Promise<{ full: { readUnitsPerRecord: number; wri
     const run = async (full: boolean) => {
       meter.reset();
       resetPlatformCallCounts();
-      const result = await runSyncJob(local.gateway, connectors.syncing(), job(full), log);
+      const result = await runAs('sync-job', () => runSyncJob(local.gateway, connectors.syncing(), job(full), log));
       if (result.outcome !== 'finished') throw new Error(`cost bench: sync ${result.outcome}`);
       return { ...meter.totals, calls: Object.values(platformCallCounts()).reduce((a, b) => a + b, 0) };
     };

@@ -8,6 +8,7 @@
  *   npx tsx bench/first-sync-big.ts 50000
  */
 import { startLocalGateway } from '../local/local-gateway';
+import { runAs } from '../local/iam/enforcement';
 import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import { connectors } from '../shared/connections/registry';
 import { setLogSink, log } from '../shared/log/logger';
@@ -42,7 +43,7 @@ sim.onRequest((request) => {
   if (!request.query.has('starting_after')) slices += 1;
 });
 const started = performance.now();
-const result = await runSyncJob(local.gateway, connectors.syncing(), { accountId, connector: 'payment', object: 'subscriptions', trigger: 'manual', requestedAt: new Date().toISOString() }, log, {});
+const result = await runAs('sync-job', () => runSyncJob(local.gateway, connectors.syncing(), { accountId, connector: 'payment', object: 'subscriptions', trigger: 'manual', requestedAt: new Date().toISOString() }, log, {}));
 const seconds = (performance.now() - started) / 1000;
 const pages = Math.ceil(records / 100);
 process.stdout.write(`${records} subscriptions at 300 ms: ${result.outcome}, ${requests} requests (${(((requests - pages) / pages) * 100).toFixed(1)}% over ${pages}), ${seconds.toFixed(1)} s, ${slices} slices\n`);

@@ -15,6 +15,8 @@ import { benchWebhooks } from './webhooks';
 import { benchIam } from './iam';
 import { benchOrigin } from './origin';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { iamEnforcement, saveIamUsage } from '../local/iam/enforcement';
 import { BENCH_USAGE_DIR } from '../local/iam/usage-report';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 
@@ -38,10 +40,6 @@ const parts: Record<string, () => Promise<{ figures: Figures; notes: string[] }>
   iam: benchIam,
 };
 
-// Child processes the parts start record their IAM usage here, for the iam part.
-rmSync(BENCH_USAGE_DIR, { recursive: true, force: true });
-process.env.IAM_USAGE_DIR = BENCH_USAGE_DIR;
-
 const wanted = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = wanted.filter((name) => !(name in parts));
 if (unknown.length) {
@@ -50,7 +48,19 @@ if (unknown.length) {
 }
 for (const name of wanted.length ? wanted : Object.keys(parts)) {
   const started = Date.now();
+  // Each part's AWS calls (this process's and its child processes') are kept in a folder of its own,
+  // replaced when the part runs again, so `npm run bench -- iam` alone reports every part's last run.
+  const usageDir = join(BENCH_USAGE_DIR, name);
+  if (name !== 'iam') {
+    rmSync(usageDir, { recursive: true, force: true });
+    process.env.IAM_USAGE_DIR = usageDir;
+    iamEnforcement.reset();
+  }
   const { figures, notes } = await parts[name]!();
+  if (name !== 'iam') {
+    saveIamUsage();
+    iamEnforcement.reset();
+  }
   saveFigures(name, figures, notes);
   process.stdout.write(`${name}: ${Object.keys(figures).length} figures in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { startLocalGateway } from '../local/local-gateway';
 import { watchCommands } from '../local/local-dynamo';
 import { attachQueueConsumers } from '../local/queue-consumers';
+import { runAs } from '../local/iam/enforcement';
 import { useGateway, type Gateway } from '../shared/gateway';
 import { log as silentLog } from '../shared/log/logger';
 import { dispatchDueRetries } from '../shared/sync/dispatch-syncs';
@@ -71,7 +72,7 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
     let retried = 0;
     for (let round = 0; round < 5 && (await dueRetry(local.gateway)); round += 1) {
       offset += SYNC_RETRY.maxDelayMs + 1_000;
-      retried += await dispatchDueRetries(local.gateway, silentLog);
+      retried += await runAs('sync-dispatcher', () => dispatchDueRetries(local.gateway, silentLog));
       await local.queues.syncJobs.idle();
     }
     const seconds = (performance.now() - started) / 1000;

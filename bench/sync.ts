@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { startLocalGateway, type LocalGateway } from '../local/local-gateway';
 import { watchCommands } from '../local/local-dynamo';
+import { runAs } from '../local/iam/enforcement';
 import { connectors } from '../shared/connections/registry';
 import type { ConnectorName } from '../shared/connectors';
 import { setLogSink } from '../shared/log/logger';
@@ -128,16 +129,18 @@ export async function scenario(): Promise<Scenario> {
   };
 }
 
-/** A connection's data objects side by side, as their sync jobs run in parallel Lambdas. */
+/** A connection's data objects side by side, as their sync jobs run in parallel Lambdas (each as the sync-job function: local/iam/). */
 export function syncObjects(s: Scenario, accountId: string, connector: ConnectorName, options: SyncRunOptions = {}, full = false, objects: readonly string[] = OBJECTS): Promise<SyncRunResult[]> {
   return Promise.all(
     objects.map((object) =>
-      runSyncJob(
-        s.local.gateway,
-        connectors.syncing(),
-        { accountId, connector, object, trigger: 'manual', requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) },
-        silentLog,
-        options,
+      runAs('sync-job', () =>
+        runSyncJob(
+          s.local.gateway,
+          connectors.syncing(),
+          { accountId, connector, object, trigger: 'manual', requestedAt: new Date().toISOString(), ...(full ? { full: true } : {}) },
+          silentLog,
+          options,
+        ),
       ),
     ),
   );

@@ -10,8 +10,9 @@ import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 
-// Applied events are published on the gateway's bus for the playbooks.
-// Connectors' reactions to published events may queue engagement events (shared/events/reactions.ts).
+// Applied events are published on the gateway's bus for the playbooks. Reactions run as on every
+// publishing path (shared/events/reactions.ts), though no connector reacts to payment or billing
+// events today: the role holds no queue, and one that did react would be refused (local/iam/).
 provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
 checkSettingsAtLoad('webhook-event');
 

@@ -26,7 +26,10 @@ import { createStandaloneDeadLetterQueue } from './work-queue';
  * the handler's code calls, as the local runtime records them over the tests and benchmarks (docs/permissions.md).
  */
 interface FunctionNeeds {
+  /** Actions on the table itself. */
   readonly table?: readonly TableAction[];
+  /** Query on gsi1 (accounts listed, records by email or customer, scheduled connections, due retries). */
+  readonly queriesIndex?: boolean;
   /** A webhook receiver counts the deliveries it refuses (shared/history): UpdateItem on those counters only. */
   readonly countsRefusals?: boolean;
   /** `open`: kms:Decrypt; `openAndSeal`: also kms:GenerateDataKey. Both bound to the {account, connector} context. */
@@ -40,7 +43,7 @@ interface FunctionNeeds {
   readonly publishesEvents?: boolean;
   readonly startsConversations?: boolean;
   readonly startsPollerFleet?: boolean;
-  /** SendTaskSuccess/Failure on the conversation lifecycle. */
+  /** SendTaskSuccess on the conversation lifecycle (no code sends SendTaskFailure: a failed step fails the execution itself). */
   readonly answersConversationTasks?: boolean;
   readonly callsPlatforms?: boolean;
   readonly knowsBaseUrl?: boolean;
@@ -50,12 +53,12 @@ interface FunctionNeeds {
   readonly knowsDashboardUrl?: boolean;
 }
 
-const READ: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
-const READ_WRITE: readonly TableAction[] = [...READ, 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'];
 
 export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
+  // No BatchGetItem: only a poller taking over conversations and a sync comparing a page read items in batches.
   api: {
-    table: READ_WRITE,
+    table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+    queriesIndex: true,
     credentials: 'openAndSeal',
     webhookSecret: 'seal',
     sendsTo: ['sync', 'ingestion'],
@@ -69,19 +72,24 @@ export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
     knowsBaseUrl: true,
     pollerNotices: 'send',
   },
-  'oauth-callback': { table: READ_WRITE, credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
-  // The receivers verify with the webhook secret alone: two reads, no platform API key.
-  'webhook-payments': { table: ['GetItem', 'Query'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
-  'webhook-billing': { table: ['GetItem', 'Query'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
-  // sendsTo ingestion: connectors' reactions to published events (conversation.ended to an engagement event).
-  'webhook-event': { table: READ_WRITE, credentials: 'open', publishesEvents: true, sendsTo: ['ingestion'], callsPlatforms: true },
-  'sync-dispatcher': { table: READ, sendsTo: ['sync'] },
+  // A reconnect forgets the sync checkpoints one DeleteItem each.
+  'oauth-callback': { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
+  // The receivers verify with the webhook secret alone: one read (the connection), no platform API key.
+  'webhook-payments': { table: ['GetItem'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
+  'webhook-billing': { table: ['GetItem'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
+  // Claims, records and rate buckets, item by item. No queue: no connector reacts to payment or billing events.
+  'webhook-event': { table: ['GetItem', 'PutItem', 'UpdateItem'], credentials: 'open', publishesEvents: true, callsPlatforms: true },
+  // Reads only gsi1: the connections a schedule names and the retries due.
+  'sync-dispatcher': { queriesIndex: true, sendsTo: ['sync'] },
   // sendsTo sync: a run at its time budget enqueues its continuation, and a job past its retries is given back to the queue;
   // ingestion: held engagement events the platform refused go the ingestion queue's dead-letter way. It publishes nothing.
-  'sync-job': { table: READ_WRITE, credentials: 'open', sendsTo: ['sync', 'ingestion'], callsPlatforms: true },
-  ingest: { table: READ_WRITE, credentials: 'open', callsPlatforms: true },
+  'sync-job': { table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'], credentials: 'open', sendsTo: ['sync', 'ingestion'], callsPlatforms: true },
+  // The connection, the rate buckets and the delivery counters.
+  ingest: { table: ['GetItem', 'UpdateItem'], credentials: 'open', callsPlatforms: true },
+  // DeleteItem: a conversation ended by its lifecycle (silent, failed) frees its lease item; BatchWriteItem and
+  // sendsTo ingestion: the data connector's reaction to conversation.ended holds or queues an engagement event.
   'conversation-task': {
-    table: READ_WRITE,
+    table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
     credentials: 'open',
     publishesEvents: true,
     sendsTo: ['ingestion'],
@@ -90,12 +98,12 @@ export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
     callsPlatforms: true,
   },
   // The plan keeps the fleet's lease (one fleet at a time) in the table.
-  'poller-fleet-plan': { table: READ_WRITE },
+  'poller-fleet-plan': { table: ['Query', 'UpdateItem'] },
   // startsPollerFleet: a poller with no room for a new conversation asks for a surge poller.
   // sendsTo ingestion: connectors' reactions to conversation events (the data connector's engagement events).
   // pollerNotices: it takes notices, and tells the fleet of conversations it let go or had no room for.
   poller: {
-    table: READ_WRITE,
+    table: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
     // openAndSeal: a Messaging API conversation's end-user token is renewed and sealed again by the poller holding it.
     credentials: 'openAndSeal',
     publishesEvents: true,
@@ -236,8 +244,8 @@ const queueVariables = { webhook: 'WEBHOOK_QUEUE_URL', sync: 'SYNC_QUEUE_URL', i
 /** Grants one function what it needs, and sets the variable naming each resource it was granted. */
 function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void {
   fn.setVariable('LOG_LEVEL', 'info');
-  if (need.table) {
-    to.storage.grantTable(fn.executionRole, need.table);
+  if (need.table || need.queriesIndex) {
+    to.storage.grantTable(fn.executionRole, need.table ?? [], need.queriesIndex);
     fn.setVariable('TABLE_NAME', to.storage.table.tableName);
   }
   if (need.countsRefusals) to.storage.grantDeliveryCounting(fn.executionRole);
@@ -263,9 +271,9 @@ function wire(fn: GatewayFunction, need: FunctionNeeds, to: WiringTargets): void
     fn.setVariable('POLLER_FLEET_STATE_MACHINE_ARN', to.conversations.fleetArn);
   }
   if (need.answersConversationTasks) {
-    // AWS authorizes these against the state machine whose task the token names (its AccessDenied names the
-    // state machine), though the Service Authorization Reference lists no resource type for them.
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'], resources: [to.conversations.lifecycleArn] }));
+    // AWS authorizes it against the state machine whose task the token names (its AccessDenied names the
+    // state machine), though the Service Authorization Reference lists no resource type for it.
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess'], resources: [to.conversations.lifecycleArn] }));
   }
   if (need.callsPlatforms) {
     fn.setVariable('PAYMENT_API_BASE_URL', to.settings.paymentApiBaseUrl);

@@ -72,12 +72,6 @@ export class Storage extends Construct {
   }
 
   /**
-   * Exactly these table actions for one function's role (no Scan, no stream reads: no code uses them), on the
-   * table and, when it queries, its named indexes. DynamoDB decrypts the table's key with the caller's
-   * permission, so the role may also kms:Decrypt the data key; the table key is made once when the table is
-   * created, so no caller needs Encrypt, ReEncrypt or GenerateDataKey on it.
-   */
-  /**
    * UpdateItem on the webhook delivery counters only (the `ACCOUNT#<id>#HISTORY#WEBHOOKS#<connector>`
    * partitions of shared/history): what a receiver writes when it refuses a delivery. Its read grant
    * already has kms:Decrypt on the table's key, all DynamoDB asks of the caller for a write.
@@ -92,9 +86,20 @@ export class Storage extends Construct {
     );
   }
 
-  grantTable(role: iam.Role, actions: readonly TableAction[]): void {
-    const indexes = actions.includes('Query') ? tableDefinition.indexes.map((index) => `${this.table.tableArn}/index/${index.name}`) : [];
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: actions.map((action) => `dynamodb:${action}`), resources: [this.table.tableArn, ...indexes] }));
+  /**
+   * Exactly these table actions for one function's role (no Scan, no stream reads: no code uses them) on the
+   * table, and with `queriesIndex` dynamodb:Query on its indexes: the one read of an index the gateway makes
+   * (the Service Authorization Reference gives the index resource type to Query and Scan only), granted only
+   * to the functions whose code queries gsi1. DynamoDB decrypts the table's key with the caller's permission,
+   * so the role may also kms:Decrypt the data key; the table key is made once when the table is created, so
+   * no caller needs Encrypt, ReEncrypt or GenerateDataKey on it.
+   */
+  grantTable(role: iam.Role, actions: readonly TableAction[], queriesIndex = false): void {
+    if (actions.length > 0) role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: actions.map((action) => `dynamodb:${action}`), resources: [this.table.tableArn] }));
+    if (queriesIndex) {
+      const indexes = tableDefinition.indexes.map((index) => `${this.table.tableArn}/index/${index.name}`);
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: indexes }));
+    }
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [this.dataKey.keyArn] }));
   }
 

@@ -130,10 +130,6 @@ export class LocalStateMachines implements StateMachines {
     this.settle(taskToken).resolve(output);
   }
 
-  async sendTaskFailure(taskToken: string, error: string, cause: string): Promise<void> {
-    this.settle(taskToken).reject(Object.assign(new Error(cause), { name: error }));
-  }
-
   /** Poller runs in progress (tests and benchmarks kill one to show its leases lapse). */
   pollers(): PollerRun[] {
     return [...this.running];

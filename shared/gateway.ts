@@ -104,7 +104,6 @@ function awsGateway(env: GatewayEnvironment): Gateway {
       startLifecycle: (name, input) => machines().startLifecycle(name, input),
       startFleet: (input) => machines().startFleet(input),
       sendTaskSuccess: (token, output) => machines().sendTaskSuccess(token, output),
-      sendTaskFailure: (token, error, cause) => machines().sendTaskFailure(token, error, cause),
     },
     pollerNotices: {
       tell: (notice) => noticeQueue().tell(notice),

@@ -92,6 +92,14 @@ export class IamEnforcement {
     resources.add(call.resource);
   }
 
+  /** Starts counting afresh (the benchmarks record each part's usage apart); decisions stay cached. */
+  reset(): void {
+    this.checked = 0;
+    this.denied = 0;
+    this.#used.clear();
+    this.#refusals.length = 0;
+  }
+
   usage(): IamUsage {
     const used: IamUsage['used'] = {};
     for (const [handler, actions] of this.#used) used[handler] = Object.fromEntries([...actions].map(([action, resources]) => [action, [...resources].sort()]));

@@ -111,7 +111,6 @@ export function guardStateMachines(machines: StateMachines, enforcement: IamEnfo
     startLifecycle: async (name, input) => (check('states:StartExecution', localArns.lifecycle), machines.startLifecycle(name, input)),
     startFleet: async (input) => (check('states:StartExecution', localArns.fleet), machines.startFleet(input)),
     sendTaskSuccess: async (token, output) => (check('states:SendTaskSuccess', localArns.lifecycle), machines.sendTaskSuccess(token, output)),
-    sendTaskFailure: async (token, error, cause) => (check('states:SendTaskFailure', localArns.lifecycle), machines.sendTaskFailure(token, error, cause)),
   };
 }
 

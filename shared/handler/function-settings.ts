@@ -41,8 +41,8 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
   'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'ORIGIN_SECRET_ARN', ...PLATFORM_ADDRESSES],
   'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
   'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
-  // Connectors' reactions to published events may queue engagement events.
-  'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],
+  // No queue: no connector reacts to the payment and billing events it publishes.
+  'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', ...PLATFORM_ADDRESSES],
   'sync-dispatcher': ['TABLE_NAME', 'SYNC_QUEUE_URL'],
   // Continuations, retries and purges go back on the sync queue; refused held engagement events to the ingestion queue.
   'sync-job': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'SYNC_QUEUE_URL', 'INGESTION_QUEUE_URL', ...PLATFORM_ADDRESSES],

@@ -1,4 +1,4 @@
-import { SendTaskFailureCommand, SendTaskSuccessCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { SendTaskSuccessCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { GatewayEnvironment } from '../config';
 
 /**
@@ -11,7 +11,6 @@ export interface StateMachines {
   startLifecycle(name: string, input: Record<string, unknown>): Promise<void>;
   startFleet(input: Record<string, unknown>): Promise<void>;
   sendTaskSuccess(taskToken: string, output: Record<string, unknown>): Promise<void>;
-  sendTaskFailure(taskToken: string, error: string, cause: string): Promise<void>;
 }
 
 export class StepFunctionsStateMachines implements StateMachines {
@@ -36,10 +35,6 @@ export class StepFunctionsStateMachines implements StateMachines {
 
   async sendTaskSuccess(taskToken: string, output: Record<string, unknown>): Promise<void> {
     await this.client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }));
-  }
-
-  async sendTaskFailure(taskToken: string, error: string, cause: string): Promise<void> {
-    await this.client.send(new SendTaskFailureCommand({ taskToken, error, cause }));
   }
 }
 

@@ -721,25 +721,23 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
       .flatMap((statement) => [statement.Action].flat().flatMap((action) => [statement.Resource ?? '*'].flat().map((resource) => `${action} on ${name(resource)}${conditionLabel(statement.Condition)}`)))
       .filter((grant) => !/^(logs|xray):/.test(grant))
       .sort();
-  const read = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
-  const write = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
-  // One statement: its actions on the table, and on gsi1 when it queries.
-  const table = (actions: string[]) => [...actions.flatMap((a) => [`${a} on table`, ...(actions.includes('dynamodb:Query') ? [`${a} on gsi1`] : [])]), 'kms:Decrypt on data key'];
+  // The table's actions on the table alone; Query on gsi1 only where the code queries it.
+  const table = (actions: string[], options: { index?: boolean } = {}) => [...actions.map((a) => `dynamodb:${a} on table`), ...(options.index ? ['dynamodb:Query on gsi1'] : []), 'kms:Decrypt on data key'];
   const consumes = (queue: string) => ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((a) => `${a} on ${queue}`);
   // The HTTP functions read the value the distribution sends in its origin header (lib/origin-verification.ts).
   const originSecret = 'secretsmanager:GetSecretValue on origin secret';
   const expected: Record<HandlerName, string[]> = {
-    api: [originSecret, ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue'],
-    'oauth-callback': [originSecret, ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
-    'webhook-payments': [originSecret, ...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
-    'webhook-billing': [originSecret, ...table(['dynamodb:GetItem', 'dynamodb:Query']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
-    'webhook-event': [...consumes('webhook queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus'],
-    'sync-dispatcher': [...table(read), 'sqs:SendMessage on sync queue'],
-    'sync-job': [...consumes('sync queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],
-    ingest: [...consumes('ingestion queue'), ...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)'],
-    'conversation-task': [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle'],
-    'poller-fleet-plan': table([...read, ...write]),
-    poller: [...table([...read, ...write]), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'states:SendTaskFailure on lifecycle', 'sqs:SendMessage on notice queue', 'sqs:ReceiveMessage on notice queue', 'sqs:DeleteMessage on notice queue', 'sqs:ChangeMessageVisibility on notice queue'],
+    api: [originSecret, ...table(['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'], { index: true }), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'sqs:SendMessage on notice queue'],
+    'oauth-callback': [originSecret, ...table(['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
+    'webhook-payments': [originSecret, ...table(['GetItem']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-billing': [originSecret, ...table(['GetItem']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-event': [...consumes('webhook queue'), ...table(['GetItem', 'PutItem', 'UpdateItem']), 'kms:Decrypt on credentials key (vault context)', 'events:PutEvents on bus'],
+    'sync-dispatcher': [...table([], { index: true }), 'sqs:SendMessage on sync queue'],
+    'sync-job': [...consumes('sync queue'), ...table(['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem']), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],
+    ingest: [...consumes('ingestion queue'), ...table(['GetItem', 'UpdateItem']), 'kms:Decrypt on credentials key (vault context)'],
+    'conversation-task': [...table(['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle'],
+    'poller-fleet-plan': table(['Query', 'UpdateItem']),
+    poller: [...table(['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'sqs:SendMessage on notice queue', 'sqs:ReceiveMessage on notice queue', 'sqs:DeleteMessage on notice queue', 'sqs:ChangeMessageVisibility on notice queue'],
   };
 
   for (const handler of handlerNames) {

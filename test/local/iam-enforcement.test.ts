@@ -64,10 +64,10 @@ describe('IAM enforced locally', () => {
     expect(iamEnforcement.checked).toBe(seeded);
   });
 
-  it('the API may answer a conversation’s task token (the lifecycle’s SendTaskSuccess/Failure)', async () => {
+  it('the API may answer a conversation’s task token (the lifecycle’s SendTaskSuccess)', async () => {
     // An unknown token fails in the state machine, not at IAM.
-    const answer = runAs('api', () => gateway().stateMachines.sendTaskFailure('no-such-token', 'Ended', 'test'));
+    const answer = runAs('api', () => gateway().stateMachines.sendTaskSuccess('no-such-token', { reason: 'ended' }));
     await answer.catch((error: unknown) => expect(error).not.toBeInstanceOf(AccessDeniedError));
-    await refused(runAs('sync-job', () => gateway().stateMachines.sendTaskFailure('no-such-token', 'Ended', 'test')));
+    await refused(runAs('sync-job', () => gateway().stateMachines.sendTaskSuccess('no-such-token', { reason: 'ended' })));
   });
 });

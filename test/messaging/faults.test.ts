@@ -6,6 +6,7 @@ import { accountSpread, PollerRun, preferredShard } from '../../shared/messaging
 import { CLAIMED_ONE_BY_ONE } from '../../shared/store/items';
 import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
+import { runAs } from '../../local/iam/enforcement';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
 
 type Store = Gateway['store'];
@@ -486,14 +487,15 @@ describe('session tokens at a handover', () => {
     // slot 0's run claims them one by one at once, slot 1's after a heartbeat period (it stays up that long).
     const withCapacity = (capacity: number) => ({ ...local.gateway, env: { ...local.gateway.env, POLLER_CAPACITY: capacity, POLLER_IDLE_SECONDS: 5 } });
     const full = new PollerRun({ gateway: withCapacity(2), log, shard: crowded, shards: 2, endsAt: Date.now() + 4_000 });
-    const fullDone = full.run();
+    // As the poller function: its notices to the fleet are judged and recorded by local IAM (docs/permissions.md).
+    const fullDone = runAs('poller', () => full.run());
     await sandbox.until('the crowded slot full', () => full.holding === 2);
     // The roomy run lists once only (its next look would be a heartbeat period later): the crowded
     // slot's rest can reach it only as the notices the full run gave.
     // With room for its own (at most two) and the crowded slot's rest.
     const roomyGateway = { ...withCapacity(3), env: { ...withCapacity(3).env, POLLER_HEARTBEAT_SECONDS: 30, POLLER_LEASE_SECONDS: 120 } };
     const roomy = new PollerRun({ gateway: roomyGateway, log, shard: 1 - crowded, shards: 2, endsAt: Date.now() + 3_000 });
-    const roomyDone = roomy.run();
+    const roomyDone = runAs('poller', () => roomy.run());
     await sandbox.until('every conversation held', () => full.holding + roomy.holding === 5, 10_000);
     // The roomy run took its own at its first look, and the crowded slot's rest from the notices (up to
     // its capacity), though the leases still name the run of the test before, which ended holding them.

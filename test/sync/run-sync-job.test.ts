@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
+import { runAs } from '../../local/iam/enforcement';
 import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
 import { connectors } from '../../shared/connections/registry';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
@@ -330,9 +331,10 @@ describe('sync engine', () => {
     const c = await connected(350);
     const sent: SyncJob[] = [];
     const original = local.gateway.queues.syncJobs.send.bind(local.gateway.queues.syncJobs);
-    local.gateway.queues.syncJobs.send = async (jobs) => void sent.push(...jobs);
+    // Kept and still sent (no consumer runs here): the send is judged against sync-job's role (local/iam/).
+    local.gateway.queues.syncJobs.send = async (jobs) => (sent.push(...jobs), original(jobs));
     try {
-      const first = await c.run({ maxPages: 2 });
+      const first = await runAs('sync-job', () => c.run({ maxPages: 2 }));
       expect(first).toMatchObject({ outcome: 'continued', pages: 2 });
       expect(sent).toEqual([expect.objectContaining({ accountId: c.accountId, object: 'customers', runId: (first as { runId: string }).runId })]);
       const rest = await c.run({}, { runId: sent[0]!.runId! });
