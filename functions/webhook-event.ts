@@ -9,10 +9,11 @@ import { WebhookEventMessage } from '../shared/queues/messages';
 import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // Applied events are published on the gateway's bus for the playbooks.
 // Connectors' reactions to published events may queue engagement events (shared/events/reactions.ts).
-provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
+provideAwsServices({ vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
 checkSettingsAtLoad('webhook-event');
 
 /**

@@ -32,13 +32,20 @@ export const leanRuntime = {
   nodeOptions: '--max-semi-space-size=1',
 } as const;
 
+/** What went into a bundle (esbuild's metafile): each input file and the bytes it left in the output. */
+export interface BundleContents {
+  inputs: Record<string, { bytesInOutput: number }>;
+  bytes: number;
+}
+
 /**
  * Bundles one handler of functions/ as the stack does, to `outfile`; `minify: false` keeps the
- * source readable. esbuild is loaded only when called: the CDK app that imports this file never is.
+ * source readable. Answers what went in (bench/bundle-contents.ts, test/infra/function-bundles.test.ts).
+ * esbuild is loaded only when called: the CDK app that imports this file never is.
  */
-export async function bundleHandler(handler: string, outfile: string, options: { minify?: boolean; sourceMap?: boolean } = {}): Promise<void> {
+export async function bundleHandler(handler: string, outfile: string, options: { minify?: boolean; sourceMap?: boolean } = {}): Promise<BundleContents> {
   const { build } = await import('esbuild');
-  await build({
+  const result = await build({
     entryPoints: [fileURLToPath(new URL(`../functions/${handler}.ts`, import.meta.url))],
     outfile,
     bundle: true,
@@ -51,5 +58,8 @@ export async function bundleHandler(handler: string, outfile: string, options: {
     alias: { ...lambdaBundling.alias },
     ...(options.sourceMap ? { sourcemap: true, sourcesContent: false } : {}),
     logLevel: 'silent',
+    metafile: true,
   });
+  const output = Object.entries(result.metafile.outputs).find(([path]) => !path.endsWith('.map'))![1];
+  return { inputs: output.inputs, bytes: output.bytes };
 }

@@ -1,0 +1,28 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bundleHandler } from '../../lib/bundling';
+import { functionSettings, handlerNames } from '../../shared/handler/function-settings';
+
+/**
+ * Each function bundles the AWS clients it uses and no other (docs/cold-starts.md): the KMS client
+ * only where credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID.
+ */
+describe('what each function bundles', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-contents-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the KMS client and the vault go only into the functions that open credentials', async () => {
+    const found: Record<string, { kms: boolean; opensCredentials: boolean }> = {};
+    for (const name of handlerNames) {
+      const { inputs } = await bundleHandler(name, join(dir, `${name}.mjs`));
+      const kms = Object.entries(inputs).some(([path, input]) => path.includes('@aws-sdk/client-kms/') && input.bytesInOutput > 0);
+      found[name] = { kms, opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID') };
+    }
+    for (const [name, { kms, opensCredentials }] of Object.entries(found)) expect(kms, name).toBe(opensCredentials);
+    // Both kinds exist, so the check above compares something.
+    expect(Object.values(found).filter((f) => f.kms).length).toBeGreaterThan(0);
+    expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
+  }, 120_000);
+});
