@@ -36,6 +36,8 @@ export const leanRuntime = {
 export interface BundleContents {
   inputs: Record<string, { bytesInOutput: number }>;
   bytes: number;
+  /** Each input's imports: `import-statement` ones load with it, `dynamic-import` ones when called. */
+  imports: Record<string, Array<{ path: string; kind: string }>>;
 }
 
 /**
@@ -61,5 +63,6 @@ export async function bundleHandler(handler: string, outfile: string, options: {
     metafile: true,
   });
   const output = Object.entries(result.metafile.outputs).find(([path]) => !path.endsWith('.map'))![1];
-  return { inputs: output.inputs, bytes: output.bytes };
+  const imports = Object.fromEntries(Object.entries(result.metafile.inputs).map(([path, input]) => [path, input.imports.map(({ path: to, kind }) => ({ path: to, kind }))]));
+  return { inputs: output.inputs, bytes: output.bytes, imports };
 }

@@ -25,4 +25,20 @@ describe('what each function bundles', () => {
     expect(Object.values(found).filter((f) => f.kms).length).toBeGreaterThan(0);
     expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
   }, 120_000);
+
+  it('outside the API, the history schemas load with the first history read, not with the function', async () => {
+    const HISTORY_SCHEMAS = 'shared/history/history-schemas.ts';
+    const loadedBy = async (name: string) => {
+      const { imports } = await bundleHandler(name, join(dir, `${name}.history.mjs`));
+      const importers = Object.entries(imports).flatMap(([from, list]) => list.filter((i) => i.path.endsWith(HISTORY_SCHEMAS)).map((i) => ({ from, kind: i.kind })));
+      return { atLoad: importers.filter((i) => i.kind !== 'dynamic-import').map((i) => i.from), onRead: importers.filter((i) => i.kind === 'dynamic-import').map((i) => i.from) };
+    };
+    for (const name of ['webhook-payments', 'sync-job'] as const) {
+      const { atLoad, onRead } = await loadedBy(name);
+      expect(atLoad, name).toEqual([]);
+      expect(onRead, name).toEqual([expect.stringMatching(/shared\/history\/history-store\.ts$/)]);
+    }
+    // The API routes history reads, so it builds them when it loads.
+    expect((await loadedBy('api')).atLoad).toContainEqual(expect.stringMatching(/shared\/history\/history-routes\.ts$/));
+  }, 120_000);
 });
