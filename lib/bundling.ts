@@ -16,6 +16,11 @@ export const lambdaBundling = {
    */
   alias: {
     '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../shared/aws/lambda-credentials.ts', import.meta.url)),
+    /**
+     * `node:http` through `require` (shared/aws/node-http.ts): imported as an ES module, Node reads
+     * its WebSocket getters and loads a WebSocket client; measured on sync-job, ~26 ms less import CPU.
+     */
+    'node:http': fileURLToPath(new URL('../shared/aws/node-http.ts', import.meta.url)),
   },
 } as const;
 

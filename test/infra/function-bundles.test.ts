@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,8 @@ describe('what each function bundles', () => {
       found[name] = { kms, opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID') };
     }
     for (const [name, { kms, opensCredentials }] of Object.entries(found)) expect(kms, name).toBe(opensCredentials);
+    // node:http comes through require (shared/aws/node-http.ts): an ES import of it loads a WebSocket client at load.
+    for (const name of handlerNames) expect(/from\s*["']node:http["']/.test(readFileSync(join(dir, `${name}.mjs`), 'utf8')), `${name} imports node:http as an ES module`).toBe(false);
     // Both kinds exist, so the check above compares something.
     expect(Object.values(found).filter((f) => f.kms).length).toBeGreaterThan(0);
     expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
