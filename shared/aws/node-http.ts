@@ -1,4 +1,5 @@
-import { createRequire } from 'node:module';
+// Not named `createRequire`: the bundles' banner declares that name at the top of the file.
+import { createRequire as requireFrom } from 'node:module';
 import type * as Http from 'node:http';
 
 /**
@@ -9,7 +10,7 @@ import type * as Http from 'node:http';
  * of CPU in every cold start of the traced functions, for a client they never use. `require` hands
  * over the same module object without reading them.
  */
-const http: typeof Http = createRequire(import.meta.url)('node:http');
+const http: typeof Http = requireFrom(import.meta.url)('node:http');
 export default http;
 /** The named import the bundles hold besides (middy's util); another one fails the build, by name. */
 export const { STATUS_CODES } = http;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,12 @@ describe('what each function bundles', () => {
     expect(Object.values(found).filter((f) => f.kms).length).toBeGreaterThan(0);
     expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
   }, 120_000);
+
+  it('an unminified bundle (the benchmarks count its schemas) is valid JavaScript beside the banner', async () => {
+    const file = join(dir, 'sync-job.plain.mjs');
+    await bundleHandler('sync-job', file, { minify: false });
+    expect(() => execFileSync(process.execPath, ['--check', file], { stdio: 'pipe' })).not.toThrow();
+  }, 60_000);
 
   it('outside the API, the history schemas load with the first history read, not with the function', async () => {
     const HISTORY_SCHEMAS = 'shared/history/history-schemas.ts';
