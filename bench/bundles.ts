@@ -14,7 +14,7 @@ const IMPORT_RUNS = 9;
 const FIRST_REQUEST_RUNS = 5;
 
 /** What Lambda gives a function: its name, region, credentials and the settings the stack sets (checked at load). */
-function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
+export function lambdaLikeEnvironment(name: string): NodeJS.ProcessEnv {
   const sample: Partial<Record<GatewayVariable, string>> = {
     TABLE_NAME: 'IntegrationGateway-Table',
     CREDENTIALS_KEY_ID: 'arn:aws:kms:us-east-1:111122223333:key/bench',

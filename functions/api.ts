@@ -9,10 +9,12 @@ import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // Sync now, Disconnect (purge jobs) and engagement events go to their queues; conversations start
 // lifecycles, tell the poller fleet and publish events (connectors may react to them).
 provideAwsServices({
+  vault: kmsVault,
   queues: sqsQueues,
   events: withReactions(eventBridgeEvents, reactionsTo),
   stateMachines: stepFunctionsStateMachines,

@@ -9,9 +9,10 @@ import { LifecycleStep, runLifecycleStep } from '../shared/messaging/lifecycle';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // Conversation events (connectors may react: the data connector queues an engagement event).
-provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+provideAwsServices({ vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
 checkSettingsAtLoad('conversation-task');
 
 /** One step of a conversation's lifecycle execution (lib/conversations.ts): start, await-end, transcript, mark-failed. */

@@ -1,11 +1,12 @@
 import type { SQSEvent } from 'aws-lambda';
 import { dataClient } from '../shared/data/client';
 import { connectionTargets, ingestSqsBatch, type OpenDataSession } from '../shared/data/ingestion';
-import { gateway } from '../shared/gateway';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { traces } from '../shared/handler/traces';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 const openDataSession: OpenDataSession = async ({ accountId, config, credentials, env }) => dataClient({ env, accountId, config, credentials });
 
@@ -16,6 +17,7 @@ const openDataSession: OpenDataSession = async ({ accountId, config, credentials
  * outcomes and the partial batch response come from shared/data/ingestion.ts rather than a
  * per-record batch processor.
  */
+provideAwsServices({ vault: kmsVault });
 checkSettingsAtLoad('ingest');
 
 export const handler = taskFunction(

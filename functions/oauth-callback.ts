@@ -1,10 +1,12 @@
 import { connectors } from '../shared/connections/registry';
-import { gateway } from '../shared/gateway';
+import { gateway, provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { finishAuthorization, refusalPage } from '../shared/identity/authorization-callback';
 import { log } from '../shared/log/logger';
+import { kmsVault } from '../shared/vault/kms-vault';
 
+provideAwsServices({ vault: kmsVault });
 checkSettingsAtLoad('oauth-callback');
 
 /**

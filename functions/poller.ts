@@ -10,8 +10,9 @@ import { runPoller } from '../shared/messaging/poller-run';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
+import { kmsVault } from '../shared/vault/kms-vault';
 
-provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+provideAwsServices({ vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
 checkSettingsAtLoad('poller');
 
 /**

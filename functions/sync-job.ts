@@ -8,9 +8,10 @@ import { sqsQueues } from '../shared/queues/sqs-queue';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
 import { runScheduledWork } from '../shared/sync/scheduled-work';
 import { processSyncJob } from '../shared/sync/sync-job-message';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
-provideAwsServices({ queues: sqsQueues });
+provideAwsServices({ vault: kmsVault, queues: sqsQueues });
 checkSettingsAtLoad('sync-job');
 
 /** Leaves this much of the invocation for saving the checkpoint and enqueueing the continuation. */

@@ -4,9 +4,10 @@ import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { sqsQueues } from '../shared/queues/sqs-queue';
 import { receiveWebhook } from '../shared/webhooks/receiver';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // Verified events go to the webhook queue; the event worker applies them.
-provideAwsServices({ queues: sqsQueues });
+provideAwsServices({ vault: kmsVault, queues: sqsQueues });
 checkSettingsAtLoad('webhook-billing');
 
 const receiving = receiverAt('/webhooks/billing');

@@ -9,11 +9,12 @@ import { WebhookEventMessage } from '../shared/queues/messages';
 import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
+import { kmsVault } from '../shared/vault/kms-vault';
 
 // Applied events are published on the gateway's bus for the playbooks. Reactions run as on every
 // publishing path (shared/events/reactions.ts), though no connector reacts to payment or billing
 // events today: the role holds no queue, and one that did react would be refused (local/iam/).
-provideAwsServices({ events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
+provideAwsServices({ vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
 checkSettingsAtLoad('webhook-event');
 
 /**

@@ -3,10 +3,11 @@ import { gateway, provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { sqsQueues } from '../shared/queues/sqs-queue';
+import { kmsVault } from '../shared/vault/kms-vault';
 import { receiveWebhook } from '../shared/webhooks/receiver';
 
 // Verified events go to the webhook queue; the event worker applies them.
-provideAwsServices({ queues: sqsQueues });
+provideAwsServices({ vault: kmsVault, queues: sqsQueues });
 checkSettingsAtLoad('webhook-payments');
 
 const receiving = receiverAt('/webhooks/payments');

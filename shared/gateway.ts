@@ -1,14 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KMSClient } from '@aws-sdk/client-kms';
 import { gatewayEnvironment, type GatewayEnvironment } from './config';
 import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
-import { KmsDataKeySource } from './vault/kms-data-key-source';
 import { tracedAwsClient } from './tracing/segments';
 import { withoutCallLog } from './aws/sdk-call-log';
-import { Vault } from './vault/vault';
+import type { Vault } from './vault/vault';
 import type { PollerNotices } from './workflows/poller-notices';
 import type { StateMachines } from './workflows/state-machines';
 
@@ -47,15 +45,18 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 }
 
 /**
- * Queues and the event bus are provided by the handlers that use them
+ * Queues, the event bus and the vault are provided by the handlers that use them
  * (`provideAwsServices({ queues: sqsQueues })`), so a function that never sends a message does not
- * bundle the SQS or EventBridge client: smaller bundle, faster cold start.
+ * bundle the SQS or EventBridge client, and one that never opens credentials not the KMS client:
+ * smaller bundle, faster cold start.
  */
 export interface AwsServices {
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
   stateMachines?: (env: GatewayEnvironment) => StateMachines;
   pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
+  /** The credentials vault (KMS): provided by the functions that seal or open credentials. */
+  vault?: (env: GatewayEnvironment) => Gateway['vault'];
 }
 let awsServices: AwsServices = {};
 
@@ -78,6 +79,8 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   let events: EventPublisher | undefined;
   let stateMachines: StateMachines | undefined;
   let notices: PollerNotices | undefined;
+  let vault: Gateway['vault'] | undefined;
+  const keys = () => (vault ??= (awsServices.vault ?? (() => missing('The vault (KMS)')))(env));
   const machines = () => (stateMachines ??= (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
   const noticeQueue = () => (notices ??= (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
   const publisher = (): EventPublisher => (awsServices.events ?? (() => missing('EventBridge')))(env);
@@ -93,11 +96,11 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   return {
     env,
     store: new Store({ client: tracedAwsClient(withoutCallLog(new DynamoDBClient({}))), tableName: required(env, 'TABLE_NAME') }),
-    vault: new Vault({
-      // Making a client opens no connection: functions that never open credentials make no KMS call.
-      keySource: new KmsDataKeySource({ client: tracedAwsClient(new KMSClient({})), keyId: env.CREDENTIALS_KEY_ID ?? 'CREDENTIALS_KEY_ID-not-set' }),
-      cacheTtlSeconds: env.VAULT_CACHE_TTL_SECONDS,
-    }),
+    vault: {
+      seal: (scope, credentials, options) => keys().seal(scope, credentials, options),
+      open: (scope, sealed, options) => keys().open(scope, sealed, options),
+      forget: (scope) => keys().forget(scope),
+    },
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
     events: countedPublisher({ publish: (batch) => (events ??= publisher()).publish(batch) }),
     stateMachines: {

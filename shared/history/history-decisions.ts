@@ -1,5 +1,5 @@
 import type { ConversationDay, DeliveryHour, RecentRefusal, RefusalReason } from './history-schemas';
-import { RefusalReason as Reasons } from './history-schemas';
+import { REFUSAL_REASONS } from './history-terms';
 
 /**
  * The history's decisions, without I/O: which bucket a moment falls in, what a refusal was, how a
@@ -88,7 +88,7 @@ export function addHistograms(histograms: ReadonlyArray<readonly number[]>): num
   return sum;
 }
 
-const noRefusals = (): Record<RefusalReason, number> => Object.fromEntries(Reasons.options.map((reason) => [reason, 0])) as Record<RefusalReason, number>;
+const noRefusals = (): Record<RefusalReason, number> => Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, 0])) as Record<RefusalReason, number>;
 
 /** Every hour from `sinceMs` to `nowMs`, oldest first: the stored hours, zeros for the rest. */
 export function hourSeries(sinceMs: number, nowMs: number, stored: readonly DeliveryHour[]): DeliveryHour[] {
@@ -115,7 +115,7 @@ export function daySeries(firstDay: string, lastDay: string, stored: readonly Co
 export function lastRefusals(hours: ReadonlyArray<DeliveryHour & { lastRefusedAt?: Partial<Record<RefusalReason, string>> }>, limit = 20): RecentRefusal[] {
   const refusals: RecentRefusal[] = [];
   for (const hour of hours) {
-    for (const reason of Reasons.options) {
+    for (const reason of REFUSAL_REASONS) {
       const at = hour.lastRefusedAt?.[reason];
       if (at && hour.refused[reason] > 0) refusals.push({ at, reason, count: hour.refused[reason] });
     }

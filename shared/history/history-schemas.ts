@@ -1,6 +1,9 @@
 import * as z from 'zod';
 import { ConnectorName } from '../connectors';
 import { DataObjectName } from '../store/items';
+import { HISTORY_DAYS, REFUSAL_REASONS } from './history-terms';
+
+export { HISTORY_DAYS } from './history-terms';
 
 /**
  * What the dashboard's history views read: one schema per shape, used to check what the table
@@ -9,9 +12,6 @@ import { DataObjectName } from '../store/items';
 
 const Time = z.iso.datetime({ offset: true });
 const Count = z.number().int().nonnegative();
-
-/** How long history is kept (the items' TTL): sync runs and conversation days 30 days, delivery hours 7. */
-export const HISTORY_DAYS = { syncRuns: 30, deliveries: 7, conversations: 30 } as const;
 
 export const SyncRunStatus = z.enum(['running', 'finished', 'failed']).describe('running: handed over to a continuation; failed: stopped with an error (it may be retried, and then finish)');
 
@@ -52,7 +52,7 @@ export const SyncHistoryQuery = z.object({
 });
 
 /** Why a webhook delivery was refused, in the words the dashboard shows. */
-export const RefusalReason = z.enum(['signature', 'timestamp', 'unknown_account', 'credentials', 'other']);
+export const RefusalReason = z.enum(REFUSAL_REASONS);
 export type RefusalReason = z.infer<typeof RefusalReason>;
 
 export const RefusedCounts = z.object(Object.fromEntries(RefusalReason.options.map((reason) => [reason, Count])) as Record<RefusalReason, typeof Count>);

@@ -3,7 +3,14 @@ import type { ConnectorName } from '../connectors';
 import { key } from '../store/table';
 import { checkAccountId, checkConnector, fromItem, queryAll, toItem, type Table } from '../store/table-access';
 import { FIRST_AGENT_BUCKETS, hourOf, type ConversationTally } from './history-decisions';
-import { ConversationDay, DeliveryHour, HISTORY_DAYS, RefusalReason, SyncRun } from './history-schemas';
+import type { ConversationDay, DeliveryHour, RefusalReason, SyncRun } from './history-schemas';
+import { HISTORY_DAYS, REFUSAL_REASONS } from './history-terms';
+
+/**
+ * The schemas that check what a read finds, loaded by the first read: every function writes
+ * history, only the API reads it, and building them costs every other function's cold start.
+ */
+const schemas = () => import('./history-schemas');
 
 /**
  * The history items: what happened over time, kept with a TTL. Each lives in a partition of its
@@ -79,6 +86,7 @@ export class History {
   ): Promise<{ runs: SyncRun[]; lastKey?: string }> {
     const pk = historyKey.syncRun(checkAccountId(accountId), checkConnector(connector), '', '').pk;
     const runs: SyncRun[] = [];
+    const { SyncRun } = await schemas();
     let startKey = options.startKey;
     // A filter by object may leave a page short: read on until the page is full or the runs end.
     do {
@@ -130,14 +138,15 @@ export class History {
       KeyConditionExpression: 'pk = :pk AND sk >= :from',
       ExpressionAttributeValues: toItem({ ':pk': first.pk, ':from': first.sk }),
     });
+    const { DeliveryHour } = await schemas();
     return items.map((item) => ({
       ...DeliveryHour.parse({
         hour: item.hour,
         verified: Number(item.verified ?? 0),
         duplicates: Number(item.duplicates ?? 0),
-        refused: Object.fromEntries(RefusalReason.options.map((reason) => [reason, Number(item[`refused_${reason}`] ?? 0)])),
+        refused: Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, Number(item[`refused_${reason}`] ?? 0)])),
       }),
-      lastRefusedAt: Object.fromEntries(RefusalReason.options.filter((reason) => typeof item[`last_${reason}`] === 'string').map((reason) => [reason, String(item[`last_${reason}`])])),
+      lastRefusedAt: Object.fromEntries(REFUSAL_REASONS.filter((reason) => typeof item[`last_${reason}`] === 'string').map((reason) => [reason, String(item[`last_${reason}`])])),
     }));
   }
 
@@ -165,6 +174,7 @@ export class History {
       KeyConditionExpression: 'pk = :pk AND sk >= :from',
       ExpressionAttributeValues: toItem({ ':pk': first.pk, ':from': first.sk }),
     });
+    const { ConversationDay } = await schemas();
     return items.map((item) => ({
       day: ConversationDay.parse({
         day: item.day,

@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bundleHandler } from '../../lib/bundling';
+import { functionSettings, handlerNames } from '../../shared/handler/function-settings';
+
+/**
+ * Each function bundles the AWS clients it uses and no other (docs/cold-starts.md): the KMS client
+ * only where credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID.
+ */
+describe('what each function bundles', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-contents-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the KMS client and the vault go only into the functions that open credentials', async () => {
+    const found: Record<string, { kms: boolean; opensCredentials: boolean }> = {};
+    for (const name of handlerNames) {
+      const { inputs } = await bundleHandler(name, join(dir, `${name}.mjs`));
+      const kms = Object.entries(inputs).some(([path, input]) => path.includes('@aws-sdk/client-kms/') && input.bytesInOutput > 0);
+      found[name] = { kms, opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID') };
+    }
+    for (const [name, { kms, opensCredentials }] of Object.entries(found)) expect(kms, name).toBe(opensCredentials);
+    // node:http comes through require (shared/aws/node-http.ts): an ES import of it loads a WebSocket client at load.
+    for (const name of handlerNames) expect(/from\s*["']node:http["']/.test(readFileSync(join(dir, `${name}.mjs`), 'utf8')), `${name} imports node:http as an ES module`).toBe(false);
+    // Both kinds exist, so the check above compares something.
+    expect(Object.values(found).filter((f) => f.kms).length).toBeGreaterThan(0);
+    expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('an unminified bundle (the benchmarks count its schemas) is valid JavaScript beside the banner', async () => {
+    const file = join(dir, 'sync-job.plain.mjs');
+    await bundleHandler('sync-job', file, { minify: false });
+    expect(() => execFileSync(process.execPath, ['--check', file], { stdio: 'pipe' })).not.toThrow();
+  }, 60_000);
+
+  it('outside the API, the history schemas load with the first history read, not with the function', async () => {
+    const HISTORY_SCHEMAS = 'shared/history/history-schemas.ts';
+    const loadedBy = async (name: string) => {
+      const { imports } = await bundleHandler(name, join(dir, `${name}.history.mjs`));
+      const importers = Object.entries(imports).flatMap(([from, list]) => list.filter((i) => i.path.endsWith(HISTORY_SCHEMAS)).map((i) => ({ from, kind: i.kind })));
+      return { atLoad: importers.filter((i) => i.kind !== 'dynamic-import').map((i) => i.from), onRead: importers.filter((i) => i.kind === 'dynamic-import').map((i) => i.from) };
+    };
+    for (const name of ['webhook-payments', 'sync-job'] as const) {
+      const { atLoad, onRead } = await loadedBy(name);
+      expect(atLoad, name).toEqual([]);
+      expect(onRead, name).toEqual([expect.stringMatching(/shared\/history\/history-store\.ts$/)]);
+    }
+    // The API routes history reads, so it builds them when it loads.
+    expect((await loadedBy('api')).atLoad).toContainEqual(expect.stringMatching(/shared\/history\/history-routes\.ts$/));
+  }, 120_000);
+});
