@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { setLogSink } from '../shared/log/logger';
 import { liveConversationCeiling } from '../shared/tenants/quotas';
 import { startTestGateway, type TestGateway } from '../test/support/local-runtime';
@@ -53,7 +54,7 @@ export async function benchTenants(): Promise<{ figures: Figures; notes: string[
         `Noisy account: quota ${NOISY_RATE} reads/s (burst ${NOISY_RATE}), sending ${NOISY_RATE * NOISE_FACTOR}/s for ${SECONDS} s; quiet account: ${QUIET_RATE} reads/s on the default quota, alone and then beside the noise.`,
         'The read is GET /api/v1/playbook/payments/failed through the local API front (key check, Integrations switch, quota bucket, handler); neither account has a payment connection, so it answers from the store without a platform call.',
         `Fleet share: a fleet holding ${FLEET_CAPACITY} conversations; the noisy account asks for ${FLEET_CAPACITY * NOISE_FACTOR} through the start route's admission (ceiling, then the conditional live-slot write in dynalite), then the quiet one for ${FLEET_CAPACITY / 2}. This measures admission, not the pollers.`,
-        'Other helpers were loading the 2-core machine during the run: latencies are noisy, the counts are not.',
+        `Load average when the run ended: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores (latencies move with it; the counts do not).`,
       ],
     };
   } finally {
