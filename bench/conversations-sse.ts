@@ -1,6 +1,6 @@
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
-import { SimulatorProcess, killBusiestPoller, startConversation } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller, startConversations } from './conversations-world';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 
@@ -61,20 +61,10 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
 
   const startedAt = new Map<string, number>();
   const platformIds: string[] = [];
-  let next = 0;
-  let startRetries = 0;
-  let startsThrottled = 0;
-  const startOne = async (): Promise<void> => {
-    while (next < options.conversations) {
-      next++;
-      const { id, retries, throttled } = await startConversation(sandbox);
-      startRetries += retries;
-      startsThrottled += throttled;
-      startedAt.set(id, Date.now());
-      platformIds.push(await platformIdOf(sandbox, id));
-    }
-  };
-  await Promise.all(Array.from({ length: 25 }, startOne));
+  const starts = await startConversations(sandbox, options.conversations, 25, async (id) => {
+    startedAt.set(id, Date.now());
+    platformIds.push(await platformIdOf(sandbox, id));
+  });
 
   const windowStart = Date.now();
   const agents = crm.call({ op: 'sseAgents', platformIds, untilMs: windowStart + options.windowMs });
@@ -106,8 +96,8 @@ export async function sseScenario(options: SseScenarioOptions): Promise<{ figure
     killed_run_conversations: killed,
     agent_messages: report.written.length,
     http_401: report.unauthorized,
-    start_retries: startRetries,
-    starts_throttled: startsThrottled,
+    start_retries: starts.retries,
+    starts_throttled: starts.throttled,
   };
   await sandbox.stop();
   return { figures, counts: { conversations: platformIds.length, writes, messages: published.size, windowMs } };

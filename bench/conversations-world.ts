@@ -89,3 +89,28 @@ export async function startConversation(sandbox: PlaybookCaller): Promise<{ id: 
     throw new Error(`start answered ${started.status}: ${JSON.stringify(started.body)}`);
   }
 }
+
+/**
+ * Starts `count` conversations, `workers` at a time, each as `startConversation` does; `started` is
+ * told each one as it is answered. Returns how many starts were repeated and how many met a 429.
+ */
+export async function startConversations(
+  sandbox: PlaybookCaller,
+  count: number,
+  workers: number,
+  started: (id: string) => Promise<void> | void,
+): Promise<{ retries: number; throttled: number }> {
+  let next = 0;
+  const totals = { retries: 0, throttled: 0 };
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      next++;
+      const { id, retries, throttled } = await startConversation(sandbox);
+      totals.retries += retries;
+      totals.throttled += throttled;
+      await started(id);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  return totals;
+}

@@ -6,7 +6,7 @@ import { LIVE_BUCKETS } from '../shared/store/table';
 import type { GatewayEvent } from '../shared/events/gateway-event';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
 import { benchPollerMemory } from './conversations-memory';
-import { SimulatorProcess, killBusiestPoller, startConversation } from './conversations-world';
+import { SimulatorProcess, killBusiestPoller, startConversations } from './conversations-world';
 import { sseScenario } from './conversations-sse';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
@@ -127,21 +127,11 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
 
   const heapBefore = process.memoryUsage().heapUsed;
   const ids: string[] = [];
-  let next = 0;
-  let startRetries = 0;
-  let startsThrottled = 0;
-  const startOne = async (): Promise<void> => {
-    while (next < options.conversations) {
-      next++;
-      const { id, retries, throttled } = await startConversation(sandbox);
-      startRetries += retries;
-      startsThrottled += throttled;
-      ids.push(id);
-      platformOf.set(id, await platformIdOf(sandbox, id));
-    }
-  };
   const startedAt = Date.now();
-  await Promise.all(Array.from({ length: 25 }, startOne));
+  const starts = await startConversations(sandbox, options.conversations, 25, async (id) => {
+    ids.push(id);
+    platformOf.set(id, await platformIdOf(sandbox, id));
+  });
   const startMs = Date.now() - startedAt;
 
   // Agents join within a second, then reply every 3-15 s until the window closes (in the platform's process).
@@ -229,8 +219,8 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     // Calls in real time: polls scale with the compressed timeout, so per platform hour.
     platform_calls_per_hour: round(((polls + messages * 0) / ids.length) * (3600 / platformSecondsInWindow), 1),
     start_ms_per_conversation: round(startMs / ids.length, 2),
-    start_retries: startRetries,
-    starts_throttled: startsThrottled,
+    start_retries: starts.retries,
+    starts_throttled: starts.throttled,
     pollers: pollersDuring,
   };
   await sandbox.stop();
