@@ -11,7 +11,7 @@ import { PollerRun } from '../shared/messaging/poller';
 import { functionSettings } from '../shared/handler/function-settings';
 import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { connectMessagingSandbox, platformIdOf } from '../test/messaging/support';
-import { SimulatorProcess, startConversation } from './conversations-world';
+import { SimulatorProcess, startConversations } from './conversations-world';
 import type { Figures } from './results-file';
 import { median, slope } from './statistics';
 
@@ -87,14 +87,9 @@ async function holdInSteps(): Promise<ChildFigures> {
     const viaTls: typeof fetch = (input, init) => fetch(tls ? String(input).replace(simulator.url, simulator.tlsUrl!) : input, init);
 
     const platformIds: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        while (next++ < total) {
-          platformIds.push(await platformIdOf(sandbox, (await startConversation(sandbox)).id));
-        }
-      }),
-    );
+    await startConversations(sandbox, total, 20, async (id) => {
+      platformIds.push(await platformIdOf(sandbox, id));
+    });
     const none = await settled(gc);
     const points: ChildFigures['points'] = [];
     for (let step = 1; step <= STEPS; step++) {

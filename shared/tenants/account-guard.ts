@@ -90,10 +90,12 @@ export async function guardAccount(gateway: Gateway, route: Route, caller: Calle
 const refusedUntil = new Map<string, number>();
 const MAX_REFUSALS_KEPT = 10_000;
 
+const refusalKey = (accountId: string, kind: QuotaKind) => `${accountId}#${kind}`;
+
 /** A 429 from memory while the account's bucket of `kind` refused a moment ago (see `refusedUntil`). */
 function refuseIfRefusedLately(gateway: Gateway, accountId: string, kind: QuotaKind): void {
   const now = gateway.now();
-  const until = refusedUntil.get(`${accountId}#${kind}`);
+  const until = refusedUntil.get(refusalKey(accountId, kind));
   if (until === undefined || until <= now) return;
   recordMetric.quotaRefused(kind);
   throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(until - now));
@@ -104,14 +106,13 @@ export async function takeAccountQuota(gateway: Gateway, route: Route, account: 
   if (!account || !route.quota) return;
   const { kind } = route.quota;
   const cost = route.quota.cost?.(body as never) ?? 1;
-  const bucket = `${account.accountId}#${kind}`;
+  // A refusal remembered in memory was answered by the guard already (`refuseIfRefusedLately`).
   const now = gateway.now();
-  refuseIfRefusedLately(gateway, account.accountId, kind);
   const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
   if (decision.allowed) return;
   if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();
   // A single request larger than the burst says nothing about smaller ones: not remembered.
-  if (Number.isFinite(decision.retryAfterMs) && cost === 1) refusedUntil.set(bucket, now + decision.retryAfterMs);
+  if (Number.isFinite(decision.retryAfterMs) && cost === 1) refusedUntil.set(refusalKey(account.accountId, kind), now + decision.retryAfterMs);
   recordMetric.quotaRefused(kind);
   throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
 }
