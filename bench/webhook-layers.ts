@@ -8,8 +8,9 @@ import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { receiverAt } from '../shared/connections/registry';
 import { gateway, useGateway } from '../shared/gateway';
-import { logContext } from '../shared/handler/log-context';
+import { invocationLogFields } from '../shared/handler/log-context';
 import { problemErrors } from '../shared/handler/problem-errors';
+import { originCheck } from '../shared/origin/origin-check';
 import { securityHeaders } from '../shared/handler/security-headers';
 import { withNewLogContext } from '../shared/log/log-context';
 import { setLogSink } from '../shared/log/logger';
@@ -65,18 +66,18 @@ export async function layerCosts(): Promise<Array<{ layer: string; medianUs: num
 
     const receiving = receiverAt('/webhooks/payments')!;
     const own = async (event: Event) => responseToApiGateway(await receiveWebhook(gateway(), requestFromApiGateway(event), receiving));
+    // As shared/handler/engine.ts wraps a function: the log context made once with the invocation's ids, then middy.
+    const ids = (event: Event) => invocationLogFields({ requestId: event.requestContext?.requestId, accountId: event.queryStringParameters?.account });
     const wrapped = (middlewares: MiddlewareObj<Event, APIGatewayProxyResultV2>[]): Handler => {
       const engine = middy<Event, APIGatewayProxyResultV2>(own).use(middlewares);
-      return (event) => withNewLogContext(() => engine(event, {} as never));
+      return (event) => withNewLogContext(() => engine(event, {} as never), ids(event));
     };
-    const ids = (event: Event) => ({ requestId: event.requestContext?.requestId, accountId: event.queryStringParameters?.account });
     const layers: Array<[string, Handler]> = [
       ['receiver only (verify, parse, envelope, enqueue, answer)', own],
-      ['+ log context (async-local storage)', (event) => withNewLogContext(() => own(event))],
+      ['+ log context with the ids (async-local storage)', (event) => withNewLogContext(() => own(event), ids(event))],
       ['+ middy, no middleware', wrapped([])],
-      ['+ logContext middleware', wrapped([logContext(ids) as MiddlewareObj<Event, APIGatewayProxyResultV2>])],
-      ['+ Powertools logMetrics (flush per invocation)', wrapped([logContext(ids), logMetrics(metrics)] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
-      ['+ security headers, problem+json (= the handler)', wrapped([logContext(ids), logMetrics(metrics), securityHeaders(), problemErrors()] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
+      ['+ Powertools logMetrics (flush per invocation)', wrapped([logMetrics(metrics)] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
+      ['+ origin check, security headers, problem+json (= the handler)', wrapped([logMetrics(metrics), originCheck(), securityHeaders(), problemErrors()] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
       ['the deployed handler (functions/webhook-payments.ts)', paymentsWebhook as Handler],
     ];
     const cpuMicros = async (count: number, work: (index: number) => unknown) => {

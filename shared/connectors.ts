@@ -12,7 +12,16 @@ export type ConnectorName = z.infer<typeof ConnectorName>;
  * An account (tenant) id. Lower-case letters, digits and dashes, so it is safe inside
  * DynamoDB keys (`ACCOUNT#<id>`), URLs and KMS encryption contexts without escaping.
  */
+const ACCOUNT_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
 export const AccountId = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'an account id is 2-63 lower-case letters, digits or dashes, starting with a letter or digit');
+  .regex(ACCOUNT_ID, 'an account id is 2-63 lower-case letters, digits or dashes, starting with a letter or digit');
 export type AccountId = z.infer<typeof AccountId>;
+
+/**
+ * Whether a string is shaped like an account id, by the schema's own pattern: for the per-request
+ * checks (a webhook's `?account=`, a log line's account id) that need a yes or no, not zod's issues.
+ */
+export function isAccountId(value: string): value is AccountId {
+  return ACCOUNT_ID.test(value);
+}

@@ -3,7 +3,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { withNewLogContext } from '../log/log-context';
 import { metrics } from '../metrics/gateway-metrics';
-import { logContext, type InvocationIds } from './log-context';
+import { addLambdaToLogs, invocationLogFields, type InvocationIds } from './log-context';
 
 /**
  * The handler engine: every function in functions/ is a few lines of its own work wrapped in
@@ -11,7 +11,7 @@ import { logContext, type InvocationIds } from './log-context';
  *
  * | concern | middleware | functions |
  * |---|---|---|
- * | request and account ids in every log line | `logContext` (log-context.ts) | all |
+ * | request and account ids in every log line | none: the invocation's log context starts with them (log-context.ts) | all |
  * | metrics flushed after each invocation (CloudWatch EMF) | Powertools `logMetrics` | all |
  * | X-Ray traces | `traces` (traces.ts, passed in by the function) | those that pass it |
  * | security headers | `securityHeaders` (middy's http-security-headers) | HTTP (http-function.ts) |
@@ -42,12 +42,16 @@ export function gatewayFunction<E, R>(
   middlewares: MiddlewareObj<E, R>[],
 ): (event: E, context?: Context) => Promise<R> {
   const engine = middy<E, R>(work as never)
-    .use(logContext(idsOf) as MiddlewareObj<E, R>)
     .use(logMetrics(metrics) as unknown as MiddlewareObj<E, R>)
     .use(middlewares);
   // A fresh context per invocation, whatever context the caller runs in (the local queues call
-  // consumers from inside another request's context).
-  return (event, context) => withNewLogContext(() => engine(event, context as Context));
+  // consumers from inside another request's context), made once with the invocation's ids: the
+  // ids are known before middy starts, so no middleware copies them in afterwards.
+  return (event, context) =>
+    withNewLogContext(() => {
+      addLambdaToLogs(context);
+      return engine(event, context as Context);
+    }, invocationLogFields(idsOf(event)));
 }
 
 /**

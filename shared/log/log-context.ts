@@ -8,9 +8,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 const scopes = new AsyncLocalStorage<Record<string, unknown>>();
 
-/** Runs `work` (an invocation) in a log context of its own, inheriting nothing from the caller's. */
-export function withNewLogContext<T>(work: () => T): T {
-  return scopes.run({}, work);
+/**
+ * Runs `work` (an invocation) in a log context of its own, inheriting nothing from the caller's,
+ * starting with `fields` (the invocation's ids: one context made once, nothing copied into it later).
+ */
+export function withNewLogContext<T>(work: () => T, fields: Record<string, unknown> = {}): T {
+  return scopes.run(fields, work);
 }
 
 /** Runs `work` (a part of an invocation: one message of a batch) with a copy of the current context plus `fields`. */

@@ -1,14 +1,15 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ProblemError } from '../api/problem';
 import { registerSecret } from '../log/redaction';
-import { originSecret } from './origin-secret';
+import { heldOriginSecret, originSecret } from './origin-secret';
 
 /** The header the distribution adds to every request it sends the HTTP API (a viewer's own copy is overwritten). */
 export const ORIGIN_HEADER = 'x-origin-verify';
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+// One-shot: no Hash object per request.
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /**
  * Pure: whether the presented header is the expected one. Both sides are hashed first, so the compare is
@@ -36,18 +37,23 @@ export const notThroughGateway = () =>
  */
 export function originCheck(): MiddlewareObj<APIGatewayProxyEventV2> {
   let known: { value: string; digest: Buffer } | undefined;
+  const check = (request: { event: APIGatewayProxyEventV2 }, expected: string): void => {
+    if (known?.value !== expected) {
+      // Should any line ever carry it, the log redaction replaces it.
+      registerSecret(expected);
+      known = { value: expected, digest: digest(expected) };
+    }
+    const { [ORIGIN_HEADER]: presented, ...others } = request.event.headers ?? {};
+    // A copy without it: the caller's event object stays as it was.
+    request.event = { ...request.event, headers: others };
+    if (!originVerified(presented, known.digest)) throw notThroughGateway();
+  };
   return {
-    async before(request) {
-      const expected = await originSecret();
-      if (known?.value !== expected) {
-        // Should any line ever carry it, the log redaction replaces it.
-        registerSecret(expected);
-        known = { value: expected, digest: digest(expected) };
-      }
-      const { [ORIGIN_HEADER]: presented, ...others } = request.event.headers ?? {};
-      // A copy without it: the caller's event object stays as it was.
-      request.event = { ...request.event, headers: others };
-      if (!originVerified(presented, known.digest)) throw notThroughGateway();
+    // Synchronous once the value is in hand (a warm function): middy then awaits nothing here.
+    before(request) {
+      const held = heldOriginSecret();
+      if (held !== undefined) return check(request, held);
+      return originSecret().then((expected) => check(request, expected));
     },
   };
 }

@@ -12,24 +12,35 @@ export type OriginSecretSource = () => Promise<string>;
 
 let installed: OriginSecretSource | undefined;
 let fromSecretsManager: Promise<string> | undefined;
+/** Secrets Manager's value once read: a warm function checks each request without awaiting it. */
+let read: string | undefined;
 
 /** The local runtime's (or a test's) source; `undefined` goes back to Secrets Manager. Returns the previous one. */
 export function useOriginSecret(source: OriginSecretSource | undefined): OriginSecretSource | undefined {
   const previous = installed;
   installed = source;
   fromSecretsManager = undefined;
+  read = undefined;
   return previous;
 }
 
 /** The expected header value: the installed source's, else Secrets Manager's, read once and kept. */
 export function originSecret(): Promise<string> {
   if (installed) return installed();
-  fromSecretsManager ??= readSecret().catch((error: unknown) => {
-    // A failed read is not kept: the next request tries again.
-    fromSecretsManager = undefined;
-    throw error;
-  });
+  fromSecretsManager ??= readSecret().then(
+    (value) => (read = value),
+    (error: unknown) => {
+      // A failed read is not kept: the next request tries again.
+      fromSecretsManager = undefined;
+      throw error;
+    },
+  );
   return fromSecretsManager;
+}
+
+/** The expected value when it is already in hand (Secrets Manager's, read earlier), else undefined: ask `originSecret()`. */
+export function heldOriginSecret(): string | undefined {
+  return installed ? undefined : read;
 }
 
 async function readSecret(): Promise<string> {
