@@ -25,10 +25,7 @@ export const SyncJob = z.lazy(() =>
 );
 export type SyncJob = z.infer<typeof SyncJob>;
 
-/** A sync job's FIFO message group: its connection and data object (one job of an object at a time, in order). */
-export function syncJobGroup(job: SyncJob): string {
-  return `${job.accountId}#${job.connector}#${job.object}`;
-}
+export { syncJobGroup } from './sync-job-group';
 
 /** A verified platform webhook waiting to be applied (the worker dedupes by event id). */
 export const WebhookEventMessage = z.lazy(() =>

@@ -2,7 +2,8 @@ import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } fr
 import type { GatewayEnvironment } from '../config';
 import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
-import { syncJobGroup, type JobQueue, type QueueMessage, type SyncJob } from './messages';
+import type { JobQueue, QueueMessage, SyncJob } from './messages';
+import { syncJobGroup } from './sync-job-group';
 import { messageBody } from './message-body';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */

@@ -25,23 +25,32 @@ export function trimmedToId(value: unknown): Record<string, unknown> {
     : {};
 }
 
-const EventId = z.string().min(1).max(255);
-const EventType = z.string().min(1).max(255);
-/** Unix seconds, up to the year 9999. */
-const UnixSeconds = z.number().int().min(0).max(253_402_300_799);
-const JsonObject = z.record(z.string(), z.unknown());
+/** The fields both platforms' envelopes share, built with the first envelope schema. */
+function envelopeFields() {
+  return {
+    id: z.string().min(1).max(255),
+    type: z.string().min(1).max(255),
+    /** Unix seconds, up to the year 9999. */
+    time: z.number().int().min(0).max(253_402_300_799),
+    object: z.record(z.string(), z.unknown()),
+  };
+}
+let fields: ReturnType<typeof envelopeFields> | undefined;
+const shared = () => (fields ??= envelopeFields());
 
-// Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
+// Built on first use (z.lazy), field schemas included: most functions load this module, through the
+// connector registry, and never parse these; a receiver parses one only to say why it refuses a body
+// (its deliveries pass the hand-written check below).
 /** `{id:"evt_...", object:"event", type, created, livemode, data:{object, previous_attributes?}, api_version}` */
 export const PaymentEventEnvelope = z.lazy(() =>
   z.looseObject({
-    id: EventId,
+    id: shared().id,
     object: z.literal('event'),
-    type: EventType,
-    created: UnixSeconds,
+    type: shared().type,
+    created: shared().time,
     livemode: z.boolean().optional(),
     api_version: z.string().nullish(),
-    data: z.looseObject({ object: JsonObject, previous_attributes: JsonObject.nullish() }),
+    data: z.looseObject({ object: shared().object, previous_attributes: shared().object.nullish() }),
   }),
 );
 export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
@@ -49,11 +58,11 @@ export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
 /** `{id:"ev_...", occurred_at, source, object:"event", api_version:"v2", event_type, webhook_status, content:{...}}` */
 export const BillingEventEnvelope = z.lazy(() =>
   z.looseObject({
-    id: EventId,
+    id: shared().id,
     object: z.literal('event'),
-    event_type: EventType,
-    occurred_at: UnixSeconds,
-    content: JsonObject,
+    event_type: shared().type,
+    occurred_at: shared().time,
+    content: shared().object,
   }),
 );
 export type BillingEventEnvelope = z.infer<typeof BillingEventEnvelope>;
