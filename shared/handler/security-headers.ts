@@ -27,14 +27,26 @@ function apiSecurityHeaders(): Record<string, string> {
  */
 export function securityHeaders(): MiddlewareObj<unknown, APIGatewayProxyResultV2> {
   const headers = Object.entries(apiSecurityHeaders()).map(([name, value]) => ({ name, lower: name.toLowerCase(), value }));
+  /** The headers to add to an answer, by the names it sets itself (a few sets: the code's own answers), worked out once per set. */
+  const addedFor = new Map<string, Record<string, string>>();
+  const added = (present: string[]): Record<string, string> => {
+    const shape = present.join('\n');
+    let adding = addedFor.get(shape);
+    if (!adding) {
+      const lower = present.map((name) => name.toLowerCase());
+      adding = Object.fromEntries(headers.filter((header) => !lower.includes(header.lower)).map((header) => [header.name, header.value]));
+      if (addedFor.size < MAX_SHAPES) addedFor.set(shape, adding);
+    }
+    return adding;
+  };
   const apply = (request: Answer) => {
     const response = request.response;
     if (!response || typeof response !== 'object') return;
     const own = (response.headers ??= {});
-    // Runs on every answer: the answer's own names lower-cased once, compared by a scan (a few names).
-    const present = Object.keys(own);
-    for (let i = 0; i < present.length; i += 1) present[i] = present[i]!.toLowerCase();
-    for (const { name, lower, value } of headers) if (!present.includes(lower)) own[name] = value;
+    Object.assign(own, added(Object.keys(own)));
   };
   return { after: apply, onError: apply };
 }
+
+/** Bounds the memory of header-name sets; the answers' names come from the code, not from callers, so a few are ever seen. */
+const MAX_SHAPES = 64;

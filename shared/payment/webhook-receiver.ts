@@ -2,7 +2,7 @@ import type { ReceivingConnector } from '../connections/connector';
 import type { WebhookReceiver } from '../webhooks/connector-webhooks';
 import { readPaymentEnvelope, trimmedToId } from '../webhooks/event-envelope';
 import { webhookProblems } from '../webhooks/problems';
-import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature } from '../webhooks/signature';
+import { SIGNATURE_HEADER, parseSignatureHeader, verifySignature, type HeaderReading } from '../webhooks/signature';
 import { paymentNaming } from './naming';
 
 /**
@@ -14,13 +14,14 @@ export const paymentWebhookReceiver: WebhookReceiver = {
   secretFields: ['webhookSigningSecret'],
 
   precheck(request) {
-    const reading = parseSignatureHeader(request.headers[SIGNATURE_HEADER]);
+    const reading = readHeader(request.headers[SIGNATURE_HEADER]);
     return reading.ok ? undefined : paymentWebhookProblems.invalidSignature(reading.reason);
   },
   verify(request, credentials, context) {
     const secret = credentials.webhookSigningSecret;
     if (!secret) return paymentWebhookProblems.signingSecretMissing();
-    const check = verifySignature({ header: request.headers[SIGNATURE_HEADER], rawBody: request.rawBody, secret, ...context });
+    const reading = readHeader(request.headers[SIGNATURE_HEADER]);
+    const check = verifySignature({ header: reading.ok ? reading.header : request.headers[SIGNATURE_HEADER], rawBody: request.rawBody, secret, ...context });
     if (check.ok) return undefined;
     return check.reason === 'outside_tolerance' ? paymentWebhookProblems.staleSignature(context.toleranceSeconds) : paymentWebhookProblems.invalidSignature(check.detail);
   },
@@ -33,6 +34,18 @@ export const paymentWebhookReceiver: WebhookReceiver = {
     return { ...payload, data: idsOnly ? { object: trimmedToId(object) } : { ...data, object } };
   },
 };
+
+/**
+ * The header read once per delivery: the precheck reads it before any I/O, and the verify that
+ * follows takes the same reading (the last header read, compared by value: the sender's own text).
+ */
+let lastRead: { header: string; reading: HeaderReading } | undefined;
+function readHeader(header: string | undefined): HeaderReading {
+  if (header !== undefined && lastRead?.header === header) return lastRead.reading;
+  const reading = parseSignatureHeader(header);
+  if (header !== undefined) lastRead = { header, reading };
+  return reading;
+}
 
 /** What the payment webhook receiver runs (its bundle holds this and the shared receiver only). */
 export const paymentReceiving: ReceivingConnector = { ...paymentNaming, webhooks: paymentWebhookReceiver };

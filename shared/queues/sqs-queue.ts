@@ -31,7 +31,9 @@ export class SqsJobQueue<T> implements JobQueue<T> {
       }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {
         const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
-        const failed = new Set((result.Failed ?? []).map((f) => f.Id));
+        // The usual answer: every entry taken.
+        if (!result.Failed?.length) break;
+        const failed = new Set(result.Failed.map((f) => f.Id));
         pending = pending.filter((entry) => failed.has(entry.Id));
         if (pending.length > 0 && attempt >= MAX_ATTEMPTS) {
           throw new Error(`SQS refused ${pending.length} message(s) after ${attempt} attempts`);

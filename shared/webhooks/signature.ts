@@ -64,13 +64,14 @@ export type SignatureCheck =
  * direction (a delivery signed far in the future is no more trustworthy than an old one).
  */
 export function verifySignature(input: {
-  header: string | undefined;
+  /** The header as sent, or as `parseSignatureHeader` read it (a receiver that read it before any I/O). */
+  header: string | undefined | SignatureHeader;
   rawBody: Uint8Array;
   secret: string;
   nowSeconds: number;
   toleranceSeconds: number;
 }): SignatureCheck {
-  const reading = parseSignatureHeader(input.header);
+  const reading = typeof input.header === 'object' ? { ok: true as const, header: input.header } : parseSignatureHeader(input.header);
   if (!reading.ok) return { ok: false, reason: 'malformed', detail: reading.reason };
   const { timestamp, signatures } = reading.header;
   const expected = expectedSignature(input.secret, timestamp, input.rawBody);
