@@ -27,12 +27,21 @@ export interface HttpResponse {
 
 /** API Gateway's payload 2.0 event → HttpRequest. Base64 bodies are decoded to the original bytes. */
 export function requestFromApiGateway(event: APIGatewayProxyEventV2 | APIGatewayProxyEventV2WithJWTAuthorizer): HttpRequest {
+  // for...in rather than Object.entries: no array per header on every request (the webhook receivers' hot path).
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers[name.toLowerCase()] = value;
+  const given = event.headers;
+  for (const name in given) {
+    const value = given[name];
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
   // Payload 2.0 hands cookies over apart from the headers: put them back where a Cookie header would be.
   if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
   const query: Record<string, string> = {};
-  for (const [name, value] of Object.entries(event.queryStringParameters ?? {})) if (value !== undefined) query[name] = value;
+  const parameters = event.queryStringParameters;
+  for (const name in parameters) {
+    const value = parameters[name];
+    if (value !== undefined) query[name] = value;
+  }
   const body = event.body ?? '';
   const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
   return {
