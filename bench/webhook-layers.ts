@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
@@ -27,7 +28,8 @@ import { median } from './statistics';
  * log context, middy, and each middleware added one at a time, up to the handler as deployed,
  * beside the bare signature check. CPU microseconds per delivery (user + system, which other work
  * on the shared cores stretches less than wall time), rounds of 1,000 warm deliveries taken in
- * turn, the median and the lowest round kept. `node --expose-gc --import tsx bench/webhook-layers.ts`.
+ * turn, the median and the lowest round kept. `node --expose-gc --import tsx bench/webhook-layers.ts`;
+ * with `--base <dir>`, the deployed handler beside another checkout's instead (`sideBySide`).
  */
 
 type Event = APIGatewayProxyEventV2;
@@ -118,9 +120,74 @@ export async function layerCosts(): Promise<Array<{ layer: string; medianUs: num
   }
 }
 
+/**
+ * The deployed payments handler of this tree and of another checkout (`--base <dir>`, node_modules
+ * beside it), each wired to a harness of its own in this one process, rounds of 1,000 deliveries
+ * taken in turn (the order flipped each round), so both share whatever load the machine has.
+ */
+export async function sideBySide(base: string): Promise<Array<{ tree: string; medianUs: number; lowestUs: number }>> {
+  const trees: Array<[string, string]> = [['this tree', fileURLToPath(new URL('..', import.meta.url))], ['base', resolve(base)]];
+  const wired: Array<{ tree: string; handle: Handler; signed: (count: number) => Event[]; stop: () => Promise<void> }> = [];
+  for (const [tree, root] of trees) {
+    const from = (path: string) => import(pathToFileURL(join(root, path)).href);
+    const [functions, simulators, gateways, logs, metered, cache, support, aws] = await Promise.all(
+      ['functions/webhook-payments.ts', 'sandbox/payment-simulator.ts', 'shared/gateway.ts', 'shared/log/logger.ts', 'shared/metrics/gateway-metrics.ts', 'shared/webhooks/connection-cache.ts', 'test/support/stored-connection.ts', 'test/webhooks/aws-harness.ts'].map(from),
+    );
+    logs.setLogSink(() => {});
+    metered.setMetricSink(() => {});
+    const harness = await aws.startAwsHarness();
+    gateways.useGateway(harness.gateway);
+    const secret = `whsec_${randomBytes(18).toString('hex')}`;
+    const at = new Date().toISOString();
+    await harness.gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await support.storeConnection(harness.gateway, { accountId: 'bench', connector: 'payment', credentials: { secretKey: `rk_test_${randomBytes(18).toString('hex')}`, webhookSigningSecret: secret }, syncSettings: { method: 'webhooks' } });
+    cache.forgetOpenedConnections(harness.gateway);
+    const simulator = await simulators.startPaymentSimulator({ seed: 9 });
+    const template = simulator.createSubscription(simulator.createCustomer({ email: 'bench@example.com' }).record.id).events[0]!;
+    await simulator.stop();
+    let serial = 0;
+    const signed = (count: number) =>
+      Array.from({ length: count }, () => {
+        const body = JSON.stringify({ ...template, id: `evt_side_${serial++}` });
+        const t = Math.floor(Date.now() / 1000);
+        return aws.webhookRequest('/webhooks/payments', 'bench', body, { 'stripe-signature': `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}` }) as Event;
+      });
+    // One delivery now, before the next tree's harness mocks the same SDK classes: it reads the
+    // connection, the origin secret and the webhook secret, which a warm function holds from then on.
+    await (functions.handler as Handler)(signed(1)[0]!);
+    wired.push({ tree, handle: functions.handler as Handler, signed, stop: () => harness.stop() });
+  }
+  try {
+    const samples = new Map<string, number[]>();
+    for (let round = -1; round < ROUNDS * 2; round += 1) {
+      for (const { tree, handle, signed } of round % 2 ? wired : [...wired].reverse()) {
+        const events = signed(PER_ROUND);
+        collect();
+        const before = process.cpuUsage();
+        for (const event of events) {
+          const answer = (await handle(event)) as { statusCode?: number };
+          if (answer.statusCode !== 200) throw new Error(`${tree}: delivery refused (${JSON.stringify(answer)})`);
+        }
+        const used = process.cpuUsage(before);
+        // Round -1 warms both up.
+        if (round >= 0) samples.set(tree, [...(samples.get(tree) ?? []), (used.user + used.system) / PER_ROUND]);
+      }
+    }
+    return wired.map(({ tree }) => ({ tree, medianUs: Math.round(median(samples.get(tree)!) * 10) / 10, lowestUs: Math.round(Math.min(...samples.get(tree)!) * 10) / 10 }));
+  } finally {
+    for (const { stop } of wired) await stop();
+  }
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   setLogSink(() => {});
   setMetricSink(() => {});
+  const baseAt = process.argv.indexOf('--base');
+  if (baseAt >= 0) {
+    const rows = await sideBySide(process.argv[baseAt + 1]!);
+    process.stdout.write(`| deployed handler | CPU µs per delivery, median | lowest round |\n|---|--:|--:|\n${rows.map((row) => `| ${row.tree} | ${row.medianUs} | ${row.lowestUs} |`).join('\n')}\n`);
+    process.exit(0);
+  }
   const rows = await layerCosts();
   process.stdout.write(`| layer | CPU µs per delivery, median | lowest round |\n|---|--:|--:|\n${rows.map((row) => `| ${row.layer} | ${row.medianUs} | ${row.lowestUs} |`).join('\n')}\n`);
   process.exit(0);
