@@ -11,11 +11,12 @@ const accountInPath = /\/accounts\/([^/]+)/;
 
 /** The account an HTTP request is about: `?account=` (webhooks), `/accounts/{id}`, or the signed-in user's. */
 function httpIds(event: APIGatewayProxyEventV2): InvocationIds {
-  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer?.jwt?.claims;
+  // Read before middy starts (engine.ts): a malformed event must not throw here.
+  const claims = (event?.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } } | undefined)?.authorizer?.jwt?.claims;
   const claimed = claims?.['custom:account_id'];
   return {
-    requestId: event.requestContext?.requestId,
-    accountId: event.queryStringParameters?.account ?? accountInPath.exec(event.rawPath ?? '')?.[1] ?? (typeof claimed === 'string' ? claimed : undefined),
+    requestId: event?.requestContext?.requestId,
+    accountId: event?.queryStringParameters?.account ?? accountInPath.exec(event?.rawPath ?? '')?.[1] ?? (typeof claimed === 'string' ? claimed : undefined),
   };
 }
 
