@@ -27,15 +27,21 @@ export function useOriginSecret(source: OriginSecretSource | undefined): OriginS
 /** The expected header value: the installed source's, else Secrets Manager's, read once and kept. */
 export function originSecret(): Promise<string> {
   if (installed) return installed();
-  fromSecretsManager ??= readSecret().then(
-    (value) => (read = value),
+  if (fromSecretsManager) return fromSecretsManager;
+  const reading: Promise<string> = readSecret().then(
+    (value) => {
+      // Kept only if no other source was installed meanwhile.
+      if (fromSecretsManager === reading) read = value;
+      return value;
+    },
     (error: unknown) => {
       // A failed read is not kept: the next request tries again.
-      fromSecretsManager = undefined;
+      if (fromSecretsManager === reading) fromSecretsManager = undefined;
       throw error;
     },
   );
-  return fromSecretsManager;
+  fromSecretsManager = reading;
+  return reading;
 }
 
 /** The expected value when it is already in hand (Secrets Manager's, read earlier), else undefined: ask `originSecret()`. */
