@@ -1,5 +1,6 @@
 import { defineConnector } from '../connections/connector';
 import { billingConnectionForm } from './config';
+import { billingRoutes } from './routes';
 import { billingSyncing } from './sync-platform';
 import { testBillingConnection } from './test-connection';
 import { billingWebhooks } from './webhook-endpoint';
@@ -14,9 +15,5 @@ export const billing = defineConnector({
   connection: billingConnectionForm,
   testConnection: (options) => testBillingConnection(billingSyncing.client(options)),
   webhooks: billingWebhooks,
-  // Built on the first request to its path (shared/api/route-area.ts).
-  routes: {
-    paths: ['/api/v1/accounts/{accountId}/connections/billing/webhook-credentials'],
-    load: async () => (await import('./routes')).billingRoutes,
-  },
+  routes: billingRoutes,
 });

@@ -1,5 +1,5 @@
 import type * as z from 'zod';
-import type { RouteArea } from '../api/route-area';
+import type { Route } from '../api/route';
 import type { PlatformClient } from '../http/platform-client';
 import type { ConnectorWebhooks, WebhookReceiver } from '../webhooks/connector-webhooks';
 import type { ConnectionForm } from './connector-definition';
@@ -45,8 +45,8 @@ export interface Connector<Settings extends object = object> {
   revoke?(options: ClientOptions): Promise<void>;
   /** The browser flow (OAuth authorization code with PKCE) for forms that offer that method. */
   authorization?: AuthorizationCodeSupport;
-  /** Operations of this connector's own, added to `/api/v1` and its OpenAPI document; built on first use. */
-  routes?: RouteArea;
+  /** Operations of this connector's own, added to `/api/v1` and its OpenAPI document. */
+  routes?: readonly Route[];
   /** Work on the sync schedules other than record syncs (sending events held for a schedule). */
   scheduled?: ScheduledWork<Settings>;
   /** Called after the connection's settings were saved (e.g. to send at once what a slower frequency held). */

@@ -4,6 +4,7 @@ import { forgetDataTokens, loginUrlFor } from './auth';
 import { dataClient } from './client';
 import { DataLoginChoice, dataConnectionForm } from './config';
 import { dataProblem } from './errors';
+import { dataRoutes } from './routes';
 import { sendHeldOnFrequencyChange } from './delivery';
 import { dataReacting } from './reactions';
 import { dataScheduling } from './scheduling';
@@ -33,19 +34,6 @@ export const data = defineConnector({
     scopes: ['api', 'refresh_token', 'offline_access', 'cdp_query_api', 'cdp_profile_api', 'cdp_ingest_api'],
     loginUrl: (config, env) => loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl)),
   },
-  // Built on the first request to one of these paths (shared/api/route-area.ts).
-  routes: {
-    paths: [
-      '/api/v1/playbook/engagement-events',
-      '/api/v1/playbook/data/writes',
-      '/api/v1/playbook/data/records',
-      '/api/v1/playbook/data/engagement/{email}',
-      '/api/v1/playbook/data/aggregates',
-      '/api/v1/playbook/profiles/{email}',
-      '/api/v1/accounts/{accountId}/connections/data/ingestion-schema',
-      '/api/v1/accounts/{accountId}/connections/data/deliveries',
-    ],
-    load: async () => (await import('./routes')).dataRoutes,
-  },
+  routes: dataRoutes,
   settingsChanged: sendHeldOnFrequencyChange,
 });

@@ -3,6 +3,7 @@ import { revokeIdentityGrant } from '../identity/identity-session';
 import { messagingClient, messagingIdentity } from './client';
 import { MessagingLoginChoice, messagingConnectionForm } from './config';
 import { messagingProblem } from './errors';
+import { messagingRoutes } from './routes';
 import { messagingNaming } from './naming';
 import { MessagingSettings } from './settings';
 import { testMessagingConnection } from './test-connection';
@@ -27,18 +28,5 @@ export const messaging = defineConnector<MessagingSettings>({
     scopes: ['api', 'refresh_token', 'offline_access'],
     loginUrl: (config, env) => (MessagingLoginChoice.catch('production').parse(config.loginUrl) === 'sandbox' ? env.DATA_SANDBOX_LOGIN_URL : env.DATA_LOGIN_URL).replace(/\/+$/, ''),
   },
-  // Built on the first request to one of these paths (shared/api/route-area.ts).
-  routes: {
-    paths: [
-      '/api/v1/playbook/conversations',
-      '/api/v1/playbook/conversations/{conversationId}',
-      '/api/v1/playbook/conversations/{conversationId}/messages',
-      '/api/v1/playbook/conversations/{conversationId}/handoff',
-      '/api/v1/playbook/conversations/{conversationId}/end',
-      '/api/v1/playbook/conversations/{conversationId}/transcript',
-      '/api/v1/accounts/{accountId}/conversations',
-      '/api/v1/accounts/{accountId}/conversations/{conversationId}/transcript',
-    ],
-    load: async () => (await import('./routes')).messagingRoutes,
-  },
+  routes: messagingRoutes,
 });

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { route } from '../../shared/api/route';
-import { routeArea } from '../../shared/api/route-area';
 import { defineConnector } from '../../shared/connections/connector';
 import { addConnector } from '../../shared/connections/registry';
 import { createPlatformClient } from '../../shared/http/platform-client';
@@ -82,7 +81,7 @@ const helpdesk = defineConnector<z.infer<typeof TicketsSettings>>({
       reactedTo.push(`${event.accountId}:${event.id}`);
     },
   },
-  routes: routeArea([
+  routes: [
     route({
       method: 'GET',
       path: '/api/v1/playbook/helpdesk/greeting',
@@ -93,7 +92,7 @@ const helpdesk = defineConnector<z.infer<typeof TicketsSettings>>({
       response: { status: 200, description: 'A greeting', schema: z.object({ hello: z.string() }) },
       handle: async () => ({ hello: 'from the helpdesk connector' }),
     }),
-  ]),
+  ],
 });
 
 describe('a fifth connector: a folder and one registry line', () => {
