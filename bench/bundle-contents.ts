@@ -9,8 +9,9 @@ import { median, round } from './statistics';
  * What a function's cold start is made of (docs/cold-starts.md): its bundle's bytes by package and
  * by folder of ours, and its import's CPU time split three ways, each from a fresh Node process:
  *
- * - setup: a module that imports only the Node built-ins the bundle imports (the SDK's http, https,
- *   zlib and stream among them): what loading them and the module system costs;
+ * - setup: a module that imports only the Node built-ins the bundle imports as ES modules: what
+ *   loading them and the module system costs (the built-ins the bundle takes through `require`,
+ *   shared/aws/builtins/, count in evaluation);
  * - compile: the bundle's text wrapped in a function that is never called, less setup: what reading,
  *   parsing and compiling its top level costs;
  * - evaluation: the whole import less the two: what the modules do when they load (zod schemas

@@ -4,6 +4,18 @@
  */
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The Node built-ins the bundles import by name, each through `require` (shared/aws/builtins/):
+ * imported as ES modules, Node reads every export of each, and some load more (a WebSocket client
+ * for `http`, stdin and stdout for `process`, webcrypto for `crypto`). `node:zlib` stays an ES
+ * import: the SDK reads it as a namespace, and a stand-in naming only some exports would answer
+ * undefined for the others. `node:module` too: the banner imports it anyway.
+ */
+const BY_REQUIRE = ['async_hooks', 'buffer', 'console', 'crypto', 'diagnostics_channel', 'fs', 'fs/promises', 'http', 'https', 'os', 'path', 'process', 'stream', 'timers', 'tls', 'url'];
+const builtinsByRequire: Record<string, string> = Object.fromEntries(
+  BY_REQUIRE.map((name) => [`node:${name}`, fileURLToPath(new URL(`../shared/aws/builtins/${name.replace('/', '-')}.ts`, import.meta.url))]),
+);
+
 export const lambdaBundling = {
   target: 'node24',
   minify: true,
@@ -16,11 +28,7 @@ export const lambdaBundling = {
    */
   alias: {
     '@aws-sdk/credential-provider-node': fileURLToPath(new URL('../shared/aws/lambda-credentials.ts', import.meta.url)),
-    /**
-     * `node:http` through `require` (shared/aws/node-http.ts): imported as an ES module, Node reads
-     * its WebSocket getters and loads a WebSocket client; measured on sync-job, ~26 ms less import CPU.
-     */
-    'node:http': fileURLToPath(new URL('../shared/aws/node-http.ts', import.meta.url)),
+    ...builtinsByRequire,
   },
 } as const;
 
