@@ -6,6 +6,7 @@ import type { ConnectionView } from '../../shared/connections/connection-view';
 import type { SyncStatus } from '../../shared/sync/sync-status';
 import { startBillingGateway, type BillingGateway } from '../support/billing-gateway';
 import { generatedKey, type TestGateway } from '../support/local-runtime';
+import { recordsAt } from '../support/stored-connection';
 
 /**
  * Test Connection, sync settings, manual and scheduled syncs through the API, end to end: the
@@ -116,11 +117,11 @@ describe('connection and sync routes', () => {
 
   it('disconnect stops the schedule and purges what was synced', async () => {
     const store = gateway.runtime.local.gateway.store;
-    expect((await store.listRecords('acme', 'billing', 'customers')).records.length).toBeGreaterThan(0);
+    expect((await store.listRecords(recordsAt('acme', 'billing', 'customers'))).records.length).toBeGreaterThan(0);
     expect((await gateway.call('DELETE', '/api/v1/accounts/acme/connections/billing', { token })).status).toBe(204);
     expect(await syncDispatcher({ frequency: 'hourly' })).toMatchObject({ enqueued: 0 });
     await gateway.runtime.local.queues.syncJobs.idle();
-    expect((await store.listRecords('acme', 'billing', 'customers', { includeDeleted: true })).records).toEqual([]);
+    expect((await store.listRecords(recordsAt('acme', 'billing', 'customers'), { includeDeleted: true })).records).toEqual([]);
     expect(await store.listSyncCheckpoints('acme')).toEqual([]);
   });
 });

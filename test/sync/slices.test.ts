@@ -12,7 +12,7 @@ import { applyWebhookEvent } from '../../shared/webhooks/apply';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection } from '../support/stored-connection';
+import { storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * A data object listed in slices side by side, against the payment simulator answering with a real
@@ -75,7 +75,7 @@ describe('slices in flight under one rate budget per connection', () => {
       const ids: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(accountId, 'payment', of, { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', of), { limit: 1000, ...(startKey ? { startKey } : {}) });
         ids.push(...page.records.map((record) => record.id));
         startKey = page.nextStartKey;
       } while (startKey);
