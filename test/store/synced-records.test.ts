@@ -169,11 +169,11 @@ describe('listStoredVersions', () => {
 });
 
 describe('listRecordIds', () => {
-  it('pages the same ids as listRecords, in id order, leaving deleted records out and reading no body', async () => {
+  it('pages the same ids as listRecords, in id order, leaving deleted records out and reading no body (one key: each item read once; sharded: test/store/sharded-records.test.ts)', async () => {
     const ids = Array.from({ length: 25 }, (_, i) => `ch_${String(i).padStart(2, '0')}`);
-    await db.store.putRecordsIfChanged(recordsAt('acct-ri', 'payment', 'charges'), ids.map((id) => customer(id)));
-    await db.store.putRecordsIfChanged(recordsAt('acct-ri', 'payment', 'customers'), [customer('cus_elsewhere')]);
-    await db.store.markRecordDeleted(recordsAt('acct-ri', 'payment', 'charges'), 'ch_03', { deletedAt: new Date() });
+    await db.store.putRecordsIfChanged(recordsAt('acct-ri', 'payment', 'charges', 'legacy'), ids.map((id) => customer(id)));
+    await db.store.putRecordsIfChanged(recordsAt('acct-ri', 'payment', 'customers', 'legacy'), [customer('cus_elsewhere')]);
+    await db.store.markRecordDeleted(recordsAt('acct-ri', 'payment', 'charges', 'legacy'), 'ch_03', { deletedAt: new Date() });
 
     const { client, watched } = watchedStore();
     const bodies: unknown[] = [];
@@ -186,7 +186,7 @@ describe('listRecordIds', () => {
     const listed: string[] = [];
     let startKey: string | undefined;
     do {
-      const page = await counted.listRecordIds(recordsAt('acct-ri', 'payment', 'charges'), { limit: 10, ...(startKey ? { startKey } : {}) });
+      const page = await counted.listRecordIds(recordsAt('acct-ri', 'payment', 'charges', 'legacy'), { limit: 10, ...(startKey ? { startKey } : {}) });
       listed.push(...page.ids);
       startKey = page.nextStartKey;
     } while (startKey);

@@ -44,3 +44,9 @@ export async function storeConnection(
 export function recordsAt(accountId: string, connector: ConnectorName, object: string, layout: 'sharded' | 'legacy' = 'sharded'): RecordPlace {
   return { accountId, connector, object, shards: layout === 'legacy' ? 1 : RECORD_SHARDS };
 }
+
+/** Whether a table key is one of this data object's records, under the single key or one of its shard keys. */
+export function isRecordKey(accountId: string, connector: ConnectorName, object: string): (key: { pk: string }) => boolean {
+  const base = `ACCOUNT#${accountId}#${connector}#${object}`;
+  return (key) => key.pk === base || key.pk.startsWith(`${base}#`);
+}

@@ -13,7 +13,7 @@ import { recordHash } from '../../shared/sync/record-hash';
 import type { NormalisedRecord, SyncPage, SyncSource } from '../../shared/sync/sync-source';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection, recordsAt } from '../support/stored-connection';
+import { isRecordKey, storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * The sync engine end to end: the billing connector's real client and sources over HTTP against
@@ -138,7 +138,7 @@ describe('sync engine', () => {
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
     // Each record written once in all: pages the killed run wrote after its last save are listed
     // again, compared, and left alone.
-    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(450);
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(450);
   });
 
   it('a full sync killed and resumed still detects records the platform no longer has', async () => {
@@ -213,7 +213,7 @@ describe('sync engine', () => {
       expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5, counts: { updated: 1, unchanged: 449 } });
       expect(commands.sent('QueryCommand')).toBeGreaterThan(0);
       expect(commands.sent('BatchGetItemCommand')).toBe(method === 'api' ? 0 : 5);
-      expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(1);
+      expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(1);
       expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), changed!))?.email).toBe(`changed-${method}@example.com`);
     }
   });
@@ -280,7 +280,7 @@ describe('sync engine', () => {
     expect(counts).toEqual({ created: 0, updated: 2, unchanged: 4, deleted: 1 });
     expect(commands.sent('BatchGetItemCommand')).toBe(0);
     // x and y written once, z marked deleted once.
-    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${place.accountId}#billing#customers`)).toBe(3);
+    expect(commands.itemsWritten(isRecordKey(place.accountId, 'billing', 'customers'))).toBe(3);
     expect((await store.getRecord(recordsAt(place.accountId, 'billing', 'customers'), 'x'))?.body).toEqual(fields('x', 'new'));
     expect(await sweep.missing()).toEqual([]);
   });
@@ -310,7 +310,7 @@ describe('sync engine', () => {
     while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
     while (commands.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(commands.sent('BatchGetItemCommand')).toBe(0);
-    const writtenByKilled = commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`);
+    const writtenByKilled = commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'));
     expect(writtenByKilled).toBeGreaterThan(0);
     clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
     const resumed = await c.run({ leaseSeconds: 30 });
@@ -319,7 +319,7 @@ describe('sync engine', () => {
     expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5 - killedAt });
     // The resumed run reads the store for each page: what its predecessor wrote is seen, not rewritten.
     expect(commands.sent('BatchGetItemCommand')).toBe(5 - killedAt);
-    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(changed.length);
+    expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(changed.length);
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
     for (const id of changed) expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), id))?.email).toBe(`changed-${id}@example.com`);
   });
