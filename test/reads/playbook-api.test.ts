@@ -30,7 +30,7 @@ async function put(
   syncedAt = SYNCED,
 ): Promise<void> {
   const owner = 'email' in body && object === 'customers' ? { email: body.email } : 'customerId' in body ? { customerId: body.customerId } : {};
-  await store.putRecordIfChanged(recordsAt(accountId, connector, object), { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
+  await store.putRecordIfChanged(recordsAt(accountId, connector, object, 'legacy'), { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
 }
 
 const subscription = (id: string, customerId: string, fields: Partial<NormalisedSubscription> = {}): NormalisedSubscription => ({
