@@ -19,7 +19,7 @@ import {
 export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
 
 /**
- * Waits until these records may be sent (a sync paces its writes into one partition key): awaited
+ * Waits until these records may be sent (a sync paces its writes into each shard key): awaited
  * right before each write request leaves, retries included, so the pace holds where the table counts.
  */
 export type RecordPace = (records: readonly RecordWrite[]) => Promise<void>;

@@ -16,12 +16,22 @@ import { STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pa
  *   starting afresh, in memory once the run has read every stored version (one Query per 1,000).
  * - Each write request is paced to `STORE_WRITES_PER_SECOND` per shard key it writes into, as it leaves (shared/sync/write-pace.ts).
  */
+/**
+ * Pages of one run sending their writes at once: 8 pages are 32 requests of 25 records, which
+ * DynamoDB answers in some 10–20 ms each, hundreds of pages a second, far above the 25 a payment
+ * endpoint lists; locally they keep dynalite's queue short.
+ */
+export const PAGES_SENDING = 8;
+
 export class PageWrites {
   /** Write units a page brings, on average (moving): none when the data did not change. */
   private unitsPerPage = 0;
   /** Pages written so far in this invocation (before the first, a slice cannot tell the store's pace yet). */
   writesDone = 0;
   private readonly writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
+  /** Pages of this run whose write requests are on their way to the store (at most `PAGES_SENDING`). */
+  private sending = 0;
+  private readonly sendTurns: Array<() => void> = [];
   /**
    * API Direct: records a page in flight is writing or deleting, with when they land. Another page
    * listing one of them (two slices meet at a boundary second) compares it once they landed; in a
@@ -84,10 +94,12 @@ export class PageWrites {
         if (stoppedBy) throw stoppedBy.error;
       };
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      const [, outcomes] = await Promise.all([
-        batched.length > 0 ? store.putRecordsBatch(place, batched, { pace }) : undefined,
-        conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
-      ]);
+      const [, outcomes] = await this.whileSending(() =>
+        Promise.all([
+          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace }) : undefined,
+          conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
+        ]),
+      );
       // What the run stored, for the pages after this one that compare in memory.
       if (context.batchWrites) context.inMemory?.noteWritten([...batched, ...conditional.filter((_, index) => outcomes?.[index] !== 'unchanged')]);
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
@@ -107,6 +119,23 @@ export class PageWrites {
       landed();
     }
     this.writesDone += 1;
+  }
+
+  /**
+   * Sends one page's writes once fewer than `PAGES_SENDING` pages of the run are on their way: a
+   * store slower than the slices (a busy local one) then holds the slices' next pages, rather than
+   * hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
+   */
+  private async whileSending<T>(send: () => Promise<T>): Promise<T> {
+    if (this.sending >= PAGES_SENDING) await new Promise<void>((resolve) => this.sendTurns.push(resolve));
+    else this.sending += 1;
+    try {
+      return await send();
+    } finally {
+      const next = this.sendTurns.shift();
+      if (next) next();
+      else this.sending -= 1;
+    }
   }
 
   /**
