@@ -4,7 +4,7 @@ import type { SeenPages } from './checkpoint-saves';
 import type { Fetched, PagingContext, PagingRun } from './paging-run';
 import { planPage } from './sync-decisions';
 import { shardOf } from '../store/record-layout';
-import { STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pace';
+import { AtMostAtOnce, STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pace';
 
 /**
  * Writing one page of a paging run (shared/sync/page-slices.ts): compared with what is stored, only
@@ -30,8 +30,7 @@ export class PageWrites {
   writesDone = 0;
   private readonly writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
   /** Pages of this run whose write requests are on their way to the store (at most `PAGES_SENDING`). */
-  private sending = 0;
-  private readonly sendTurns: Array<() => void> = [];
+  private readonly sending = new AtMostAtOnce(PAGES_SENDING);
   /**
    * API Direct: records a page in flight is writing or deleting, with when they land. Another page
    * listing one of them (two slices meet at a boundary second) compares it once they landed; in a
@@ -94,7 +93,9 @@ export class PageWrites {
         if (stoppedBy) throw stoppedBy.error;
       };
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      const [, outcomes] = await this.whileSending(() =>
+      // A store slower than the slices (a busy local one) then holds their next pages, rather than
+      // hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
+      const [, outcomes] = await this.sending.run(() =>
         Promise.all([
           batched.length > 0 ? store.putRecordsBatch(place, batched, { pace }) : undefined,
           conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
@@ -119,23 +120,6 @@ export class PageWrites {
       landed();
     }
     this.writesDone += 1;
-  }
-
-  /**
-   * Sends one page's writes once fewer than `PAGES_SENDING` pages of the run are on their way: a
-   * store slower than the slices (a busy local one) then holds the slices' next pages, rather than
-   * hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
-   */
-  private async whileSending<T>(send: () => Promise<T>): Promise<T> {
-    if (this.sending >= PAGES_SENDING) await new Promise<void>((resolve) => this.sendTurns.push(resolve));
-    else this.sending += 1;
-    try {
-      return await send();
-    } finally {
-      const next = this.sendTurns.shift();
-      if (next) next();
-      else this.sending -= 1;
-    }
   }
 
   /**

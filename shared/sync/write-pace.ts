@@ -70,3 +70,24 @@ export class WritesPerSecond {
     return window;
   }
 }
+
+/** At most `limit` of these tasks running at once; the others wait their turn, in order. */
+export class AtMostAtOnce {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    // A turn handed over by a task that ended keeps `running` as it is.
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+}

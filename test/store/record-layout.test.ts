@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareIds, mergeShardPages, newConnectionShards, perShardLimit, RECORD_SHARDS, recordPlace, shardOf, type ShardPage } from '../../shared/store/record-layout';
 import { unitsByShard } from '../../shared/sync/page-writes';
-import { WritesPerSecond } from '../../shared/sync/write-pace';
+import { AtMostAtOnce, WritesPerSecond } from '../../shared/sync/write-pace';
 
 /** A seeded generator, so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -129,5 +129,30 @@ describe('the write pace per shard key', () => {
     now = 1_000;
     await waiting;
     expect(sent).toBe(true);
+  });
+});
+
+describe('pages sending their writes at once', () => {
+  it('runs at most the limit at once, every task in its turn, a failed one handing its turn on', async () => {
+    const sending = new AtMostAtOnce(3);
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, index) =>
+        sending.run(async () => {
+          started.push(index);
+          running += 1;
+          most = Math.max(most, running);
+          await new Promise((resolve) => setTimeout(resolve, 5 + (index % 4)));
+          running -= 1;
+          if (index === 4) throw new Error('throttled');
+          return index;
+        }),
+      ),
+    );
+    expect(most).toBe(3);
+    expect(started).toEqual(Array.from({ length: 12 }, (_, index) => index));
+    expect(results.filter((result) => result.status === 'fulfilled').length).toBe(11);
   });
 });
