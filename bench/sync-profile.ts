@@ -170,7 +170,7 @@ store.getStoredVersions = (...args: Parameters<typeof getStoredVersions>) => {
   return getStoredVersions(...args);
 };
 store.putRecordsBatch = (async (...args: Parameters<typeof putRecordsBatch>) => {
-  batches.push({ at: performance.now(), object: args[2], records: args[3].length, units: args[3].reduce((sum, record) => sum + writeUnits(record), 0) });
+  batches.push({ at: performance.now(), object: args[0].object, records: args[1].length, units: args[1].reduce((sum, record) => sum + writeUnits(record), 0) });
   return putRecordsBatch(...args);
 }) as typeof store.putRecordsBatch;
 

@@ -9,6 +9,8 @@ import { forgetRateBudgets } from '../shared/http/rate-budget';
 import type { RecordWrite } from '../shared/store/items';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
 import { storeConnection } from '../test/support/stored-connection';
+import { readPlace } from '../shared/reads/record-place';
+import { RECORD_SHARDS } from '../shared/store/record-layout';
 import { previousFigures, type Figures } from './results-file';
 import { FIRST5_NOTE, firstFiveRun } from './sync-first5';
 import { round } from './statistics';
@@ -154,7 +156,7 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
     const ids = new Set<string>();
     let startKey: string | undefined;
     do {
-      const page = await s.local.gateway.store.listRecords(accountId, connector, object, { limit: 1000, ...(startKey ? { startKey } : {}) });
+      const page = await s.local.gateway.store.listRecords(await readPlace(s.local.gateway.store, accountId, connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
       for (const record of page.records) ids.add(record.id);
       stored += page.records.length;
       startKey = page.nextStartKey;
@@ -232,7 +234,7 @@ async function storeCeiling(s: Scenario): Promise<number> {
       return { id, hash: `h${index}`, email: `${id}@example.com`, syncedAt: new Date().toISOString(), body: { id, name: 'Bench Customer', email: `${id}@example.com`, createdAt: new Date().toISOString(), currency: 'usd', balance: 0, delinquent: false, metadata: {} } };
     });
   const started = performance.now();
-  await Promise.all(OBJECTS.map((object) => s.local.gateway.store.putRecordsBatch('ceiling', 'payment', object, records(object, 3_000), { concurrency: 8 })));
+  await Promise.all(OBJECTS.map((object) => s.local.gateway.store.putRecordsBatch({ accountId: 'ceiling', connector: 'payment', object, shards: RECORD_SHARDS }, records(object, 3_000), { concurrency: 8 })));
   return (OBJECTS.length * 3_000) / ((performance.now() - started) / 1000);
 }
 

@@ -16,6 +16,7 @@ import { createSignature, secretLike } from './webhook-receiver';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { round } from './statistics';
+import { readPlace } from '../shared/reads/record-place';
 
 /**
  * The webhook path, measured:
@@ -262,7 +263,7 @@ async function compare(
     const stored = new Map<string, string>();
     let startKey: string | undefined;
     do {
-      const page = await runtime.local.gateway.store.listRecords('bench', connector, object, { limit: 1000, ...(startKey ? { startKey } : {}) });
+      const page = await runtime.local.gateway.store.listRecords(await readPlace(runtime.local.gateway.store, 'bench', connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
       for (const record of page.records) stored.set(record.id, record.hash);
       startKey = page.nextStartKey;
     } while (startKey);

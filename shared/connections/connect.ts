@@ -4,6 +4,7 @@ import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
 import type { Connection } from '../store/items';
+import { newConnectionShards } from '../store/record-layout';
 import { requireIntegrationsEnabled } from '../tenants/account-guard';
 import { startAuthorization, type AuthorizationStarted } from '../identity/authorization';
 import { maskSecret, type ConnectionParts } from './connector-definition';
@@ -87,6 +88,11 @@ export async function saveConnection(
   // The receivers verify with this alone (shared/webhooks/webhook-secret.ts).
   const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, credentials, input.connector.webhooks?.secretFields ?? []);
   const now = new Date(gateway.now()).toISOString();
+  // A reconnect keeps its record layout (absent: one key, as stored before sharding). A new
+  // connection is sharded, unless an earlier one's records still wait for their purge under that one key.
+  const recordShards = existing
+    ? existing.recordShards
+    : newConnectionShards(await gateway.store.hasLegacyRecords(accountId, connector, input.connector.sync?.objects ?? []));
   const connection: Connection = {
     accountId,
     connector,
@@ -99,6 +105,7 @@ export async function saveConnection(
     health: { state: 'unknown' },
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
+    ...(recordShards === undefined ? {} : { recordShards }),
     version: existing?.version ?? 0,
   };
   connection.version = await gateway.store.putConnection(connection);

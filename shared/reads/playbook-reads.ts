@@ -12,6 +12,7 @@ import {
 import { readCustomerRecords, type CustomerRecords, type CustomerReference, type FoundCustomer } from './customer-records';
 import { encodeCursor } from './cursor';
 import { readFilteredPage } from './filtered-page';
+import { readPlace } from './record-place';
 import { freshnessOf, UsedData } from './freshness';
 import { isFailedPayment, invoicesNewestFirst, paymentHistory, paymentObjectCandidates, paymentObjectOf } from './payments';
 import { PLAYBOOK_CONNECTORS, readBodies, type PlaybookConnector, type ReadRecord } from './read-record';
@@ -201,9 +202,10 @@ export async function listSubscribers(
   options: { connector: PlaybookConnector; state: SubscriberState; limit: number; startKey?: string },
 ): Promise<SubscribersPage> {
   const { store, accountId } = scope;
+  const place = await readPlace(store, accountId, options.connector, 'subscriptions');
   const [page, checkpoints] = await Promise.all([
     readFilteredPage(
-      (startKey, limit) => store.listRecords(accountId, options.connector, 'subscriptions', { limit, ...(startKey ? { startKey } : {}) }),
+      (startKey, limit) => store.listRecords(place, { limit, ...(startKey ? { startKey } : {}) }),
       (record) => {
         const subscription = NormalisedSubscription.safeParse(record.body);
         if (!subscription.success) return undefined;
@@ -237,8 +239,9 @@ export async function listFailedPayments(
   const checkpoints = await store.listSyncCheckpoints(accountId);
   const synced = new Set(checkpoints.filter((checkpoint) => checkpoint.connector === options.connector).map((checkpoint) => checkpoint.object));
   const object = paymentObjectOf(options.connector, synced);
+  const place = await readPlace(store, accountId, options.connector, object);
   const page = await readFilteredPage(
-    (startKey, limit) => store.listRecords(accountId, options.connector, object, { limit, ...(startKey ? { startKey } : {}) }),
+    (startKey, limit) => store.listRecords(place, { limit, ...(startKey ? { startKey } : {}) }),
     (record) => {
       const payment = NormalisedPayment.safeParse(record.body);
       return payment.success && isFailedPayment(payment.data, options.since)
@@ -269,11 +272,13 @@ async function customersById(
 ): Promise<Map<string, ReadRecord<NormalisedCustomer>>> {
   const unique = [...new Set(ids.filter((id) => id !== ''))];
   const found = new Map<string, ReadRecord<NormalisedCustomer>>();
+  if (unique.length === 0) return found;
+  const place = await readPlace(scope.store, scope.accountId, connector, 'customers');
   let next = 0;
   const worker = async () => {
     while (next < unique.length) {
       const id = unique[next++]!;
-      const stored = await scope.store.getRecord(scope.accountId, connector, 'customers', id);
+      const stored = await scope.store.getRecord(place, id);
       if (!stored || stored.deletedAt !== undefined) continue;
       const customer = bodiesOf(scope, [stored], ['customers'], NormalisedCustomer)[0];
       if (customer) found.set(id, customer);

@@ -62,6 +62,12 @@ export const Connection = z.lazy(() =>
     health: ConnectionHealth,
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    /**
+     * How many partition keys each data object's records are spread over, chosen when the
+     * connection is created (shared/store/record-layout.ts). Absent on connections stored before
+     * sharding: their records stay under the one key they were written under.
+     */
+    recordShards: z.number().int().positive().max(64).optional(),
     /** Optimistic concurrency: 0 for a connection not stored yet, then 1, 2, ... per write. */
     version: z.number().int().nonnegative(),
   }),

@@ -37,10 +37,10 @@ import * as webhookEvents from './webhook-events';
 
 export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
-export type { RecordPace, RecordPage, RecordWriteOutcome, StoredVersion } from './synced-records';
+export type { RecordPace, RecordPage, RecordPlace, RecordWriteOutcome, StoredVersion } from './synced-records';
 export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
 export type { DeliveryCounts, DeliveryHour, HeldEvent } from './held-events';
-import type { RecordPace, StoredVersion } from './synced-records';
+import type { RecordPace, RecordPlace, StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
@@ -172,51 +172,38 @@ export class Store implements RateBuckets {
     return syncCheckpoints.listSyncCheckpoints(this.#table, accountId);
   }
 
-  // Synced records
-  putRecordIfChanged(
-    accountId: string,
-    connector: ConnectorName,
-    object: string,
-    record: RecordWrite,
-  ): Promise<syncedRecords.RecordWriteOutcome> {
-    return syncedRecords.putRecordIfChanged(this.#table, accountId, connector, object, record);
+  // Synced records: each method takes the record's place, the connection's layout included (shared/store/record-layout.ts).
+  putRecordIfChanged(place: RecordPlace, record: RecordWrite): Promise<syncedRecords.RecordWriteOutcome> {
+    return syncedRecords.putRecordIfChanged(this.#table, place, record);
   }
-  putRecordsBatch(accountId: string, connector: ConnectorName, object: string, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace }): Promise<void> {
-    return syncedRecords.putRecordsBatch(this.#table, accountId, connector, object, records, options);
+  putRecordsBatch(place: RecordPlace, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace }): Promise<void> {
+    return syncedRecords.putRecordsBatch(this.#table, place, records, options);
   }
   putRecordsIfChanged(
-    accountId: string,
-    connector: ConnectorName,
-    object: string,
+    place: RecordPlace,
     records: readonly RecordWrite[],
     options?: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace },
   ): Promise<syncedRecords.RecordWriteOutcome[]> {
-    return syncedRecords.putRecordsIfChanged(this.#table, accountId, connector, object, records, options);
+    return syncedRecords.putRecordsIfChanged(this.#table, place, records, options);
   }
-  putRecordIfNewer(
-    accountId: string,
-    connector: ConnectorName,
-    object: string,
-    record: RecordWrite & { sourceVersion: number },
-  ): Promise<'created' | 'updated' | 'stale'> {
-    return syncedRecords.putRecordIfNewer(this.#table, accountId, connector, object, record);
+  putRecordIfNewer(place: RecordPlace, record: RecordWrite & { sourceVersion: number }): Promise<'created' | 'updated' | 'stale'> {
+    return syncedRecords.putRecordIfNewer(this.#table, place, record);
   }
-  getRecord(accountId: string, connector: ConnectorName, object: string, id: string): Promise<SyncedRecord | undefined> {
-    return syncedRecords.getRecord(this.#table, accountId, connector, object, id);
+  getRecord(place: RecordPlace, id: string): Promise<SyncedRecord | undefined> {
+    return syncedRecords.getRecord(this.#table, place, id);
   }
-  listRecords(
-    accountId: string,
-    connector: ConnectorName,
-    object: string,
-    options?: { limit?: number; startKey?: string; includeDeleted?: boolean },
-  ): Promise<syncedRecords.RecordPage> {
-    return syncedRecords.listRecords(this.#table, accountId, connector, object, options);
+  listRecords(place: RecordPlace, options?: { limit?: number; startKey?: string; includeDeleted?: boolean }): Promise<syncedRecords.RecordPage> {
+    return syncedRecords.listRecords(this.#table, place, options);
   }
-  listRecordIds(accountId: string, connector: ConnectorName, object: string, options?: { limit?: number; startKey?: string }): Promise<{ ids: string[]; nextStartKey?: string }> {
-    return syncedRecords.listRecordIds(this.#table, accountId, connector, object, options);
+  listRecordIds(place: RecordPlace, options?: { limit?: number; startKey?: string }): Promise<{ ids: string[]; nextStartKey?: string }> {
+    return syncedRecords.listRecordIds(this.#table, place, options);
   }
-  listStoredVersions(accountId: string, connector: ConnectorName, object: string, options?: { limit?: number; startKey?: string }): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
-    return syncedRecords.listStoredVersions(this.#table, accountId, connector, object, options);
+  listStoredVersions(place: RecordPlace, options?: { limit?: number; startKey?: string }): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
+    return syncedRecords.listStoredVersions(this.#table, place, options);
+  }
+  /** Whether records of an earlier connection remain under the single key of connections stored before sharding. */
+  hasLegacyRecords(accountId: string, connector: ConnectorName, objects: readonly string[]): Promise<boolean> {
+    return syncedRecords.hasLegacyRecords(this.#table, accountId, connector, objects);
   }
   findRecordsByEmail(accountId: string, email: string, options?: { includeDeleted?: boolean }): Promise<SyncedRecord[]> {
     return syncedRecords.findRecordsByEmail(this.#table, accountId, email, options);
@@ -229,17 +216,11 @@ export class Store implements RateBuckets {
   ): Promise<SyncedRecord[]> {
     return syncedRecords.findRecordsByCustomer(this.#table, accountId, connector, customerId, options);
   }
-  getStoredVersions(accountId: string, connector: ConnectorName, object: string, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
-    return syncedRecords.getStoredVersions(this.#table, accountId, connector, object, ids);
+  getStoredVersions(place: RecordPlace, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
+    return syncedRecords.getStoredVersions(this.#table, place, ids);
   }
-  markRecordDeleted(
-    accountId: string,
-    connector: ConnectorName,
-    object: string,
-    id: string,
-    deletion: { deletedAt: Date; sourceVersion?: number; syncedBefore?: Date },
-  ): Promise<boolean> {
-    return syncedRecords.markRecordDeleted(this.#table, accountId, connector, object, id, deletion);
+  markRecordDeleted(place: RecordPlace, id: string, deletion: { deletedAt: Date; sourceVersion?: number; syncedBefore?: Date }): Promise<boolean> {
+    return syncedRecords.markRecordDeleted(this.#table, place, id, deletion);
   }
 
   // Webhook dedupe

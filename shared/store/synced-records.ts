@@ -1,6 +1,7 @@
 import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
+import { mergeShardPages, perShardLimit, RECORD_SHARDS, shardOf, type RecordPlace } from './record-layout';
 import { indexKey, key } from './table';
 import {
   checkAccountId,
@@ -18,13 +19,12 @@ import {
 export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
 
 /**
- * Waits until these records may be sent (a sync paces its writes into one partition key): awaited
+ * Waits until these records may be sent (a sync paces its writes into each shard key): awaited
  * right before each write request leaves, retries included, so the pace holds where the table counts.
  */
 export type RecordPace = (records: readonly RecordWrite[]) => Promise<void>;
 
-/** Where a record lives: one data object of one connection. */
-export type RecordPlace = { accountId: string; connector: ConnectorName; object: string };
+export type { RecordPlace } from './record-layout';
 
 /**
  * Writes a record only if it is new, its hash changed, or it had been marked deleted. Read-free:
@@ -35,13 +35,7 @@ export type RecordPlace = { accountId: string; connector: ConnectorName; object:
  * If the record carries a `sourceVersion`, a stored copy with a higher one is kept too (a webhook
  * already applied newer data), and that also reports 'unchanged'.
  */
-export async function putRecordIfChanged(
-  table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
-  record: RecordWrite,
-): Promise<RecordWriteOutcome> {
+export async function putRecordIfChanged(table: Table, place: RecordPlace, record: RecordWrite): Promise<RecordWriteOutcome> {
   const changed = '#hash <> :hash OR attribute_exists(deletedAt)';
   // DynamoDB rejects redundant parentheses, so the two shapes are written out.
   const condition =
@@ -50,7 +44,7 @@ export async function putRecordIfChanged(
       : `attribute_not_exists(pk) OR ((${changed}) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version))`;
   const outcome = await conditionalRecordPut(
     table,
-    { accountId, connector, object },
+    place,
     record,
     condition,
     { ':hash': record.hash, ...(record.sourceVersion === undefined ? {} : { ':version': record.sourceVersion }) },
@@ -65,14 +59,12 @@ export async function putRecordIfChanged(
  */
 export async function putRecordIfNewer(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   record: RecordWrite & { sourceVersion: number },
 ): Promise<'created' | 'updated' | 'stale'> {
   const outcome = await conditionalRecordPut(
     table,
-    { accountId, connector, object },
+    place,
     record,
     'attribute_not_exists(pk) OR attribute_not_exists(sourceVersion) OR sourceVersion < :version',
     { ':version': record.sourceVersion },
@@ -86,9 +78,7 @@ export async function putRecordIfNewer(
  */
 export async function putRecordsIfChanged(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   records: readonly RecordWrite[],
   options: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace } = {},
 ): Promise<RecordWriteOutcome[]> {
@@ -101,8 +91,8 @@ export async function putRecordsIfChanged(
       const record = records[index]!;
       await options.pace?.([record]);
       outcomes[index] = options.knownNew?.has(record.id)
-        ? await putNewRecord(table, accountId, connector, object, record)
-        : await putRecordIfChanged(table, accountId, connector, object, record);
+        ? await putNewRecord(table, place, record)
+        : await putRecordIfChanged(table, place, record);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
@@ -111,43 +101,64 @@ export async function putRecordsIfChanged(
 
 /**
  * Deletes up to `limit` records of one data object (a disconnected connection's purge), 25 per
- * BatchWriteItem. Returns how many it deleted; fewer than `limit` means the object is empty.
+ * BatchWriteItem. Returns how many it deleted; fewer than `limit` means the object is empty. The
+ * connection is gone by then, and with it its layout: every key its records may be under is
+ * emptied (the single legacy key and each shard's), one after another.
  */
 export async function deleteRecords(table: Table, accountId: string, connector: ConnectorName, object: string, limit = 500): Promise<number> {
-  const place = { accountId, connector, object };
-  const page = await table.client.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: toItem({ ':pk': recordPartition(place) }),
-      ProjectionExpression: 'pk, sk',
-      Limit: limit,
-    }),
-  );
-  const keys = (page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! }));
+  const partitions = [...new Set([...recordPartitions({ accountId, connector, object, shards: 1 }), ...recordPartitions({ accountId, connector, object, shards: RECORD_SHARDS })])];
+  const keys: Array<Record<string, AttributeValue>> = [];
+  for (const pk of partitions) {
+    if (keys.length >= limit) break;
+    const page = await table.client.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: toItem({ ':pk': pk }),
+        ProjectionExpression: 'pk, sk',
+        Limit: limit - keys.length,
+      }),
+    );
+    keys.push(...(page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! })));
+  }
   await batchWriteAll(table, keys.map((Key) => ({ DeleteRequest: { Key } })));
   return keys.length;
+}
+
+/**
+ * Whether any record of these data objects is still stored under the single key of connections
+ * stored before sharding (a connection disconnected, its purge not done): a new connection of the
+ * connector then keeps that layout (shared/store/record-layout.ts `newConnectionShards`).
+ */
+export async function hasLegacyRecords(table: Table, accountId: string, connector: ConnectorName, objects: readonly string[]): Promise<boolean> {
+  const found = await Promise.all(
+    objects.map(async (object) => {
+      const page = await table.client.send(
+        new QueryCommand({
+          TableName: table.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: toItem({ ':pk': recordPartitions({ accountId, connector, object, shards: 1 })[0]! }),
+          ProjectionExpression: 'pk',
+          Limit: 1,
+        }),
+      );
+      return (page.Items ?? []).length > 0;
+    }),
+  );
+  return found.includes(true);
 }
 
 /**
  * A record the caller just saw absent: the plain "must not exist" condition (cheaper to evaluate);
  * if it appeared meanwhile (a webhook), the full comparison decides.
  */
-async function putNewRecord(table: Table, accountId: string, connector: ConnectorName, object: string, record: RecordWrite): Promise<RecordWriteOutcome> {
-  const outcome = await conditionalRecordPut(table, { accountId, connector, object }, record, 'attribute_not_exists(pk)', undefined);
-  return outcome ?? putRecordIfChanged(table, accountId, connector, object, record);
+async function putNewRecord(table: Table, place: RecordPlace, record: RecordWrite): Promise<RecordWriteOutcome> {
+  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk)', undefined);
+  return outcome ?? putRecordIfChanged(table, place, record);
 }
 
-export async function getRecord(
-  table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
-  id: string,
-): Promise<SyncedRecord | undefined> {
-  const { Item } = await table.client.send(
-    new GetItemCommand({ TableName: table.tableName, Key: recordKey({ accountId, connector, object }, id), ConsistentRead: true }),
-  );
+export async function getRecord(table: Table, place: RecordPlace, id: string): Promise<SyncedRecord | undefined> {
+  const { Item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: recordKey(place, id), ConsistentRead: true }));
   return Item ? SyncedRecord.parse(fromItem(Item)) : undefined;
 }
 
@@ -161,12 +172,10 @@ export type RecordPage = { records: SyncedRecord[]; nextStartKey?: string };
  */
 export async function listRecords(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   options: { limit?: number; startKey?: string; includeDeleted?: boolean } = {},
 ): Promise<RecordPage> {
-  const page = await queryRecordPartition(table, { accountId, connector, object }, options, options.includeDeleted ? {} : { FilterExpression: 'attribute_not_exists(deletedAt)' });
+  const page = await queryRecordPartition(table, place, options, options.includeDeleted ? {} : { FilterExpression: 'attribute_not_exists(deletedAt)' });
   return {
     records: page.items.map((item) => SyncedRecord.parse(fromItem(item))),
     ...(page.nextStartKey === undefined ? {} : { nextStartKey: page.nextStartKey }),
@@ -180,12 +189,10 @@ export async function listRecords(
  */
 export async function listRecordIds(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   options: { limit?: number; startKey?: string } = {},
 ): Promise<{ ids: string[]; nextStartKey?: string }> {
-  const page = await queryRecordPartition(table, { accountId, connector, object }, options, {
+  const page = await queryRecordPartition(table, place, options, {
     FilterExpression: 'attribute_not_exists(deletedAt)',
     ProjectionExpression: 'sk',
   });
@@ -203,12 +210,10 @@ export async function listRecordIds(
  */
 export async function listStoredVersions(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   options: { limit?: number; startKey?: string } = {},
 ): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
-  const page = await queryRecordPartition(table, { accountId, connector, object }, options, {
+  const page = await queryRecordPartition(table, place, options, {
     ProjectionExpression: STORED_VERSION_PROJECTION,
     ExpressionAttributeNames: { '#hash': 'hash' },
   });
@@ -218,26 +223,35 @@ export async function listStoredVersions(
   };
 }
 
-/** One consistent Query page of a data object's partition, from `startKey` (an id). */
+/**
+ * One consistent page of a data object's records after `startKey` (an id), in id order, over all
+ * its shards: one Query per shard for about its share of the page, merged (mergeShardPages), so a
+ * page reads about `limit` items whatever the shard count.
+ */
 async function queryRecordPartition(
   table: Table,
   place: RecordPlace,
   options: { limit?: number; startKey?: string },
   read: { FilterExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> },
 ): Promise<{ items: Array<Record<string, AttributeValue>>; nextStartKey?: string }> {
-  const page = await table.client.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ...read,
-      ExpressionAttributeValues: toItem({ ':pk': recordPartition(place) }),
-      Limit: Math.min(Math.max(options.limit ?? 100, 1), 1000),
-      ExclusiveStartKey: options.startKey === undefined ? undefined : recordKey(place, options.startKey),
-      ConsistentRead: true,
+  const limit = Math.min(Math.max(options.limit ?? 100, 1), 1000);
+  const pages = await Promise.all(
+    recordPartitions(place).map(async (pk) => {
+      const page = await table.client.send(
+        new QueryCommand({
+          TableName: table.tableName,
+          KeyConditionExpression: options.startKey === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+          ...read,
+          ExpressionAttributeValues: toItem({ ':pk': pk, ...(options.startKey === undefined ? {} : { ':after': options.startKey }) }),
+          Limit: perShardLimit(limit, place.shards),
+          ConsistentRead: true,
+        }),
+      );
+      const cutAfter = page.LastEvaluatedKey?.sk?.S;
+      return { items: page.Items ?? [], ...(cutAfter === undefined ? {} : { cutAfter }) };
     }),
   );
-  const lastId = page.LastEvaluatedKey?.sk?.S;
-  return { items: page.Items ?? [], ...(lastId === undefined ? {} : { nextStartKey: lastId }) };
+  return mergeShardPages(pages, limit, (item) => item.sk?.S ?? '');
 }
 
 /** Every record of the account with this email address (any connector, any object), through gsi1. */
@@ -284,14 +298,7 @@ export type StoredVersion = { hash: string; sourceVersion?: number; deleted: boo
  * so a sync writes only what changed. An eventually consistent read costs a quarter of a failed
  * conditional write, and an unchanged record then costs no write at all.
  */
-export async function getStoredVersions(
-  table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
-  ids: readonly string[],
-): Promise<Map<string, StoredVersion>> {
-  const place = { accountId, connector, object };
+export async function getStoredVersions(table: Table, place: RecordPlace, ids: readonly string[]): Promise<Map<string, StoredVersion>> {
   const unique = [...new Set(ids)];
   const items = await batchGetAll(
     table,
@@ -317,9 +324,7 @@ function storedVersionOf(item: Record<string, AttributeValue>): [string, StoredV
  */
 export async function markRecordDeleted(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   id: string,
   deletion: { deletedAt: Date; sourceVersion?: number; syncedBefore?: Date },
 ): Promise<boolean> {
@@ -330,7 +335,7 @@ export async function markRecordDeleted(
     table.client.send(
       new UpdateItemCommand({
         TableName: table.tableName,
-        Key: recordKey({ accountId, connector, object }, id),
+        Key: recordKey(place, id),
         UpdateExpression: versioned ? 'SET deletedAt = :at, sourceVersion = :version' : 'SET deletedAt = :at',
         ConditionExpression:
           (versioned ? 'attribute_exists(pk) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version)' : 'attribute_exists(pk)') + since,
@@ -344,21 +349,31 @@ export async function markRecordDeleted(
   );
 }
 
+/** A record's key: in its shard (chosen from its id), or the single key of an unsharded connection. */
 function recordKey(place: RecordPlace, id: string) {
   return toItem(
-    key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), id),
+    key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), id, shardKeyOf(place, id)),
   );
 }
 
-/** The partition holding every record of one data object of one connection. */
-function recordPartition(place: RecordPlace): string {
-  return key.record(checkAccountId(place.accountId), checkConnector(place.connector), DataObjectName.parse(place.object), '').pk;
+/** Which shard suffix a record's key takes: none with one shard (the layout before sharding). */
+function shardKeyOf(place: RecordPlace, id: string): number | undefined {
+  return place.shards > 1 ? shardOf(id, place.shards) : undefined;
+}
+
+/** The partition keys holding every record of one data object of one connection: one per shard. */
+function recordPartitions(place: RecordPlace): string[] {
+  const accountId = checkAccountId(place.accountId);
+  const connector = checkConnector(place.connector);
+  const object = DataObjectName.parse(place.object);
+  if (place.shards <= 1) return [key.record(accountId, connector, object, '').pk];
+  return Array.from({ length: place.shards }, (_, shard) => key.record(accountId, connector, object, '', shard).pk);
 }
 
 /** A record as its item: keys, its one index entry, and the record. */
 function recordItem(place: RecordPlace, record: RecordWrite): Record<string, AttributeValue> {
   const checked = RecordWrite.parse(record);
-  const stored: SyncedRecord = { ...place, ...checked, connector: checkConnector(place.connector) };
+  const stored: SyncedRecord = { accountId: place.accountId, connector: checkConnector(place.connector), object: place.object, ...checked };
   // A record has one index entry: customers by email, everything else by its customer.
   const index =
     checked.email !== undefined && checked.email.trim() !== ''
@@ -377,13 +392,10 @@ function recordItem(place: RecordPlace, record: RecordWrite): Record<string, Att
  */
 export async function putRecordsBatch(
   table: Table,
-  accountId: string,
-  connector: ConnectorName,
-  object: string,
+  place: RecordPlace,
   records: readonly RecordWrite[],
   options: { concurrency?: number; pace?: RecordPace } = {},
 ): Promise<void> {
-  const place = { accountId, connector, object };
   const { pace } = options;
   const byId = new Map(records.map((record) => [record.id, record]));
   await batchWriteAll(

@@ -31,8 +31,12 @@ export const key = {
     pk: `ACCOUNT#${accountId}`,
     sk: `SYNC#${connector}#${object}`,
   }),
-  record: (accountId: string, connector: string, object: string, platformId: string) => ({
-    pk: `ACCOUNT#${accountId}#${connector}#${object}`,
+  /**
+   * A synced record: one data object's records under one key (connections stored before sharding,
+   * `shard` absent), or spread over a few by a hash of the id (`#<shard>`, shared/store/record-layout.ts).
+   */
+  record: (accountId: string, connector: string, object: string, platformId: string, shard?: number) => ({
+    pk: shard === undefined ? `ACCOUNT#${accountId}#${connector}#${object}` : `ACCOUNT#${accountId}#${connector}#${object}#${shard}`,
     sk: platformId,
   }),
   webhookEvent: (accountId: string, connector: string, eventId: string) => ({

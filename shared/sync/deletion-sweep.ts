@@ -1,5 +1,5 @@
 import type { ConnectorName } from '../connectors';
-import type { Store, StoredVersion } from '../store/store';
+import type { RecordPlace, Store, StoredVersion } from '../store/store';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
@@ -16,11 +16,8 @@ import type { ListingProfile, RunCursor } from './sync-decisions';
  *   too big for memory, the stored ids a chunk at a time against the run's seen pages.
  */
 
-export interface SweepPlace {
-  accountId: string;
-  connector: ConnectorName;
-  object: string;
-}
+/** The data object swept, in its connection's record layout. */
+export type SweepPlace = RecordPlace;
 
 /**
  * Pure: whether a run sweeps in memory. Only a full run starting afresh (a resumed one saw its
@@ -166,7 +163,7 @@ export class SweepInMemory {
   private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
     let startKey: string | undefined;
     do {
-      const page = await store.listStoredVersions(place.accountId, place.connector, place.object, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
+      const page = await store.listStoredVersions(place, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}) });
       if (this.overflowed) return;
       for (const [id, version] of page.versions) this.stored.set(id, version);
       this.checkLimit();
@@ -191,7 +188,7 @@ export class SweepInMemory {
 export async function sweepFromStore(
   store: Pick<Store, 'listRecordIds' | 'seenAmong'>,
   place: SweepPlace,
-  seenScope: SweepPlace & { run: string },
+  seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
   chunkIds: number,
   markDeleted: (id: string) => Promise<boolean>,
 ): Promise<number> {
@@ -201,7 +198,7 @@ export async function sweepFromStore(
     const chunk: string[] = [];
     do {
       const limit = Math.min(IDS_PER_QUERY, chunkIds - chunk.length);
-      const page = await store.listRecordIds(place.accountId, place.connector, place.object, { limit, ...(startKey ? { startKey } : {}) });
+      const page = await store.listRecordIds(place, { limit, ...(startKey ? { startKey } : {}) });
       chunk.push(...page.ids);
       startKey = page.nextStartKey;
     } while (startKey && chunk.length < chunkIds);

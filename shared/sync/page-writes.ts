@@ -3,7 +3,8 @@ import type { StoredVersion } from '../store/store';
 import type { SeenPages } from './checkpoint-saves';
 import type { Fetched, PagingContext, PagingRun } from './paging-run';
 import { planPage } from './sync-decisions';
-import { STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pace';
+import { shardOf } from '../store/record-layout';
+import { AtMostAtOnce, STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pace';
 
 /**
  * Writing one page of a paging run (shared/sync/page-slices.ts): compared with what is stored, only
@@ -13,14 +14,23 @@ import { STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pa
  *   are not applied, and one run per data object holds its checkpoint), else as conditional puts.
  *   A page is compared with what is stored through one BatchGetItem, or, in an API Direct full run
  *   starting afresh, in memory once the run has read every stored version (one Query per 1,000).
- * - Each write request is paced to `STORE_WRITES_PER_SECOND` as it leaves (shared/sync/write-pace.ts).
+ * - Each write request is paced to `STORE_WRITES_PER_SECOND` per shard key it writes into, as it leaves (shared/sync/write-pace.ts).
  */
+/**
+ * Pages of one run sending their writes at once: 8 pages are 32 requests of 25 records, which
+ * DynamoDB answers in some 10–20 ms each, hundreds of pages a second, far above the 25 a payment
+ * endpoint lists; locally they keep dynalite's queue short.
+ */
+export const PAGES_SENDING = 8;
+
 export class PageWrites {
   /** Write units a page brings, on average (moving): none when the data did not change. */
   private unitsPerPage = 0;
   /** Pages written so far in this invocation (before the first, a slice cannot tell the store's pace yet). */
   writesDone = 0;
   private readonly writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
+  /** Pages of this run whose write requests are on their way to the store (at most `PAGES_SENDING`). */
+  private readonly sending = new AtMostAtOnce(PAGES_SENDING);
   /**
    * API Direct: records a page in flight is writing or deleting, with when they land. Another page
    * listing one of them (two slices meet at a boundary second) compares it once they landed; in a
@@ -36,9 +46,13 @@ export class PageWrites {
     private readonly counts: SyncCounts,
   ) {}
 
-  /** Pages a second the store's write pace lets through at what pages brought so far: unbounded while they bring no writes. */
+  /**
+   * Pages a second the store's write pace lets through at what pages brought so far: unbounded while
+   * they bring no writes. A page's records spread over the object's shards by a hash of their ids,
+   * so each shard key takes about its share of them.
+   */
   storePagesPerSecond(): number {
-    return this.unitsPerPage > 0 ? STORE_WRITES_PER_SECOND / this.unitsPerPage : Infinity;
+    return this.unitsPerPage > 0 ? (STORE_WRITES_PER_SECOND * this.context.place.shards) / this.unitsPerPage : Infinity;
   }
 
   /** Writes `page` (`pageNumber`: its number in the run's seen ids, `seenPageNumber`); resolves once it landed. */
@@ -73,16 +87,20 @@ export class PageWrites {
       // (killed, in tests and benchmarks) sends no more writes; a run that failed meanwhile sends
       // none either (its cursor stays before this page).
       const pace = async (records: readonly RecordWrite[]) => {
-        await this.writePace.take(records.reduce((sum, record) => sum + (unitsOf.get(record.id) ?? writeUnits(record)), 0));
+        await this.writePace.take(unitsByShard(records, place.shards, (record) => unitsOf.get(record.id) ?? writeUnits(record)));
         await run.hold;
         const stoppedBy = run.failure;
         if (stoppedBy) throw stoppedBy.error;
       };
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
-      const [, outcomes] = await Promise.all([
-        batched.length > 0 ? store.putRecordsBatch(place.accountId, place.connector, place.object, batched, { pace }) : undefined,
-        conditional.length > 0 ? store.putRecordsIfChanged(place.accountId, place.connector, place.object, conditional, { knownNew, pace }) : [],
-      ]);
+      // A store slower than the slices (a busy local one) then holds their next pages, rather than
+      // hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
+      const [, outcomes] = await this.sending.run(() =>
+        Promise.all([
+          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace }) : undefined,
+          conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
+        ]),
+      );
       // What the run stored, for the pages after this one that compare in memory.
       if (context.batchWrites) context.inMemory?.noteWritten([...batched, ...conditional.filter((_, index) => outcomes?.[index] !== 'unchanged')]);
       // Compared a moment ago: absent means created, present (a tombstone included) updated.
@@ -91,7 +109,7 @@ export class PageWrites {
       counts.unchanged += plan.unchanged;
       for (const { id, sourceVersion } of plan.removals) {
         const deletedAt = new Date(context.now());
-        if (await store.markRecordDeleted(place.accountId, place.connector, place.object, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
+        if (await store.markRecordDeleted(place, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
           counts.deleted += 1;
           const before = stored.get(id)!;
           context.inMemory?.noteDeleted(id, { ...before, ...(sourceVersion === undefined ? {} : { sourceVersion }) });
@@ -122,7 +140,17 @@ export class PageWrites {
     if (inMemory && context.awaitListing) await inMemory.listed();
     const listed = inMemory?.versionsOf(ids);
     if (listed) return listed;
-    const read = await context.store.getStoredVersions(context.place.accountId, context.place.connector, context.place.object, ids);
+    const read = await context.store.getStoredVersions(context.place, ids);
     return inMemory?.versionsOf(ids, read) ?? read;
   }
+}
+
+/** A write request's units by the shard key each record goes to (shared/store/record-layout.ts). */
+export function unitsByShard(records: readonly RecordWrite[], shards: number, unitsOf: (record: RecordWrite) => number): Map<number, number> {
+  const units = new Map<number, number>();
+  for (const record of records) {
+    const shard = shardOf(record.id, shards);
+    units.set(shard, (units.get(shard) ?? 0) + unitsOf(record));
+  }
+  return units;
 }

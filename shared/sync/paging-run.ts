@@ -1,7 +1,7 @@
 import type { ClientPace } from '../http/platform-client';
 import type { Logger } from '../log/logger';
 import type { SyncCounts } from '../store/items';
-import type { Store } from '../store/store';
+import type { RecordPlace, Store } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
 import { MAX_SLICES, plannedSlices, wantedSlices } from './slice-plan';
@@ -17,7 +17,7 @@ import type { NormalisedRecord, SliceOrder, SliceRange, SyncPage, SyncSource, Sy
 
 export interface PagingContext {
   store: Store;
-  place: { accountId: string; connector: ConnectorName; object: string };
+  place: RecordPlace;
   source: SyncSource;
   keeps: (record: NormalisedRecord) => boolean;
   /** How fast the connection's budget goes and how long its platform takes to answer. */

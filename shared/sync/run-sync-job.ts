@@ -8,6 +8,7 @@ import type { SyncJob } from '../queues/messages';
 import type { SyncCheckpoint, SyncCounts, SyncRetryState } from '../store/items';
 import { PlatformError } from '../http/platform-error';
 import { recordMetric } from '../metrics/gateway-metrics';
+import { recordPlace, type RecordPlace } from '../store/record-layout';
 import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
@@ -105,7 +106,9 @@ export async function runSyncJob(
   const SEEN_KEPT_SECONDS = 8 * 24 * 60 * 60;
   // A full run starting afresh sweeps in memory, reading the stored ids while its pages are fetched.
   const sweepChunk = options.sweepChunk ?? SWEEP_CHUNK_IDS;
-  const sweepInMemory = sweepsInMemory(point, watermarkOf(checkpoint)?.listing, sweepChunk) ? new SweepInMemory(store, { accountId, connector, object }, sweepChunk) : undefined;
+  // Where the object's records are, in the connection's layout (shared/store/record-layout.ts).
+  const place = recordPlace(connection, object);
+  const sweepInMemory = sweepsInMemory(point, watermarkOf(checkpoint)?.listing, sweepChunk) ? new SweepInMemory(store, place, sweepChunk) : undefined;
 
   try {
     let outcome: PagingOutcome;
@@ -113,7 +116,7 @@ export async function runSyncJob(
       outcome = await pageSlices(
         {
           store,
-          place: { accountId, connector, object },
+          place,
           source,
           keeps,
           pace: () => client.pace?.(source.listing),
@@ -156,7 +159,7 @@ export async function runSyncJob(
     if (point.window.mode === 'full') {
       // The exact start: a record synced earlier in the same second was not written by this run.
       const startedAt = new Date(checkpoint.lastRunStartedAt ?? runStartedAt * 1000);
-      counts.deleted += await sweepDeleted(gateway, seenScope, { startedAt, sweepChunk, ...(sweepInMemory ? { inMemory: sweepInMemory } : {}) });
+      counts.deleted += await sweepDeleted(gateway, place, seenScope, { startedAt, sweepChunk, ...(sweepInMemory ? { inMemory: sweepInMemory } : {}) });
     }
     const finishedAt = now().toISOString();
     checkpoint = await store.finishSyncRun({
@@ -188,15 +191,15 @@ export async function runSyncJob(
  */
 async function sweepDeleted(
   gateway: Gateway,
+  place: RecordPlace,
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
   sweep: { startedAt: Date; sweepChunk: number; inMemory?: SweepInMemory },
 ): Promise<number> {
-  const { accountId, connector, object } = seenScope;
   const deletedAt = new Date(gateway.now());
   // A record written since the run started (a webhook's) is new, not missing.
-  const markDeleted = (id: string) => gateway.store.markRecordDeleted(accountId, connector, object, id, { deletedAt, syncedBefore: sweep.startedAt });
+  const markDeleted = (id: string) => gateway.store.markRecordDeleted(place, id, { deletedAt, syncedBefore: sweep.startedAt });
   const missing = await sweep.inMemory?.missing();
-  if (!missing) return sweepFromStore(gateway.store, { accountId, connector, object }, seenScope, sweep.sweepChunk, markDeleted);
+  if (!missing) return sweepFromStore(gateway.store, place, seenScope, sweep.sweepChunk, markDeleted);
   let deleted = 0;
   for (const id of missing) if (await markDeleted(id)) deleted += 1;
   return deleted;

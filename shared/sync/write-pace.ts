@@ -1,12 +1,12 @@
 /**
- * The pace of a sync run's writes into the store. Writes of one data object share one partition
- * key, which DynamoDB serves at about 1,000 write units a second: each write request is paced to
- * `STORE_WRITES_PER_SECOND` as it leaves (records are not spread over several partition keys: every
- * reader would then need one query per shard).
+ * The pace of a sync run's writes into the store. DynamoDB serves about 1,000 write units a second
+ * per partition key value; a data object's records are spread over a few keys, the shards of its
+ * connection's record layout (shared/store/record-layout.ts), and each write request is paced, per
+ * shard key it writes into, to `STORE_WRITES_PER_SECOND` as it leaves.
  */
 
 /**
- * Write units per second into one data object's partition key: below the ~1,000 DynamoDB serves
+ * Write units per second into one partition key (one shard of a data object's records): below the ~1,000 DynamoDB serves
  * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2),
  * with room for writes that leave a little later than their turn. Each write request takes its
  * turn right before it leaves (the store awaits the pace), yet a busy event loop still sends some
@@ -22,12 +22,13 @@ export function writeUnits(record: { id: string; body: unknown }): number {
 }
 
 /**
- * At most `limit` write units in any one second, counted when they are sent: a write goes once the
- * last second's writes leave room for it. A timer that fires late only sends later, never denser.
+ * At most `limit` write units in any one second into each key, counted when they are sent: a write
+ * request goes once the last second's writes into every key it touches leave room for it (a
+ * BatchWriteItem spans several shards), and is counted in all of them at that one instant. A timer
+ * that fires late only sends later, never denser.
  */
 export class WritesPerSecond {
-  private readonly sent: Array<{ at: number; units: number }> = [];
-  private total = 0;
+  private readonly keys = new Map<number, { sent: Array<{ at: number; units: number }>; total: number }>();
   private turn: Promise<void> = Promise.resolve();
 
   constructor(
@@ -35,21 +36,58 @@ export class WritesPerSecond {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Resolves when `units` may be sent now (callers take turns, in order). */
-  take(units: number): Promise<void> {
+  /** Resolves when these write units (by key; a number is one key's) may be sent now (callers take turns, in order). */
+  take(units: number | ReadonlyMap<number, number>): Promise<void> {
+    const wanted = typeof units === 'number' ? new Map([[0, units]]) : units;
     const mine = this.turn.then(async () => {
       for (;;) {
         const now = this.now();
-        while (this.sent.length > 0 && this.sent[0]!.at <= now - 1000) this.total -= this.sent.shift()!.units;
-        if (this.total + units <= this.limit || this.sent.length === 0) {
-          this.sent.push({ at: now, units });
-          this.total += units;
+        let wait = 0;
+        for (const [key, n] of wanted) {
+          const window = this.windowOf(key, now);
+          if (window.total + n > this.limit && window.sent.length > 0) wait = Math.max(wait, window.sent[0]!.at + 1000 - now);
+        }
+        if (wait <= 0) {
+          for (const [key, n] of wanted) {
+            const window = this.windowOf(key, now);
+            window.sent.push({ at: now, units: n });
+            window.total += n;
+          }
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.max(1, this.sent[0]!.at + 1000 - now)));
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, wait)));
       }
     });
     this.turn = mine;
     return mine;
+  }
+
+  /** One key's writes of the last second (older ones dropped). */
+  private windowOf(key: number, now: number): { sent: Array<{ at: number; units: number }>; total: number } {
+    let window = this.keys.get(key);
+    if (!window) this.keys.set(key, (window = { sent: [], total: 0 }));
+    while (window.sent.length > 0 && window.sent[0]!.at <= now - 1000) window.total -= window.sent.shift()!.units;
+    return window;
+  }
+}
+
+/** At most `limit` of these tasks running at once; the others wait their turn, in order. */
+export class AtMostAtOnce {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    // A turn handed over by a task that ended keeps `running` as it is.
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running += 1;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
   }
 }

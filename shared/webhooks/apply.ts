@@ -9,6 +9,7 @@ import { redactText } from '../log/redaction';
 import { recordMetric } from '../metrics/gateway-metrics';
 import type { WebhookEventMessage } from '../queues/messages';
 import type { Connection, RecordWrite } from '../store/items';
+import { recordPlace, type RecordPlace } from '../store/record-layout';
 import { recordHash } from '../sync/record-hash';
 import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
 import { writeDecision, type PublishPlan, type RecordChange, type RecordReference } from './effects';
@@ -124,7 +125,7 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   const effects = webhooks.effects(payload);
   if (effects.kind === 'ignored') return { outcome: 'ignored', reason: effects.reason };
 
-  const applying = new RecordApplier(gateway, accountId, connector, webhooks.versionAt, recordFetcher(gateway, definition, connection), new Set(settings.dataObjects), settings.keeps);
+  const applying = new RecordApplier(gateway, connection, webhooks.versionAt, recordFetcher(gateway, definition, connection), new Set(settings.dataObjects), settings.keeps);
   for (const change of effects.changes) await applying.change(change, effects.occurredAt);
   for (const reference of effects.references) await applying.reference(reference);
   let published = 0;
@@ -170,20 +171,24 @@ class RecordApplier {
 
   constructor(
     private readonly gateway: Gateway,
-    private readonly accountId: string,
-    private readonly connector: string,
+    /** The connection whose records these are: its account, connector and record layout. */
+    private readonly connection: Connection,
     private readonly versionAt: (epochMs: number) => number,
     private readonly fetch: RecordFetcher,
     private readonly selected: ReadonlySet<string>,
     private readonly keeps: (object: string, fields: JsonObject) => boolean = () => true,
   ) {}
 
+  private placeOf(object: string): RecordPlace {
+    return recordPlace(this.connection, object);
+  }
+
   async change(change: RecordChange, occurredAt: number): Promise<void> {
     if (!this.selected.has(change.object)) return;
     const { store } = this.gateway;
     if (change.record && !this.keeps(change.object, change.record.fields)) {
       // Outside the settings' filter (a subscription cancelled under "Active"): not kept, as the sync would not keep it.
-      await store.markRecordDeleted(this.accountId, this.connector, change.object, change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+      await store.markRecordDeleted(this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
       this.counts.stale += 1;
       return;
     }
@@ -191,10 +196,10 @@ class RecordApplier {
       await this.fetchAndStore(change, change.version);
     } else {
       const hash = recordHash(change.record.fields);
-      let stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
+      let stored = await store.getRecord(this.placeOf(change.object), change.id);
       let decision: ReturnType<typeof writeDecision> | 'skip' = writeDecision(stored, { version: change.version, hash }, this.versionAt);
       if (decision === 'write') {
-        const outcome = await store.putRecordIfNewer(this.accountId, this.connector, change.object, this.toWrite(change.record, hash, change.version));
+        const outcome = await store.putRecordIfNewer(this.placeOf(change.object), this.toWrite(change.record, hash, change.version));
         if (outcome !== 'stale') {
           this.counts.written += 1;
           this.#known.set(key(change), change.record.fields);
@@ -202,7 +207,7 @@ class RecordApplier {
         } else {
           // Another worker wrote this record between the read and the write (two events of one
           // second, applied side by side): decide again against what it wrote.
-          stored = await store.getRecord(this.accountId, this.connector, change.object, change.id);
+          stored = await store.getRecord(this.placeOf(change.object), change.id);
           decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
           if (decision === 'write') decision = 'stale';
         }
@@ -215,7 +220,7 @@ class RecordApplier {
       }
     }
     if (change.deleted) {
-      await store.markRecordDeleted(this.accountId, this.connector, change.object, change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+      await store.markRecordDeleted(this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
     }
   }
 
@@ -227,7 +232,7 @@ class RecordApplier {
   /** A record the event names without carrying it: fetched only when not stored yet. */
   async reference(reference: RecordReference): Promise<void> {
     if (!this.selected.has(reference.object) || this.#known.has(key(reference))) return;
-    const stored = await this.gateway.store.getRecord(this.accountId, this.connector, reference.object, reference.id);
+    const stored = await this.gateway.store.getRecord(this.placeOf(reference.object), reference.id);
     if (stored) this.#known.set(key(reference), stored.body as JsonObject);
     else await this.fetchAndStore(reference);
   }
@@ -252,7 +257,7 @@ class RecordApplier {
   private async body(reference: RecordReference): Promise<JsonObject | undefined> {
     const known = this.#known.get(key(reference));
     if (known) return known;
-    const stored = await this.gateway.store.getRecord(this.accountId, this.connector, reference.object, reference.id);
+    const stored = await this.gateway.store.getRecord(this.placeOf(reference.object), reference.id);
     return stored?.body as JsonObject | undefined;
   }
 
@@ -267,13 +272,13 @@ class RecordApplier {
     this.counts.fetched += 1;
     if (!fetched.found) {
       const version = Math.max(this.versionAt(this.gateway.now()), atLeast);
-      await store.markRecordDeleted(this.accountId, this.connector, reference.object, reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
+      await store.markRecordDeleted(this.placeOf(reference.object), reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
       return;
     }
     // The platform's own version when it has one (billing); else the fetch time (payment, see platform-records.ts).
     const version = Math.max(fetched.record.sourceVersion ?? this.versionAt(this.gateway.now()), atLeast);
     const hash = recordHash(fetched.record.fields);
-    await store.putRecordIfChanged(this.accountId, this.connector, reference.object, this.toWrite(fetched.record, hash, version));
+    await store.putRecordIfChanged(this.placeOf(reference.object), this.toWrite(fetched.record, hash, version));
     this.#known.set(key(reference), fetched.record.fields);
   }
 

@@ -10,6 +10,7 @@ import { PlatformError } from '../../shared/http/platform-error';
 import { unlimitedRateBudget } from '../../shared/http/rate-budget';
 import { dataObjectList, SyncFrequency, SyncMethod } from '../../shared/sync/sync-settings';
 import type { TestGateway } from '../support/local-runtime';
+import { recordsAt } from '../support/stored-connection';
 
 /**
  * The registry seam: a fifth connector, defined here in the test as a connector folder would
@@ -159,7 +160,7 @@ describe('a fifth connector: a folder and one registry line', () => {
     const callsBefore = platformCalls;
     expect((await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/syncs', { token, body: {} })).status).toBe(202);
     await gateway.runtime.local.queues.syncJobs.idle();
-    const records = await gateway.runtime.local.gateway.store.listRecords('acme', 'helpdesk', 'tickets', { limit: 10 });
+    const records = await gateway.runtime.local.gateway.store.listRecords(recordsAt('acme', 'helpdesk', 'tickets'), { limit: 10 });
     expect(records.records.map((record) => record.id).sort()).toEqual(TICKETS.map((ticket) => ticket.id));
     expect(platformCalls - callsBefore).toBe(3);
 

@@ -7,7 +7,7 @@ import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { newKey, startSimulator } from './support';
-import { storeConnection } from '../support/stored-connection';
+import { storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * The payment connector under the real sync engine (shared/sync/run-sync-job.ts): its client and
@@ -50,7 +50,7 @@ describe('payment connector under the sync engine', () => {
       return runSyncJob(local.gateway, connectors.syncing(), job, log, { maxSlices: 1 });
     };
     const stored = async (object: string) => {
-      const page = await local.gateway.store.listRecords(accountId, 'payment', object, { limit: 1000, includeDeleted: true });
+      const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', object), { limit: 1000, includeDeleted: true });
       return page.records;
     };
     return { accountId, run, stored };

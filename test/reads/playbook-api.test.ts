@@ -15,6 +15,7 @@ import { recordHash } from '../../shared/sync/record-hash';
 import type { Store } from '../../shared/store/store';
 import { watchCommands } from '../support/dynamo';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
+import { recordsAt } from '../support/stored-connection';
 
 const iso = (text: string) => new Date(text).toISOString();
 const SYNCED = iso('2030-01-10T08:00:00Z');
@@ -29,7 +30,7 @@ async function put(
   syncedAt = SYNCED,
 ): Promise<void> {
   const owner = 'email' in body && object === 'customers' ? { email: body.email } : 'customerId' in body ? { customerId: body.customerId } : {};
-  await store.putRecordIfChanged(accountId, connector, object, { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
+  await store.putRecordIfChanged(recordsAt(accountId, connector, object, 'legacy'), { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
 }
 
 const subscription = (id: string, customerId: string, fields: Partial<NormalisedSubscription> = {}): NormalisedSubscription => ({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Store, VersionConflictError } from '../../shared/store/store';
 import { localDynamoClient, watchCommands, useStore } from '../support/dynamo';
 import { account, at, connection } from './fixtures';
+import { recordsAt } from '../support/stored-connection';
 
 const db = useStore();
 
@@ -34,7 +35,7 @@ describe('accounts', () => {
     for (const bad of ['acct-a1#payment#customers', 'ACCT', '', 'a']) {
       await expect(guarded.getAccount(bad)).rejects.toThrow();
       await expect(guarded.listConnections(bad)).rejects.toThrow();
-      await expect(guarded.getRecord(bad, 'payment', 'customers', 'cus_1')).rejects.toThrow();
+      await expect(guarded.getRecord(recordsAt(bad, 'payment', 'customers'), 'cus_1')).rejects.toThrow();
     }
     expect(watched.sent('GetItemCommand') + watched.sent('QueryCommand')).toBe(0);
     client.destroy();

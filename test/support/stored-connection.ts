@@ -2,6 +2,7 @@ import type { ConnectorName } from '../../shared/connectors';
 import type { Gateway } from '../../shared/gateway';
 import { sealWebhookSecret } from '../../shared/webhooks/webhook-secret';
 import { connectors } from '../../shared/connections/registry';
+import { RECORD_SHARDS, type RecordPlace } from '../../shared/store/record-layout';
 
 /**
  * Stores a connection as Connect Account would (credentials sealed by the vault), without going
@@ -15,6 +16,8 @@ export async function storeConnection(
     credentials: Record<string, string>;
     config?: Record<string, string | number | boolean>;
     syncSettings?: Record<string, unknown>;
+    /** 'legacy': a connection stored before records were sharded (no `recordShards`, one key an object). */
+    layout?: 'sharded' | 'legacy';
   },
 ): Promise<void> {
   const { accountId, connector } = connection;
@@ -32,6 +35,18 @@ export async function storeConnection(
     health: { state: 'unknown' },
     createdAt: at,
     updatedAt: at,
+    ...(connection.layout === 'legacy' ? {} : { recordShards: RECORD_SHARDS }),
     version: 0,
   });
+}
+
+/** A data object's records as a connection stored by `storeConnection` lays them out (sharded unless 'legacy'). */
+export function recordsAt(accountId: string, connector: ConnectorName, object: string, layout: 'sharded' | 'legacy' = 'sharded'): RecordPlace {
+  return { accountId, connector, object, shards: layout === 'legacy' ? 1 : RECORD_SHARDS };
+}
+
+/** Whether a table key is one of this data object's records, under the single key or one of its shard keys. */
+export function isRecordKey(accountId: string, connector: ConnectorName, object: string): (key: { pk: string }) => boolean {
+  const base = `ACCOUNT#${accountId}#${connector}#${object}`;
+  return (key) => key.pk === base || key.pk.startsWith(`${base}#`);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LISTING_AWAITED_RECORDS, pagesAwaitListing, SweepInMemory, sweepsInMemory } from '../../shared/sync/deletion-sweep';
-import type { StoredVersion } from '../../shared/store/store';
+import type { RecordPlace, StoredVersion } from '../../shared/store/store';
 import type { ListingProfile, RunCursor } from '../../shared/sync/sync-decisions';
 
 const fresh: RunCursor = { window: { mode: 'full' }, pageIndex: 0 };
@@ -9,7 +9,7 @@ const profile = (records: number): ListingProfile => ({ order: 'newest_first', p
 /** Stored versions served a page at a time, as the store's listStoredVersions does ('~' marks a tombstone); `gate` holds the first page back. */
 function storedIds(ids: string[], pageSize = 3, gate: Promise<void> = Promise.resolve()) {
   return {
-    async listStoredVersions(_accountId: string, _connector: string, _object: string, options: { limit?: number; startKey?: string } = {}) {
+    async listStoredVersions(_place: RecordPlace, options: { limit?: number; startKey?: string } = {}) {
       await gate;
       const idOf = (entry: string) => entry.replace('~', '');
       const from = options.startKey === undefined ? 0 : ids.map(idOf).indexOf(options.startKey) + 1;
@@ -20,7 +20,7 @@ function storedIds(ids: string[], pageSize = 3, gate: Promise<void> = Promise.re
     },
   };
 }
-const place = { accountId: 'acct_1', connector: 'billing' as const, object: 'customers' };
+const place = { accountId: 'acct_1', connector: 'billing' as const, object: 'customers', shards: 1 };
 
 describe('the deletion sweep in memory', () => {
   it('only a full run starting afresh, and only when the last listing says stored and seen ids fit', () => {

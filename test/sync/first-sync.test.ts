@@ -8,7 +8,7 @@ import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection } from '../support/stored-connection';
+import { storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * A connection's first sync of every data object at once, each job in a Lambda of its own (its own
@@ -79,7 +79,7 @@ describe('a first sync of every object side by side, within the connection\'s on
       const stored: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(accountId, 'payment', object, { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', object), { limit: 1000, ...(startKey ? { startKey } : {}) });
         stored.push(...page.records.map((record) => record.id));
         startKey = page.nextStartKey;
       } while (startKey);

@@ -13,7 +13,7 @@ import { recordHash } from '../../shared/sync/record-hash';
 import type { NormalisedRecord, SyncPage, SyncSource } from '../../shared/sync/sync-source';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection } from '../support/stored-connection';
+import { isRecordKey, storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * The sync engine end to end: the billing connector's real client and sources over HTTP against
@@ -69,7 +69,7 @@ describe('sync engine', () => {
       const ids: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(accountId, 'billing', 'customers', { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'billing', 'customers'), { limit: 1000, ...(startKey ? { startKey } : {}) });
         ids.push(...page.records.map((r) => r.id));
         startKey = page.nextStartKey;
       } while (startKey);
@@ -107,10 +107,10 @@ describe('sync engine', () => {
       }
     });
     await c.run();
-    expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', first.id))?.email).not.toBe('changed-mid-sync@example.com');
+    expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).not.toBe('changed-mid-sync@example.com');
     const incremental = await c.run();
     expect(incremental).toMatchObject({ outcome: 'finished', mode: 'incremental' });
-    expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', first.id))?.email).toBe('changed-mid-sync@example.com');
+    expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).toBe('changed-mid-sync@example.com');
   });
 
   it('a run killed mid-sync is resumed by the next one from its last saved page, nothing lost or written twice', async () => {
@@ -138,7 +138,7 @@ describe('sync engine', () => {
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
     // Each record written once in all: pages the killed run wrote after its last save are listed
     // again, compared, and left alone.
-    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(450);
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(450);
   });
 
   it('a full sync killed and resumed still detects records the platform no longer has', async () => {
@@ -213,20 +213,17 @@ describe('sync engine', () => {
       expect(await c.run({}, { full: true })).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5, counts: { updated: 1, unchanged: 449 } });
       expect(commands.sent('QueryCommand')).toBeGreaterThan(0);
       expect(commands.sent('BatchGetItemCommand')).toBe(method === 'api' ? 0 : 5);
-      expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(1);
-      expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', changed!))?.email).toBe(`changed-${method}@example.com`);
+      expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(1);
+      expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), changed!))?.email).toBe(`changed-${method}@example.com`);
     }
   });
 
   it('a record the run wrote or deleted and a later page lists again (slices meeting at a boundary second) is compared with what the run stored, not the listing read before', async () => {
     const { store } = local.gateway;
-    const place = { accountId: `acct-${++accountNumber}`, connector: 'billing' as const, object: 'customers' };
+    const place = recordsAt(`acct-${++accountNumber}`, 'billing', 'customers');
     const fields = (id: string, name: string) => ({ id, name });
     // Stored before the run, so what its listing reads: x, y and z as they were.
-    await store.putRecordsBatch(
-      place.accountId,
-      place.connector,
-      place.object,
+    await store.putRecordsBatch(place,
       ['x', 'y', 'z', 'a', 'b'].map((id) => ({ id, hash: recordHash(fields(id, 'old')), body: fields(id, 'old'), syncedAt: new Date().toISOString() })),
     );
     const listed = (id: string, name: string): NormalisedRecord => ({ id, fields: fields(id, name) });
@@ -283,8 +280,8 @@ describe('sync engine', () => {
     expect(counts).toEqual({ created: 0, updated: 2, unchanged: 4, deleted: 1 });
     expect(commands.sent('BatchGetItemCommand')).toBe(0);
     // x and y written once, z marked deleted once.
-    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${place.accountId}#billing#customers`)).toBe(3);
-    expect((await store.getRecord(place.accountId, 'billing', 'customers', 'x'))?.body).toEqual(fields('x', 'new'));
+    expect(commands.itemsWritten(isRecordKey(place.accountId, 'billing', 'customers'))).toBe(3);
+    expect((await store.getRecord(recordsAt(place.accountId, 'billing', 'customers'), 'x'))?.body).toEqual(fields('x', 'new'));
     expect(await sweep.missing()).toEqual([]);
   });
 
@@ -313,7 +310,7 @@ describe('sync engine', () => {
     while (killedAt === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
     while (commands.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(commands.sent('BatchGetItemCommand')).toBe(0);
-    const writtenByKilled = commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`);
+    const writtenByKilled = commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'));
     expect(writtenByKilled).toBeGreaterThan(0);
     clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
     const resumed = await c.run({ leaseSeconds: 30 });
@@ -322,9 +319,9 @@ describe('sync engine', () => {
     expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full', pages: 5 - killedAt });
     // The resumed run reads the store for each page: what its predecessor wrote is seen, not rewritten.
     expect(commands.sent('BatchGetItemCommand')).toBe(5 - killedAt);
-    expect(commands.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#billing#customers`)).toBe(changed.length);
+    expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(changed.length);
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
-    for (const id of changed) expect((await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', id))?.email).toBe(`changed-${id}@example.com`);
+    for (const id of changed) expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), id))?.email).toBe(`changed-${id}@example.com`);
   });
 
   it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
@@ -417,7 +414,7 @@ describe('sync engine', () => {
       afterPage: async () => {
         // Written while the run pages, as the webhook worker would.
         const webhookRecord = { id: 'cust_from_webhook', hash: 'h', body: { id: 'cust_from_webhook' }, sourceVersion: Date.now(), syncedAt: new Date().toISOString() };
-        await local.gateway.store.putRecordIfNewer(c.accountId, 'billing', 'customers', webhookRecord);
+        await local.gateway.store.putRecordIfNewer(recordsAt(c.accountId, 'billing', 'customers'), webhookRecord);
       },
     });
     expect(full).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 0 } });
@@ -428,13 +425,13 @@ describe('sync engine', () => {
     const c = await connected(10);
     await c.run();
     const victim = c.platformIds()[3]!;
-    const versionBefore = (await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', victim))!.sourceVersion!;
+    const versionBefore = (await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), victim))!.sourceVersion!;
     c.site.delete('customers', victim);
     await c.run();
-    const tombstone = await local.gateway.store.getRecord(c.accountId, 'billing', 'customers', victim);
+    const tombstone = await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), victim);
     expect(tombstone?.deletedAt).toBeDefined();
     expect(tombstone?.sourceVersion).toBeGreaterThan(versionBefore);
-    const late = await local.gateway.store.putRecordIfNewer(c.accountId, 'billing', 'customers', {
+    const late = await local.gateway.store.putRecordIfNewer(recordsAt(c.accountId, 'billing', 'customers'), {
       id: victim,
       hash: 'old',
       body: { id: victim },

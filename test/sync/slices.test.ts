@@ -12,7 +12,7 @@ import { applyWebhookEvent } from '../../shared/webhooks/apply';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection } from '../support/stored-connection';
+import { isRecordKey, storeConnection, recordsAt } from '../support/stored-connection';
 
 /**
  * A data object listed in slices side by side, against the payment simulator answering with a real
@@ -75,7 +75,7 @@ describe('slices in flight under one rate budget per connection', () => {
       const ids: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(accountId, 'payment', of, { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', of), { limit: 1000, ...(startKey ? { startKey } : {}) });
         ids.push(...page.records.map((record) => record.id));
         startKey = page.nextStartKey;
       } while (startKey);
@@ -119,7 +119,7 @@ describe('slices in flight under one rate budget per connection', () => {
     expect((resumed as { pages: number }).pages).toBeLessThan(20 + saved.slices.length);
     expect(await c.storedIds()).toEqual(c.platformIds());
     // 2,000 records, 2,000 record writes: pages listed again after the kill were compared and left alone.
-    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(2_000);
   });
 
   it('a run that fails with pages still being written returns only once they land: its retry writes nothing twice', async () => {
@@ -143,7 +143,7 @@ describe('slices in flight under one rate budget per connection', () => {
       stop();
     }
     expect(await c.storedIds()).toEqual(c.platformIds());
-    expect(writes.itemsWritten((key) => key.pk === `ACCOUNT#${c.accountId}#payment#customers`)).toBe(2_000);
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(2_000);
   });
 
   it('a reconcile over a listing seen complete starts with its slices at once; a first sync with nothing stored discovers from one page', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
 import { forgetOpenedConnections } from '../../shared/webhooks/connection-cache';
 import { basicHeader, outsideHistory, startWebhookWorld, webhookTraces, type WebhookWorld } from './support';
+import { recordsAt } from '../support/stored-connection';
 
 /**
  * POST /webhooks/billing end to end, with the Basic credentials the gateway makes for each account
@@ -97,14 +98,14 @@ describe('sync settings filters', () => {
     await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: created[0]!, basicAuth: creds, retries: 0 });
     await world.settle();
     const store = world.gateway.runtime.local.gateway.store;
-    expect((await store.getRecord('stark', 'billing', 'subscriptions', subscription.id))?.deletedAt).toBeUndefined();
+    expect((await store.getRecord(recordsAt('stark', 'billing', 'subscriptions'), subscription.id))?.deletedAt).toBeUndefined();
 
     const { events: cancelled } = world.site.update('subscriptions', subscription.id, { status: 'cancelled' });
     await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: cancelled[0]!, basicAuth: creds, retries: 0 });
     await world.settle();
-    const stored = await store.getRecord('stark', 'billing', 'subscriptions', subscription.id);
+    const stored = await store.getRecord(recordsAt('stark', 'billing', 'subscriptions'), subscription.id);
     expect(stored?.deletedAt).toBeDefined();
-    expect((await store.listRecords('stark', 'billing', 'subscriptions')).records.map((r) => r.id)).not.toContain(subscription.id);
+    expect((await store.listRecords(recordsAt('stark', 'billing', 'subscriptions'))).records.map((r) => r.id)).not.toContain(subscription.id);
   });
 });
 
@@ -118,8 +119,8 @@ describe('accepted deliveries', () => {
 
     const store = world.gateway.runtime.local.gateway.store;
     // The subscription event carries its customer: both are stored.
-    expect((await store.getRecord('acme', 'billing', 'subscriptions', subscription.id))?.body).toMatchObject({ id: subscription.id, customerId: customer.id, state: 'active' });
-    expect((await store.getRecord('acme', 'billing', 'customers', customer.id))?.body).toMatchObject({ email: 'billing@example.com', name: 'Bea Ling' });
+    expect((await store.getRecord(recordsAt('acme', 'billing', 'subscriptions'), subscription.id))?.body).toMatchObject({ id: subscription.id, customerId: customer.id, state: 'active' });
+    expect((await store.getRecord(recordsAt('acme', 'billing', 'customers'), customer.id))?.body).toMatchObject({ email: 'billing@example.com', name: 'Bea Ling' });
     const published = world.published.filter((e) => e.data.platformEventId === events[0]!.id);
     expect(published).toHaveLength(1);
     expect(published[0]).toMatchObject({ type: 'subscription.created', source: 'billing', accountId: 'acme', data: { customer: { id: customer.id, email: 'billing@example.com' } } });
@@ -142,7 +143,7 @@ describe('confirmed with the platform before anything changes (deliveries carry 
     expect(response.status).toBe(200);
     await world.settle();
     const store = world.gateway.runtime.local.gateway.store;
-    expect(await store.getRecord('acme', 'billing', 'payments', 'txn_forged')).toBeUndefined();
+    expect(await store.getRecord(recordsAt('acme', 'billing', 'payments'), 'txn_forged')).toBeUndefined();
     expect(world.published.filter((e) => e.data.platformEventId === forged.id)).toEqual([]);
     expect(metric('WebhookEventsUnconfirmed')).toBe(unconfirmed + 1);
   });
@@ -155,7 +156,7 @@ describe('confirmed with the platform before anything changes (deliveries carry 
     const confirmed = metric('WebhookEventsConfirmed');
     expect((await post('acme', JSON.stringify(tampered), { authorization: basicHeader(acme.username, acme.password) })).status).toBe(200);
     await world.settle();
-    const stored = await world.gateway.runtime.local.gateway.store.getRecord('acme', 'billing', 'customers', customer.id);
+    const stored = await world.gateway.runtime.local.gateway.store.getRecord(recordsAt('acme', 'billing', 'customers'), customer.id);
     expect(stored?.body).toMatchObject({ email: 'honest@example.com' });
     const published = world.published.filter((e) => e.data.platformEventId === real.id);
     expect(published).toHaveLength(1);

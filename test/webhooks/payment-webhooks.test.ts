@@ -6,6 +6,7 @@ import { handler as paymentsWebhook } from '../../functions/webhook-payments';
 import { setLogSink } from '../../shared/log/logger';
 import { generatedKey, startTestGateway } from '../support/local-runtime';
 import { outsideHistory, startWebhookWorld, webhookTraces, type WebhookWorld } from './support';
+import { recordsAt } from '../support/stored-connection';
 
 /**
  * POST /webhooks/payments end to end: real HTTP into the local gateway, the receiver, the
@@ -50,7 +51,7 @@ describe('accepted deliveries', () => {
     expect(await response.json()).toEqual({ received: true, eventId: events[0]!.id });
     await world.settle();
 
-    const stored = await world.gateway.runtime.local.gateway.store.getRecord('acme', 'payment', 'customers', customer.id);
+    const stored = await world.gateway.runtime.local.gateway.store.getRecord(recordsAt('acme', 'payment', 'customers'), customer.id);
     expect(stored?.body).toMatchObject({ id: customer.id, email: 'sdk@example.com', name: 'Sam Dee' });
     const event = world.published.find((e) => e.data.platformEventId === events[0]!.id);
     expect(event).toMatchObject({ type: 'customer.created', accountId: 'acme', source: 'payment', data: { customer: { id: customer.id, email: 'sdk@example.com' } } });
@@ -169,8 +170,8 @@ describe('accounts are kept apart', () => {
     expect((await post('globex', body, signed(globexSecret, body))).status).toBe(200);
     await world.settle();
     const store = world.gateway.runtime.local.gateway.store;
-    expect(await store.getRecord('globex', 'payment', 'customers', customer.id)).toBeDefined();
-    expect(await store.getRecord('acme', 'payment', 'customers', customer.id)).toBeUndefined();
+    expect(await store.getRecord(recordsAt('globex', 'payment', 'customers'), customer.id)).toBeDefined();
+    expect(await store.getRecord(recordsAt('acme', 'payment', 'customers'), customer.id)).toBeUndefined();
     expect(world.published.filter((e) => e.data.platformEventId === events[0]!.id).map((e) => e.accountId)).toEqual(['globex']);
   });
 
