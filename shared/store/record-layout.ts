@@ -77,7 +77,7 @@ export type ShardPage<T> = { items: readonly T[]; cutAfter?: string };
  */
 export function mergeShardPages<T>(pages: ReadonlyArray<ShardPage<T>>, limit: number, idOf: (item: T) => string): { items: T[]; nextStartKey?: string } {
   const stops = pages.flatMap((page) => (page.cutAfter === undefined ? [] : [page.cutAfter]));
-  const bound = stops.length === 0 ? undefined : stops.reduce((least, stop) => (stop < least ? stop : least));
+  const bound = stops.length === 0 ? undefined : stops.reduce((least, stop) => (compareIds(stop, least) < 0 ? stop : least));
   const merged = pages
     .flatMap((page) => page.items)
     .filter((item) => bound === undefined || compareIds(idOf(item), bound) <= 0)
