@@ -1,4 +1,5 @@
 import type { RandomFaults } from '../sandbox/faults';
+import type { ListAnswers } from '../sandbox/payment-simulator';
 import type { RateLimit } from '../sandbox/rate-limit';
 import type { Latency } from '../sandbox/simulator-server';
 import { ChildProcessCalls } from './child-process-calls';
@@ -61,6 +62,15 @@ export class SyncPlatforms {
 
   async resetArrivals(platform: SyncPlatform): Promise<void> {
     await this.child.call({ op: 'resetArrivals', platform });
+  }
+
+  /** The payment platform's list pages answered, by how full (`ListAnswers`), since the last reset. */
+  listAnswers(): Promise<Partial<Record<SyncedObject, ListAnswers>>> {
+    return this.child.call({ op: 'listAnswers' }) as Promise<Partial<Record<SyncedObject, ListAnswers>>>;
+  }
+
+  async resetListAnswers(): Promise<void> {
+    await this.child.call({ op: 'resetListAnswers' });
   }
 
   ids(platform: SyncPlatform, object: SyncedObject, site: string): Promise<string[]> {

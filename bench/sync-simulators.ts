@@ -30,6 +30,9 @@ export type SyncSimulatorCall =
   | { op: 'resetMaxInFlight'; platform: SyncPlatform }
   /** Forgets the requests' arrivals so far (`SimulatorTotals.arrivals` counts from here). */
   | { op: 'resetArrivals'; platform: SyncPlatform }
+  /** The payment platform's list pages answered by how full, since the last `resetListAnswers`. */
+  | { op: 'listAnswers' }
+  | { op: 'resetListAnswers' }
   /** The ids the platform holds (live mode; billing: not deleted) for the bench's missing-record count. */
   | { op: 'ids'; platform: SyncPlatform; object: SyncedObject; site: string }
   | { op: 'stop' };
@@ -105,6 +108,11 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
       return undefined;
     case 'resetArrivals':
       simulator(call.platform).resetArrivals();
+      return undefined;
+    case 'listAnswers':
+      return payment!.listAnswers();
+    case 'resetListAnswers':
+      payment!.resetListAnswers();
       return undefined;
     case 'ids':
       return call.platform === 'payment'
