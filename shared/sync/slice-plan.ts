@@ -127,10 +127,11 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const density = (firstSync ? positive(view.localDensity) : undefined) ?? view.density!;
   const farDensity = (firstSync ? positive(view.edgeDensity) : undefined) ?? view.density!;
   const reached = Math.min(view.reached ?? top, top);
-  // A first sync's bounded range is cut evenly whole: a piece cut to the size of what was listed
-  // left a sliver above the range's end (150 records under a 3,000-record piece) to a slice of its own.
-  const bottomKnown = remaining.from === undefined ? reached : firstSync ? remaining.from : Math.max(remaining.from, reached);
-  const hasUnknown = remaining.from === undefined || bottomKnown > remaining.from;
+  const bottomKnown = remaining.from === undefined ? reached : Math.max(remaining.from, reached);
+  // A first sync cuts a bounded range only where pages showed records (what lies below them may be
+  // past the listing's end: pieces there came back empty), the deepest piece keeping the rest of it;
+  // cut to the size listed, it left a sliver above the range's end to a slice of its own.
+  const hasUnknown = remaining.from === undefined || (!firstSync && remaining.from < reached);
   // Known to hold records (a page reached below it): cut evenly.
   const least = leastPiece(view);
   const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread, least) ?? [];
@@ -139,7 +140,7 @@ function splitDescending(remaining: SliceRange, view: ListingView, want: number)
   const ranges = piecesDown(top + shift, known);
   const narrowed = () => (ranges.length >= 2 ? [{ from: ranges[0]!.from, to: top }, ...ranges.slice(1)] : undefined);
   if (!hasUnknown) {
-    if (ranges.length > 0) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+    if (ranges.length > 0) ranges[ranges.length - 1] = { from: remaining.from!, to: ranges[ranges.length - 1]!.to };
     return narrowed();
   }
   // Beyond what any page reached, records may have ended: cut pieces that double in size going

@@ -205,13 +205,21 @@ describe('splitting what a slice still has to list', () => {
       expect(records(planned[1]!, 1 / 60)).toBe(MIN_SLICE_RECORDS);
     });
 
-    it('a bounded range is cut evenly over the whole of it, no piece under FIRST_SYNC_PIECE_RECORDS: no sliver past a piece cut to the size listed', () => {
-      // 6,150 records one a minute, reached only 100 records down: two pieces of about 3,075, not 3,000 and 150 + 3,000.
+    it('a bounded range is cut only where pages showed records, evenly, none under FIRST_SYNC_PIECE_RECORDS; the deepest piece keeps the rest', () => {
+      // 6,150 records one a minute, a page of another slice reached below it: two pieces of about 3,075 (not 3,000 and a sliver of 150).
       const whole = { from: 6_000_000 - 6_150 * 60, to: 6_000_000 };
-      const ranges = splitRemaining(whole, first({ reached: 6_000_000 - 100 * 60, wanted: 8, listed: 100 }))!;
+      const ranges = splitRemaining(whole, first({ reached: 5_000_000, wanted: 8, listed: 100 }))!;
       expectTiles(ranges, whole, 'newest_first');
       expect(ranges).toHaveLength(2);
       for (const range of ranges) expect(records(range, 1 / 60)).toBeGreaterThanOrEqual(FIRST_SYNC_PIECE_RECORDS);
+      // Pages reached only 100 records down into it: below may be past the listing's end, so no piece starts there.
+      expect(splitRemaining(whole, first({ reached: 6_000_000 - 100 * 60, wanted: 8, listed: 100 }))).toBeUndefined();
+      // 6,500 records shown of a range of 20,000's worth: two pieces in them, the deeper one keeping the rest of the range.
+      const deep = { from: 6_000_000 - 20_000 * 60, to: 6_000_000 };
+      const cut = splitRemaining(deep, first({ reached: 6_000_000 - 6_500 * 60, wanted: 8, listed: 100 }))!;
+      expectTiles(cut, deep, 'newest_first');
+      expect(cut).toHaveLength(2);
+      expect(cut[0]!.from).toBeGreaterThanOrEqual(6_000_000 - 6_500 * 60);
       // Under two pieces' worth: paged on as one slice.
       expect(splitRemaining({ from: 6_000_000 - 5_900 * 60, to: 6_000_000 }, first({ reached: 5_000_000, wanted: 8 }))).toBeUndefined();
     });
