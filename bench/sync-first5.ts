@@ -33,7 +33,7 @@ const ACCOUNT = 'first5';
  * Then the platform's own SDK auto-pages the same five objects one after another.
  * Alone: `SYNC_ONLY=first5 npm run bench -- sync`.
  */
-export async function firstFiveRun(figures: Figures): Promise<void> {
+export async function firstFiveRun(figures: Figures, options: { sdk?: boolean } = {}): Promise<void> {
   let offset = 0;
   const platforms = await SyncPlatforms.start(17);
   const local = await startLocalGateway({
@@ -62,7 +62,7 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
     const writes = watchCommands(local.dynamo.client);
 
     const before = await platforms.totals('payment');
-    await Promise.all([platforms.resetMaxInFlight('payment'), platforms.resetArrivals('payment')]);
+    await Promise.all([platforms.resetMaxInFlight('payment'), platforms.resetArrivals('payment'), platforms.resetListAnswers()]);
     const started = performance.now();
     // What "Sync now" enqueues (shared/api/routes/syncs.ts): one job per data object.
     const requestedAt = new Date().toISOString();
@@ -79,10 +79,15 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const after = await platforms.totals('payment');
     const calls = after.requests - before.requests;
+    const byObject = await platforms.listAnswers();
+    const answers = { pages: 0, records: 0, empty: 0, part: 0, partShort: 0, full: 0, smallLimit: 0 };
+    for (const tally of Object.values(byObject)) for (const kind of Object.keys(answers) as Array<keyof typeof answers>) answers[kind] += tally[kind];
+    if (process.env.SYNC_FIRST5_TRACE) console.log(JSON.stringify(byObject));
 
     let records = 0;
     let missing = 0;
     let idealCalls = 0;
+    let platformRecords = 0;
     /** The least time each object takes: its pages at its endpoint's 25/s, its write units at the store's pace a data object. */
     let slowestObject = 0;
     for (const object of PAYMENT_OBJECTS) {
@@ -103,6 +108,7 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
       const platformIds = await platforms.ids('payment', object, '');
       for (const id of platformIds) if (!ids.has(id)) missing += 1;
       records += ids.size;
+      platformRecords += platformIds.length;
       const pages = Math.ceil(platformIds.length / 100);
       idealCalls += pages;
       slowestObject = Math.max(slowestObject, (pages - 1) / PAYMENT_PER_ENDPOINT, units / (STORE_WRITES_PER_SECOND * place.shards));
@@ -117,6 +123,16 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
     figures[`${prefix}.duplicates`] = Math.max(0, recordWrites - records);
     figures[`${prefix}.calls`] = calls;
     figures[`${prefix}.calls_over_ideal`] = round((calls - idealCalls) / idealCalls, 4);
+    // Where the requests over one per 100 records went, in requests (they sum to `calls - ideal`):
+    // answers other than a page (429s, faults), empty pages, the records part-filled pages lacked,
+    // records listed more than once (a page's last second listed again by the piece split off there),
+    // less the last page each object needs anyway.
+    figures[`${prefix}.over.not_pages`] = calls - answers.pages;
+    figures[`${prefix}.over.empty_pages`] = answers.empty;
+    figures[`${prefix}.over.part_pages`] = answers.part;
+    figures[`${prefix}.over.part_short`] = round(answers.partShort / 100, 2);
+    figures[`${prefix}.over.relisted`] = round((answers.records - platformRecords) / 100, 2);
+    figures[`${prefix}.over.last_pages`] = round(-(idealCalls - platformRecords / 100), 2);
     figures[`${prefix}.seconds`] = round(seconds, 1);
     figures[`${prefix}.limit_per_second`] = PAYMENT_PER_SECOND;
     figures[`${prefix}.rate_fraction`] = round(calls / seconds / PAYMENT_PER_SECOND);
@@ -128,6 +144,7 @@ export async function firstFiveRun(figures: Figures): Promise<void> {
     figures[`${prefix}.queue_most_in_flight`] = local.queues.syncJobs.mostInFlight;
     figures[`${prefix}.max_writes_per_key_second`] = writes.maxWritesPerKeySecond((key) => key.pk.startsWith(`ACCOUNT#${ACCOUNT}#payment#`));
 
+    if (options.sdk === false) return;
     // The platform's SDK, auto-paging each object in turn (its own key: its own rate bucket).
     const stripe = new Stripe(sdkKey, { host: '127.0.0.1', port: Number(new URL(platforms.paymentUrl).port), protocol: 'http', maxNetworkRetries: 2 });
     const sdkStarted = performance.now();

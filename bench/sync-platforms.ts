@@ -1,4 +1,5 @@
 import type { RandomFaults } from '../sandbox/faults';
+import type { ListAnswers } from '../sandbox/payment-simulator';
 import type { RateLimit } from '../sandbox/rate-limit';
 import type { Latency } from '../sandbox/simulator-server';
 import { ChildProcessCalls } from './child-process-calls';
@@ -34,6 +35,21 @@ export class SyncPlatforms {
     await this.child.call({ op: 'seedPayment', customers, spacingSeconds, live });
   }
 
+  /** The billing platform alone: one site at `limit`, `customers` customers with a subscription each. */
+  async seedBilling(site: string, customers: number, limit: RateLimit): Promise<void> {
+    await this.child.call({ op: 'seedBilling', site, customers, limit });
+  }
+
+  /** Users changing the billing site mid-sync: its `edits` oldest customers edited, `creates` customers (with a subscription) created. */
+  async billingChurn(site: string, edits: number, creates: number): Promise<void> {
+    await this.child.call({ op: 'billingChurn', site, edits, creates });
+  }
+
+  /** The billing site's live records' `resource_version`, by id. */
+  billingVersions(site: string, object: 'customers' | 'subscriptions'): Promise<Record<string, number>> {
+    return this.child.call({ op: 'billingVersions', site, object }) as Promise<Record<string, number>>;
+  }
+
   async addPaymentKey(key: string): Promise<void> {
     await this.child.call({ op: 'addPaymentKey', key });
   }
@@ -61,6 +77,15 @@ export class SyncPlatforms {
 
   async resetArrivals(platform: SyncPlatform): Promise<void> {
     await this.child.call({ op: 'resetArrivals', platform });
+  }
+
+  /** The payment platform's list pages answered, by how full (`ListAnswers`), since the last reset. */
+  listAnswers(): Promise<Partial<Record<SyncedObject, ListAnswers>>> {
+    return this.child.call({ op: 'listAnswers' }) as Promise<Partial<Record<SyncedObject, ListAnswers>>>;
+  }
+
+  async resetListAnswers(): Promise<void> {
+    await this.child.call({ op: 'resetListAnswers' });
   }
 
   ids(platform: SyncPlatform, object: SyncedObject, site: string): Promise<string[]> {

@@ -22,6 +22,12 @@ export type SyncSimulatorCall =
   | { op: 'seed'; customers: number; payment: { live: RateLimit; test: RateLimit }; billing: { site: string; limit: RateLimit } }
   /** Payment live mode only: customers created `spacingSeconds` apart up to now, one subscription each, an invoice a subscription with its payment intent and charge; the live limit. */
   | { op: 'seedPayment'; customers: number; spacingSeconds: number; live: RateLimit }
+  /** Billing only: one site, its limit, `customers` customers with a subscription each. */
+  | { op: 'seedBilling'; site: string; customers: number; limit: RateLimit }
+  /** Billing: `edits` of the site's oldest customers (an offset's page the listing has passed) and `creates` new customers with a subscription each, as users change a site mid-sync. */
+  | { op: 'billingChurn'; site: string; edits: number; creates: number }
+  /** Billing: each live (not deleted) record's `resource_version`, by id. */
+  | { op: 'billingVersions'; site: string; object: 'customers' | 'subscriptions' }
   | { op: 'addPaymentKey'; key: string }
   | { op: 'addBillingKey'; site: string; key: string }
   | { op: 'latency'; latency: Latency }
@@ -30,6 +36,9 @@ export type SyncSimulatorCall =
   | { op: 'resetMaxInFlight'; platform: SyncPlatform }
   /** Forgets the requests' arrivals so far (`SimulatorTotals.arrivals` counts from here). */
   | { op: 'resetArrivals'; platform: SyncPlatform }
+  /** The payment platform's list pages answered by how full, since the last `resetListAnswers`. */
+  | { op: 'listAnswers' }
+  | { op: 'resetListAnswers' }
   /** The ids the platform holds (live mode; billing: not deleted) for the bench's missing-record count. */
   | { op: 'ids'; platform: SyncPlatform; object: SyncedObject; site: string }
   | { op: 'stop' };
@@ -76,6 +85,24 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
       payment!.seedSubscriptions({ mode: 'live', perCustomer: 1 });
       payment!.seedInvoices({ mode: 'live', perSubscription: 1 });
       return undefined;
+    case 'seedBilling': {
+      const site = billing!.addSite(call.site);
+      billing!.setRateLimit(call.limit);
+      site.seedCustomers(call.customers);
+      site.seedSubscriptions({ perCustomer: 1 });
+      return undefined;
+    }
+    case 'billingChurn': {
+      const site = billing!.site(call.site);
+      billing!.advance(1_000);
+      for (const customer of site.data.customers.sorted('created_at').slice(0, call.edits)) site.update('customers', customer.id, { first_name: 'Edited' });
+      for (let n = 0; n < call.creates; n += 1) site.createSubscription(site.createCustomer().record.id);
+      return undefined;
+    }
+    case 'billingVersions':
+      return Object.fromEntries(
+        [...billing!.site(call.site).data[call.object].values()].filter((record) => !record.deleted).map((record) => [record.id, record.resource_version]),
+      );
     case 'addPaymentKey':
       payment!.addApiKey(call.key, { access: 'read' });
       return undefined;
@@ -105,6 +132,11 @@ async function handle(call: SyncSimulatorCall): Promise<unknown> {
       return undefined;
     case 'resetArrivals':
       simulator(call.platform).resetArrivals();
+      return undefined;
+    case 'listAnswers':
+      return payment!.listAnswers();
+    case 'resetListAnswers':
+      payment!.resetListAnswers();
       return undefined;
     case 'ids':
       return call.platform === 'payment'

@@ -13,6 +13,7 @@ import { readPlace } from '../shared/reads/record-place';
 import { RECORD_SHARDS } from '../shared/store/record-layout';
 import { previousFigures, type Figures } from './results-file';
 import { FIRST5_NOTE, firstFiveRun } from './sync-first5';
+import { FIRST_BILLING_NOTE, firstBillingRun } from './sync-first-billing';
 import { round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
 
@@ -397,10 +398,12 @@ export async function faultyRun(s: Scenario, figures: Figures, accountId = 'faul
 export async function benchSync(): Promise<{ figures: Figures; notes: string[] }> {
   const restoreLogs = setLogSink(() => {});
   // `SYNC_ONLY=first5`: the first sync of five objects alone, the other figures kept as the last run left them.
-  if (process.env.SYNC_ONLY === 'first5') {
-    const figures = previousFigures('sync', (key) => !key.startsWith('sync.latency300.first5.'));
+  // `SYNC_ONLY=first_billing`: the billing first sync at its real limit alone, likewise.
+  const alone = { first5: firstFiveRun, first_billing: firstBillingRun }[process.env.SYNC_ONLY ?? ''];
+  if (alone) {
+    const figures = previousFigures('sync', (key) => !key.startsWith(`sync.latency300.${process.env.SYNC_ONLY}.`));
     try {
-      await firstFiveRun(figures);
+      await alone(figures);
     } finally {
       setLogSink(restoreLogs);
     }
@@ -486,6 +489,7 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
   }
   try {
     await firstFiveRun(figures);
+    await firstBillingRun(figures);
   } finally {
     setLogSink(restoreLogs);
   }
@@ -503,5 +507,6 @@ const SYNC_NOTES = [
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
       'What runs where: the gateway\'s sync code and the payment platform\'s SDK run in this process; both platform simulators in a child process of their own (bench/sync-simulators.ts, driven over IPC: a platform is another machine, and its bursts of answers must not hold up the gateway\'s event loop); dynalite in another child process. The three share the machine\'s 2 cores. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows each one\'s CPU and the requests in flight over time.',
   FIRST5_NOTE,
+  FIRST_BILLING_NOTE,
   'The machine is shared: timings vary from run to run with other work on its 2 cores.',
 ];

@@ -96,6 +96,9 @@ export interface PaymentSimulator extends RunningSimulator {
   rateLimited(key?: string): number;
   /** Called before each API request is answered; returns a function that removes the hook. */
   onRequest(hook: RequestHook): () => void;
+  /** The list pages answered (200s of the object lists, events aside), by object and how full they were, since the start or `resetListAnswers`. */
+  listAnswers(): Partial<Record<PaymentObjectName, ListAnswers>>;
+  resetListAnswers(): void;
   seedCustomers(count: number, options?: PaymentSeedCustomers): PaymentCustomer[];
   seedSubscriptions(options?: PaymentSeedSubscriptions): PaymentSubscription[];
   seedInvoices(options?: PaymentSeedInvoices): PaymentInvoice[];
@@ -112,6 +115,22 @@ export interface PaymentSimulator extends RunningSimulator {
   events(mode?: PaymentMode): PaymentEvent[];
   /** Delivers an event; answers every status received (0 = no answer). */
   deliverWebhook(delivery: PaymentWebhookDelivery): Promise<number[]>;
+}
+
+/**
+ * List pages answered, by how full: `empty` (no record), `part` (fewer than the `limit` asked for)
+ * with `partShort` (the records they lacked, summed), `full`; `records` summed over them all. A
+ * benchmark reads where a client's requests went beyond one per full page.
+ */
+export interface ListAnswers {
+  pages: number;
+  records: number;
+  empty: number;
+  part: number;
+  partShort: number;
+  full: number;
+  /** Pages asked with a `limit` under 100. */
+  smallLimit: number;
 }
 
 export interface PaymentSeedCustomers extends SeedTiming {
@@ -437,6 +456,8 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
   const endpointRejectedFor = new Map<string, number>();
   const hooks = new Set<RequestHook>();
   let apiRequests = 0;
+  const noAnswers = (): ListAnswers => ({ pages: 0, records: 0, empty: 0, part: 0, partShort: 0, full: 0, smallLimit: 0 });
+  let answersOf: Partial<Record<PaymentObjectName, ListAnswers>> = {};
 
   const nowSeconds = (): number => clock.nowSeconds();
 
@@ -556,6 +577,18 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     }
   }
 
+  function tally(object: PaymentObjectName, records: number, limit: number): void {
+    const answers = (answersOf[object] ??= noAnswers());
+    answers.pages += 1;
+    answers.records += records;
+    if (records === 0) answers.empty += 1;
+    else if (records < limit) {
+      answers.part += 1;
+      answers.partShort += limit - records;
+    } else answers.full += 1;
+    if (limit < 100) answers.smallLimit += 1;
+  }
+
   function unrecognized(request: SimulatorRequest): SimulatorResponse {
     return paymentError(404, 'invalid_request_error', `Unrecognized request URL (${request.method}: ${request.path}).`);
   }
@@ -571,6 +604,7 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     };
     const page = pageOf(collection, params, recordFilter, cursor);
     const data = expandsCustomer(object, params) ? page.records.map((record) => withCustomerExpanded(dataset, record)) : page.records;
+    tally(object, data.length, params.limit);
     return { status: 200, body: { object: 'list', data, has_more: page.hasMore, url: `/v1/${object}` } };
   }
 
@@ -685,6 +719,10 @@ export async function startPaymentSimulator(options: PaymentSimulatorOptions = {
     onRequest(hook) {
       hooks.add(hook);
       return () => hooks.delete(hook);
+    },
+    listAnswers: () => structuredClone(answersOf),
+    resetListAnswers: () => {
+      answersOf = {};
     },
 
     seedCustomers(count, seed = {}) {

@@ -1,5 +1,5 @@
 import type { ListingSaved, PagingContext, PagingRun } from './paging-run';
-import { addToProfile, MAX_SLICES, PAGE_RECORDS, pageDensity, recordSpread, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
+import { addToProfile, FIRST_SYNC_PIECE_RECORDS, MAX_SLICES, PAGE_RECORDS, pageDensity, recordSpread, wantedSlices, type ListingView, type SampledPiece } from './slice-plan';
 import { onPageGrid } from './page-grid';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 import type { SliceOrder, SyncPage } from './sync-source';
@@ -21,6 +21,8 @@ export class ListingSoFar {
   private readonly density: { records: number; seconds: number };
   private readonly widths: { pages: number; sum: number; squares: number };
   private reached: number | undefined;
+  /** Records per second of the page that reached farthest (in memory: a resumed run learns it again). */
+  private edgeDensity: number | undefined;
 
   constructor(
     private readonly context: PagingContext,
@@ -52,11 +54,15 @@ export class ListingSoFar {
       density: this.density.seconds > 0 ? this.density.records / this.density.seconds : undefined,
       ...(spread === undefined ? {} : { spread }),
       reached: this.reached,
+      ...(this.edgeDensity === undefined ? {} : { edgeDensity: this.edgeDensity }),
       farEnd: run.order === 'oldest_first' ? context.runStartedAt + 1 : undefined,
       ...(run.floor === undefined ? {} : { floor: run.floor }),
       active: run.active,
       wanted: wantedSlices(known, run.active, context.maxSlices ?? MAX_SLICES),
       listed: this.listed,
+      // A first sync (no complete listing before it) cuts longer pieces: each slice ends on a
+      // part-filled page it cannot plan away, and its writes, not the platform, set its pace.
+      ...(context.previousListing ? {} : { pieceRecords: FIRST_SYNC_PIECE_RECORDS }),
     };
   }
 
@@ -87,7 +93,11 @@ export class ListingSoFar {
       this.profile = addToProfile(this.profile, { from: Math.floor(Math.min(page.span.first, page.span.last)), to: Math.floor(Math.max(page.span.first, page.span.last)) + 1, records: rows - again, ...sample });
     }
     const last = page.span.last;
-    this.reached = this.reached === undefined ? last : order === 'oldest_first' ? Math.max(this.reached, last) : Math.min(this.reached, last);
+    const farther = this.reached === undefined || (order === 'oldest_first' ? last > this.reached : last < this.reached);
+    if (farther) {
+      this.reached = last;
+      if (pageRate !== undefined) this.edgeDensity = pageRate;
+    }
   }
 
   /** An incremental run starting over as a full one (`PagingRun.startOverFull`): its profile starts empty. */

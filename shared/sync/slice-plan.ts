@@ -30,6 +30,14 @@ import type { SliceOrder, SliceRange } from './sync-source';
  * their last second or more on a few slices of 5 to 9 pages; `npm run bench -- sync`).
  */
 export const MIN_SLICE_RECORDS = 300;
+/**
+ * Fewest records a first sync's split cuts a piece to (a full run with no complete listing before
+ * it: `ListingView.pieceRecords`). Every slice ends on a part-filled page, about half a request
+ * lost, and a first sync knows too little to cut whole pages: with pieces of the minimum, a run of
+ * 150-page objects ended some 40 slices each, 10% over one request per 100 records
+ * (`sync.latency300.first5.over.*` in `npm run bench -- sync`).
+ */
+export const FIRST_SYNC_PIECE_RECORDS = 3_000;
 /** Most slices of one data object in flight: bounds memory (at most four pages each) and open connections. */
 export const MAX_SLICES = 48;
 /** Records per page of both platforms' lists. */
@@ -40,6 +48,14 @@ export interface ListingView {
   order: SliceOrder;
   /** Records per second of the ordering key, from the pages listed so far; undefined before any. */
   density: number | undefined;
+  /**
+   * Records per second where the splitting slice's last page lay: its remaining range starts there,
+   * and records are not spread evenly over a listing's years (invoices crowd into the last month).
+   * Cuts in the range known to hold records use it; undefined: `density`.
+   */
+  localDensity?: number;
+  /** Records per second of the page that reached farthest (`reached`): cuts beyond it use it; undefined: `density`. */
+  edgeDensity?: number;
   /**
    * How unevenly records lie (`recordSpread`): 0 evenly spaced, 1 at random; undefined is taken as
    * at random. A piece cut by estimate aims this much short of its whole pages (`cutMargin`).
@@ -64,6 +80,8 @@ export interface ListingView {
   wanted: number;
   /** Records listed so far in this run. */
   listed: number;
+  /** Fewest records a piece is cut to (default MIN_SLICE_RECORDS; a first sync: FIRST_SYNC_PIECE_RECORDS). */
+  pieceRecords?: number;
   /**
    * Rows of the remaining range's first second that the slice already listed (its page ended in
    * it): the first piece lists them again, so it is cut that many records narrower, else a piece of
@@ -104,35 +122,44 @@ export function splitRemaining(remaining: SliceRange, view: ListingView): SliceR
 
 function splitDescending(remaining: SliceRange, view: ListingView, want: number): SliceRange[] | undefined {
   const top = remaining.to!;
-  const density = view.density!;
+  const firstSync = view.pieceRecords !== undefined;
+  // A first sync cuts by the density where it cuts (a planned run's slices already follow its profile).
+  const density = (firstSync ? positive(view.localDensity) : undefined) ?? view.density!;
+  const farDensity = (firstSync ? positive(view.edgeDensity) : undefined) ?? view.density!;
   const reached = Math.min(view.reached ?? top, top);
   const bottomKnown = remaining.from === undefined ? reached : Math.max(remaining.from, reached);
-  const hasUnknown = remaining.from === undefined || remaining.from < reached;
+  // A first sync cuts a bounded range only where pages showed records (what lies below them may be
+  // past the listing's end: pieces there came back empty), the deepest piece keeping the rest of it;
+  // cut to the size listed, it left a sliver above the range's end to a slice of its own.
+  const hasUnknown = remaining.from === undefined || (!firstSync && remaining.from < reached);
   // Known to hold records (a page reached below it): cut evenly.
-  const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread) ?? [];
+  const least = leastPiece(view);
+  const known = evenPieces(top - bottomKnown, density, hasUnknown ? want : want + 1, hasUnknown ? 1 : 2, view.spread, least) ?? [];
   // Every cut moves up by the repeated rows' width (the first piece narrows, the last known keeps its end).
-  const shift = repeatedWidth(view, known[0] ?? MIN_SLICE_RECORDS / density);
+  const shift = repeatedWidth(view, known[0] ?? least / density);
   const ranges = piecesDown(top + shift, known);
   const narrowed = () => (ranges.length >= 2 ? [{ from: ranges[0]!.from, to: top }, ...ranges.slice(1)] : undefined);
   if (!hasUnknown) {
-    if (ranges.length > 0) ranges[ranges.length - 1] = { from: bottomKnown, to: ranges[ranges.length - 1]!.to };
+    if (ranges.length > 0) ranges[ranges.length - 1] = { from: remaining.from!, to: ranges[ranges.length - 1]!.to };
     return narrowed();
   }
   // Beyond what any page reached, records may have ended: cut pieces that double in size going
   // further (so a handful of pieces brackets where the listing ends, and at most the deepest come
-  // back empty), and leave the rest to the last one, open-ended if the range is.
+  // back empty), and leave the rest to the last one, open-ended if the range is. A first sync
+  // (`pieceRecords`) cuts one piece as deep as what it listed so far and leaves the rest to one new
+  // slice: only that one can come back empty, and a page or two tells it whether to split again.
   let to = ranges.length > 0 ? ranges[ranges.length - 1]!.from! : top + shift;
-  let size = MIN_SLICE_RECORDS;
+  let size = firstSync ? Math.max(least, view.listed) : least;
   let depth = 0;
-  const reach = Math.max(want * MIN_SLICE_RECORDS, 2 * view.listed);
+  const reach = firstSync ? size : Math.max(want * least, 2 * view.listed);
   for (let cut = 0; ranges.length < want && depth < reach; cut += 1) {
-    const from = Math.floor(to - Math.max(1, (size - cutMargin(size, view.spread)) / density));
+    const from = Math.floor(to - Math.max(1, (size - cutMargin(size, view.spread)) / farDensity));
     // The range's own end first: a floor below it is another slice's (a piece cut to the floor
     // there overlapped the slice below, and the rest came out inverted).
     if (remaining.from !== undefined && from <= remaining.from) break;
     if (view.floor !== undefined && from < view.floor) {
       // The stretch left above the floor: a piece of its own if it is worth a slice, else the open rest takes it.
-      if ((to - view.floor) * density >= MIN_SLICE_RECORDS) {
+      if ((to - view.floor) * farDensity >= least) {
         ranges.push({ from: view.floor, to });
         to = view.floor;
       }
@@ -151,7 +178,7 @@ function splitAscending(remaining: SliceRange, view: ListingView, want: number):
   const bottom = remaining.from!;
   const top = remaining.to ?? view.farEnd;
   if (top === undefined || top <= bottom) return undefined;
-  const pieces = evenPieces(top - bottom, view.density!, want + 1, 2, view.spread);
+  const pieces = evenPieces(top - bottom, view.density!, want + 1, 2, view.spread, leastPiece(view));
   if (!pieces) return undefined;
   const ranges: SliceRange[] = [];
   // Every cut moves down by the repeated rows' width: the first piece narrows.
@@ -164,6 +191,14 @@ function splitAscending(remaining: SliceRange, view: ListingView, want: number):
   // The last piece keeps the range's own end: open for records created while the run pages.
   ranges[ranges.length - 1] = { from: ranges[ranges.length - 1]!.from, ...withTo(remaining.to) };
   return ranges;
+}
+
+function positive(value: number | undefined): number | undefined {
+  return value !== undefined && value > 0 ? value : undefined;
+}
+
+function leastPiece(view: ListingView): number {
+  return Math.max(MIN_SLICE_RECORDS, view.pieceRecords ?? MIN_SLICE_RECORDS);
 }
 
 /** Seconds the first piece of a split narrows by for the rows it lists again (`ListingView.repeated`), under half its width. */
@@ -199,15 +234,15 @@ export function cutMargin(records: number, spread: number | undefined): number {
 
 /**
  * Widths (whole seconds) of up to `count` pieces of a stretch `width` seconds wide, each holding
- * whole pages (less `cutMargin`) and at least MIN_SLICE_RECORDS at `density`; undefined if fewer
- * than two fit.
+ * whole pages (less `cutMargin`) and at least `least` records at `density`; undefined if fewer
+ * than `fewest` fit.
  */
-export function evenPieces(width: number, density: number, count: number, fewest = 2, spread?: number): number[] | undefined {
+export function evenPieces(width: number, density: number, count: number, fewest = 2, spread?: number, least = MIN_SLICE_RECORDS): number[] | undefined {
   if (!(width > 0) || !(density > 0)) return undefined;
   const records = width * density;
-  const pieces = Math.min(count, Math.floor(records / MIN_SLICE_RECORDS));
+  const pieces = Math.min(count, Math.floor(records / least));
   if (pieces < fewest || pieces < 1) return undefined;
-  const pages = Math.max(MIN_SLICE_RECORDS / PAGE_RECORDS, Math.round(records / pieces / PAGE_RECORDS));
+  const pages = Math.max(least / PAGE_RECORDS, Math.round(records / pieces / PAGE_RECORDS));
   const each = Math.max(1, Math.round((pages * PAGE_RECORDS - cutMargin(pages * PAGE_RECORDS, spread)) / density));
   const widths: number[] = [];
   let left = Math.ceil(width);
@@ -217,6 +252,8 @@ export function evenPieces(width: number, density: number, count: number, fewest
     left -= piece;
   }
   if (left > 0) widths[widths.length - 1]! += left;
+  // Pages rounded up leave the last piece the rest: under `least`, it joins the one before.
+  if (widths.length > fewest && widths.at(-1)! * density < least) widths.push(widths.pop()! + widths.pop()!);
   return widths.length >= fewest ? widths : undefined;
 }
 

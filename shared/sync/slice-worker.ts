@@ -2,7 +2,7 @@ import type { CheckpointSaves } from './checkpoint-saves';
 import { wholeKeys, type ListingSoFar } from './listing-so-far';
 import type { PageWrites } from './page-writes';
 import type { Fetched, PagingContext, PagingRun, Slice } from './paging-run';
-import { remainingRange, splitRemaining } from './slice-plan';
+import { pageDensity, remainingRange, splitRemaining } from './slice-plan';
 import { seenPageNumber, type RunCursor } from './sync-decisions';
 import { FullSyncNeeded, type SliceRange, type SyncPage } from './sync-source';
 
@@ -139,7 +139,9 @@ export class SliceWorker {
   private split(page: SyncPage, waitedMs: number, repeated: number): SliceRange[] | undefined {
     const { run, listing } = this.parts;
     if (!run.order || !page.next || !page.span || waitedMs < this.storeWaitMs) return undefined;
-    const pieces = splitRemaining(remainingRange(this.slice.range, run.order, page.span.last), { ...listing.view(), repeated });
+    const rows = page.records.length + page.deletedIds.length;
+    const localDensity = pageDensity(rows, page.span);
+    const pieces = splitRemaining(remainingRange(this.slice.range, run.order, page.span.last), { ...listing.view(), repeated, ...(localDensity === undefined ? {} : { localDensity }) });
     // Capacity taken now, so other slices do not split for it too.
     if (pieces) run.active += pieces.length - 1;
     return pieces;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../sandbox/faults';
 import {
+  FIRST_SYNC_PIECE_RECORDS,
   MAX_SLICES,
   MIN_SLICE_RECORDS,
   PAGE_RECORDS,
@@ -173,6 +174,79 @@ describe('splitting what a slice still has to list', () => {
     const ranges = splitRemaining(whole, view({ density: 1, wanted: 10, reached: 1_900, floor: 900, listed: 0 }))!;
     expect(ranges).toEqual([{ from: 1_700, to: 2_000 }, { from: 1_400, to: 1_700 }, { from: 1_000, to: 1_400 }]);
     expectTiles(ranges, whole, 'newest_first');
+  });
+
+  describe('a first sync (no plan: `pieceRecords`)', () => {
+    const first = (extra: Partial<ListingView>) => view({ pieceRecords: FIRST_SYNC_PIECE_RECORDS, ...extra });
+    const records = (range: SliceRange, perSecond: number) => Math.round((range.to! - range.from!) * perSecond);
+
+    it('past what pages reached: one piece as deep as what was listed (FIRST_SYNC_PIECE_RECORDS at least), then the open rest: only that one can come back empty', () => {
+      const early = splitRemaining({ to: 6_000_000 }, first({ reached: 6_000_000, wanted: 8, listed: 100 }))!;
+      expectTiles(early, { to: 6_000_000 }, 'newest_first');
+      expect(early).toHaveLength(2);
+      expect(records(early[0]!, 1 / 60)).toBe(FIRST_SYNC_PIECE_RECORDS);
+      expect(early[1]).toEqual({ to: early[0]!.from });
+      // Later, deeper: as deep as the 5,000 listed, whatever the slices wanted.
+      const later = splitRemaining({ to: 6_000_000 }, first({ reached: 6_000_000, wanted: 30, listed: 5_000 }))!;
+      expect(later).toHaveLength(2);
+      expect(records(later[0]!, 1 / 60)).toBe(5_000);
+    });
+
+    it('cuts past the reach at the density of the page that reached farthest, within it at the splitting page\'s own (records crowd into the last month)', () => {
+      // The listing so far: one a minute on average; the farthest page one an hour.
+      const far = splitRemaining({ to: 6_000_000 }, first({ reached: 6_000_000, wanted: 8, listed: 100, edgeDensity: 1 / 3_600 }))!;
+      expect(records(far[0]!, 1 / 3_600)).toBe(FIRST_SYNC_PIECE_RECORDS);
+      // A bounded range, the splitting page one every 10 s: pieces of whole pages at that density.
+      const near = splitRemaining({ from: 6_000_000 - 9_000 * 10, to: 6_000_000 }, first({ reached: 5_000_000, wanted: 8, localDensity: 1 / 10 }))!;
+      expect(near).toHaveLength(3);
+      for (const range of near) expect(records(range, 1 / 10)).toBeGreaterThanOrEqual(FIRST_SYNC_PIECE_RECORDS);
+      // A planned run (no `pieceRecords`) keeps cutting by the listing's density: pieces of the minimum at one a minute.
+      const planned = splitRemaining({ from: 6_000_000 - 9_000 * 10, to: 6_000_000 }, view({ reached: 5_000_000, wanted: 8, localDensity: 1 / 10 }))!;
+      expect(records(planned[1]!, 1 / 60)).toBe(MIN_SLICE_RECORDS);
+    });
+
+    it('a bounded range is cut only where pages showed records, evenly, none under FIRST_SYNC_PIECE_RECORDS; the deepest piece keeps the rest', () => {
+      // 6,150 records one a minute, a page of another slice reached below it: two pieces of about 3,075 (not 3,000 and a sliver of 150).
+      const whole = { from: 6_000_000 - 6_150 * 60, to: 6_000_000 };
+      const ranges = splitRemaining(whole, first({ reached: 5_000_000, wanted: 8, listed: 100 }))!;
+      expectTiles(ranges, whole, 'newest_first');
+      expect(ranges).toHaveLength(2);
+      for (const range of ranges) expect(records(range, 1 / 60)).toBeGreaterThanOrEqual(FIRST_SYNC_PIECE_RECORDS);
+      // Pages reached only 100 records down into it: below may be past the listing's end, so no piece starts there.
+      expect(splitRemaining(whole, first({ reached: 6_000_000 - 100 * 60, wanted: 8, listed: 100 }))).toBeUndefined();
+      // 6,500 records shown of a range of 20,000's worth: two pieces in them, the deeper one keeping the rest of the range.
+      const deep = { from: 6_000_000 - 20_000 * 60, to: 6_000_000 };
+      const cut = splitRemaining(deep, first({ reached: 6_000_000 - 6_500 * 60, wanted: 8, listed: 100 }))!;
+      expectTiles(cut, deep, 'newest_first');
+      expect(cut).toHaveLength(2);
+      expect(cut[0]!.from).toBeGreaterThanOrEqual(6_000_000 - 6_500 * 60);
+      // Under two pieces' worth: paged on as one slice.
+      expect(splitRemaining({ from: 6_000_000 - 5_900 * 60, to: 6_000_000 }, first({ reached: 5_000_000, wanted: 8 }))).toBeUndefined();
+    });
+
+    it('pieces always tile the remaining range exactly, none under FIRST_SYNC_PIECE_RECORDS but the open rest (property)', () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1_000_000_000, max: 1_700_000_000 }),
+          fc.integer({ min: 1, max: 50_000_000 }),
+          fc.double({ min: 0.0001, max: 50, noNaN: true }),
+          fc.integer({ min: 2, max: MAX_SLICES }),
+          fc.boolean(),
+          fc.double({ min: 0, max: 1, noNaN: true }),
+          fc.integer({ min: 0, max: 200_000 }),
+          (from, width, density, wanted, open, reachedAt, listed) => {
+            const whole: SliceRange = { ...(open ? {} : { from }), to: from + width };
+            const reached = Math.round(from + reachedAt * width);
+            const ranges = splitRemaining(whole, first({ density, spread: 0, wanted, reached, listed }));
+            if (!ranges) return;
+            expect(ranges.length).toBeLessThanOrEqual(wanted);
+            expectTiles(ranges, whole, 'newest_first');
+            // Every bounded piece holds the minimum (a second's rounding aside).
+            for (const range of ranges) if (range.from !== undefined) expect((range.to! - range.from) * density).toBeGreaterThanOrEqual(FIRST_SYNC_PIECE_RECORDS - 2 * density - 1);
+          },
+        ),
+      );
+    });
   });
 
   it('newest first past what pages reached, with a floor anywhere: pieces still tile the remaining range exactly (property)', () => {

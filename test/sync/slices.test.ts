@@ -19,6 +19,9 @@ import { isRecordKey, storeConnection, recordsAt } from '../support/stored-conne
  * platform's delay, under the connection's one rate budget (kept in the table). Counts only: the
  * machine is shared, so no assertion is about time.
  */
+/** Test-mode customers: more than a first sync's piece (FIRST_SYNC_PIECE_RECORDS), so its listing splits. */
+const TEST_CUSTOMERS = 4_000;
+
 describe('slices in flight under one rate budget per connection', () => {
   let sim: PaymentSimulator;
   let local: LocalGateway;
@@ -31,7 +34,8 @@ describe('slices in flight under one rate budget per connection', () => {
       env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '5000' },
       now: () => Date.now() + clockOffset,
     });
-    sim.seedCustomers(2_000, { mode: 'test' });
+    // Test mode: enough records that a first sync splits (its pieces hold FIRST_SYNC_PIECE_RECORDS).
+    sim.seedCustomers(TEST_CUSTOMERS, { mode: 'test' });
     sim.seedCustomers(2_000, { mode: 'live' });
     sim.seedSubscriptions({ mode: 'live' });
   });
@@ -115,11 +119,11 @@ describe('slices in flight under one rate budget per connection', () => {
     const resumed = await c.runToEnd({ leaseSeconds: 30 });
     clockOffset -= 31_000;
     expect(resumed).toMatchObject({ outcome: 'finished', mode: 'full' });
-    // It went on from the saved places: it did not list the 20 pages again.
-    expect((resumed as { pages: number }).pages).toBeLessThan(20 + saved.slices.length);
+    // It went on from the saved places: it did not list every page again.
+    expect((resumed as { pages: number }).pages).toBeLessThan(TEST_CUSTOMERS / 100 + saved.slices.length);
     expect(await c.storedIds()).toEqual(c.platformIds());
-    // 2,000 records, 2,000 record writes: pages listed again after the kill were compared and left alone.
-    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(2_000);
+    // One record write a record: pages listed again after the kill were compared and left alone.
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(TEST_CUSTOMERS);
   });
 
   it('a run that fails with pages still being written returns only once they land: its retry writes nothing twice', async () => {
@@ -143,7 +147,7 @@ describe('slices in flight under one rate budget per connection', () => {
       stop();
     }
     expect(await c.storedIds()).toEqual(c.platformIds());
-    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(2_000);
+    expect(writes.itemsWritten(isRecordKey(c.accountId, 'payment', 'customers'))).toBe(TEST_CUSTOMERS);
   });
 
   it('a reconcile over a listing seen complete starts with its slices at once; a first sync with nothing stored discovers from one page', async () => {
