@@ -1,7 +1,7 @@
 import type { Logger } from '../log/logger';
 import type { SyncedRecord } from '../store/items';
 import type { Store } from '../store/store';
-import { readPlace } from './record-place';
+import { readPlaces } from './record-place';
 import { NormalisedCustomer } from '../sync/normalised';
 import { readBodies, type PlaybookConnector, type ReadRecord } from './read-record';
 
@@ -59,7 +59,7 @@ export async function readCustomerRecords(
   const perConnector = await Promise.all(
     connectors.map(async (connector) => {
       const [stored, records] = await Promise.all([
-        readPlace(store, accountId, connector, 'customers').then((place) => store.getRecord(place, reference.id)),
+        readPlaces(store, accountId, connector).then((placeOf) => store.getRecord(placeOf('customers'), reference.id)),
         recordsOf(connector, reference.id),
       ]);
       const customer = stored && stored.deletedAt === undefined ? readCustomers([stored], log)[0] : undefined;

@@ -12,7 +12,7 @@ import {
 import { readCustomerRecords, type CustomerRecords, type CustomerReference, type FoundCustomer } from './customer-records';
 import { encodeCursor } from './cursor';
 import { readFilteredPage } from './filtered-page';
-import { readPlace } from './record-place';
+import { readPlaces, type PlaceOf } from './record-place';
 import { freshnessOf, UsedData } from './freshness';
 import { isFailedPayment, invoicesNewestFirst, paymentHistory, paymentObjectCandidates, paymentObjectOf } from './payments';
 import { PLAYBOOK_CONNECTORS, readBodies, type PlaybookConnector, type ReadRecord } from './read-record';
@@ -202,10 +202,10 @@ export async function listSubscribers(
   options: { connector: PlaybookConnector; state: SubscriberState; limit: number; startKey?: string },
 ): Promise<SubscribersPage> {
   const { store, accountId } = scope;
-  const place = await readPlace(store, accountId, options.connector, 'subscriptions');
+  const placeOf = await readPlaces(store, accountId, options.connector);
   const [page, checkpoints] = await Promise.all([
     readFilteredPage(
-      (startKey, limit) => store.listRecords(place, { limit, ...(startKey ? { startKey } : {}) }),
+      (startKey, limit) => store.listRecords(placeOf('subscriptions'), { limit, ...(startKey ? { startKey } : {}) }),
       (record) => {
         const subscription = NormalisedSubscription.safeParse(record.body);
         if (!subscription.success) return undefined;
@@ -216,7 +216,7 @@ export async function listSubscribers(
     ),
     store.listSyncCheckpoints(accountId),
   ]);
-  const customers = await customersById(scope, options.connector, page.items.map((item) => item.subscription.customerId));
+  const customers = await customersById(scope, placeOf, page.items.map((item) => item.subscription.customerId));
   const used = new UsedData()
     .object(options.connector, 'subscriptions')
     .object(options.connector, 'customers')
@@ -236,10 +236,10 @@ export async function listFailedPayments(
   options: { connector: PlaybookConnector; since?: Date; limit: number; startKey?: string },
 ): Promise<FailedPaymentsPage> {
   const { store, accountId } = scope;
-  const checkpoints = await store.listSyncCheckpoints(accountId);
+  const [checkpoints, placeOf] = await Promise.all([store.listSyncCheckpoints(accountId), readPlaces(store, accountId, options.connector)]);
   const synced = new Set(checkpoints.filter((checkpoint) => checkpoint.connector === options.connector).map((checkpoint) => checkpoint.object));
   const object = paymentObjectOf(options.connector, synced);
-  const place = await readPlace(store, accountId, options.connector, object);
+  const place = placeOf(object);
   const page = await readFilteredPage(
     (startKey, limit) => store.listRecords(place, { limit, ...(startKey ? { startKey } : {}) }),
     (record) => {
@@ -251,7 +251,7 @@ export async function listFailedPayments(
     { limit: options.limit, ...(options.startKey ? { startKey: options.startKey } : {}), ...LIST_BUDGET },
   );
   const failed = page.items;
-  const customers = await customersById(scope, options.connector, failed.map((payment) => payment.body.customerId));
+  const customers = await customersById(scope, placeOf, failed.map((payment) => payment.body.customerId));
   const used = new UsedData().object(options.connector, object).object(options.connector, 'customers').add(failed).add([...customers.values()]);
   return {
     connector: options.connector,
@@ -267,13 +267,13 @@ const CUSTOMER_READS_IN_FLIGHT = 10;
 /** The synced customer records of these ids (for their emails); ids without one are left out. */
 async function customersById(
   scope: ReadScope,
-  connector: PlaybookConnector,
+  placeOf: PlaceOf,
   ids: readonly string[],
 ): Promise<Map<string, ReadRecord<NormalisedCustomer>>> {
   const unique = [...new Set(ids.filter((id) => id !== ''))];
   const found = new Map<string, ReadRecord<NormalisedCustomer>>();
   if (unique.length === 0) return found;
-  const place = await readPlace(scope.store, scope.accountId, connector, 'customers');
+  const place = placeOf('customers');
   let next = 0;
   const worker = async () => {
     while (next < unique.length) {
