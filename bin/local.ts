@@ -15,7 +15,9 @@ async function main(): Promise<void> {
   const sandbox = await startSandbox(process.env, dataDir, port);
   let runtime;
   try {
-    runtime = await startLocalRuntime({ dataDir, port, env: { ...process.env, ...sandbox.env } });
+    const tableWriteUnits = process.env.LOCAL_TABLE_WRITE_UNITS ? Number(process.env.LOCAL_TABLE_WRITE_UNITS) : undefined;
+    if (tableWriteUnits !== undefined && !(Number.isInteger(tableWriteUnits) && tableWriteUnits > 0)) throw new Error('LOCAL_TABLE_WRITE_UNITS must be a whole number of write units a second (a new on-demand table: 4000)');
+    runtime = await startLocalRuntime({ dataDir, port, env: { ...process.env, ...sandbox.env }, ...(tableWriteUnits === undefined ? {} : { tableWriteUnits }) });
   } catch (error) {
     await sandbox.stop();
     throw error;

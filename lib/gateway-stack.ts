@@ -122,7 +122,7 @@ export class IntegrationGatewayStack extends Stack {
     const settings = readGatewaySettings(this);
     const logRetention = settings.logRetentionDays;
 
-    const storage = new Storage(this, 'Storage');
+    const storage = new Storage(this, 'Storage', { warmWriteUnits: settings.tableWarmWriteUnits });
     const gatewayEvents = new GatewayEvents(this, 'Events');
     const scheduleDeadLetterQueue = createStandaloneDeadLetterQueue(this, 'ScheduleDeadLetterQueue', 'EventBridge Scheduler targets');
     const webhooks = new WebhookProcessing(this, 'Webhooks', { logRetention });

@@ -57,6 +57,13 @@ export const GatewaySettings = z.object({
   /** Default-stage throttling of the HTTP API: steady requests per second, and burst. Bounds cost under a flood. */
   apiThrottleRate: z.coerce.number().positive().default(200),
   apiThrottleBurst: z.coerce.number().int().positive().default(400),
+  /**
+   * Write units a second the table (and its index) takes at once from the day it is created: a new on-demand table
+   * takes 4,000 and doubles its previous peak within 30 minutes, so a big first sync in a new deployment is paced
+   * by the table, not the platform (docs/first-sync.md, "The table's own pace"). Unset: DynamoDB's default.
+   * At most 40,000, the default table quota for on-demand writes.
+   */
+  tableWarmWriteUnits: z.preprocess(unsetWhenEmpty, z.coerce.number().int().min(4_000).max(40_000).optional()),
 });
 export type GatewaySettings = z.infer<typeof GatewaySettings>;
 

@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { withoutCallLog } from '../shared/aws/sdk-call-log';
 import { createTable } from '../shared/store/create-table';
+import { STORE_MAX_ATTEMPTS } from '../shared/store/table';
 
 /** How long the server keeps an idle client socket open. */
 const KEEP_ALIVE_MS = 65_000;
@@ -70,6 +71,7 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
       region: 'us-east-1',
       endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: STORE_MAX_ATTEMPTS,
     }),
   );
 }
@@ -119,7 +121,9 @@ export function watchCommands(client: DynamoDBClient) {
       try {
         const result = await next(args);
         bump(succeeded, name);
-        for (const key of writtenKeys(name, args.input as Record<string, unknown>)) written.push({ ...key, at });
+        // What DynamoDB left unprocessed (a throttled table) was not written.
+        const unprocessed = new Set(writtenKeys(name, { RequestItems: (result.output as { UnprocessedItems?: unknown }).UnprocessedItems }).map((key) => `${key.pk}\n${key.sk}`));
+        for (const key of writtenKeys(name, args.input as Record<string, unknown>)) if (!unprocessed.has(`${key.pk}\n${key.sk}`)) written.push({ ...key, at });
         return result;
       } finally {
         inFlight--;

@@ -23,6 +23,7 @@ import { guardDynamo, guardKeySource, guardPollerNotices, guardPublisher, guardQ
 import { saveIamUsage } from './iam/enforcement';
 import { localArns } from './iam/local-arns';
 import { perFunctionVault } from './iam/per-function-vault';
+import { withTableThroughput } from './table-throughput';
 
 export interface LocalGatewayOptions {
   /** Folder for the table and the key file; in memory with a throwaway key when absent (tests). */
@@ -31,6 +32,11 @@ export interface LocalGatewayOptions {
   env?: Record<string, string | undefined>;
   /** Run dynalite in its own process (benchmarks: the database does not share the gateway's CPU). */
   dynamoInChildProcess?: boolean;
+  /**
+   * Write units a second the table takes, as a deployed one does (local/table-throughput.ts): a new
+   * on-demand table takes 4,000. Unset: as many as dynalite can (`LOCAL_TABLE_WRITE_UNITS` under `npm start`).
+   */
+  tableWriteUnits?: number;
   /** Queue retry delay; tests shorten it. */
   retryDelayMs?: number;
   now?: () => number;
@@ -93,7 +99,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   // template (local/iam/), and refused with AccessDenied as AWS would.
   const gateway: Gateway = {
     env,
-    store: new Store({ client: guardDynamo(dynamo.client), tableName: dynamo.tableName }),
+    store: new Store({ client: withTableThroughput(guardDynamo(dynamo.client), options.tableWriteUnits), tableName: dynamo.tableName }),
     vault,
     queues: {
       syncJobs: guardQueue(queues.syncJobs, localArns.queues.syncJobs),

@@ -4,6 +4,7 @@ import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
+import { STORE_MAX_ATTEMPTS } from './store/table';
 import { tracedAwsClient } from './tracing/segments';
 import { withoutCallLog } from './aws/sdk-call-log';
 import type { Vault } from './vault/vault';
@@ -95,7 +96,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: tracedAwsClient(withoutCallLog(new DynamoDBClient({}))), tableName: required(env, 'TABLE_NAME') }),
+    store: new Store({ client: tracedAwsClient(withoutCallLog(new DynamoDBClient({ maxAttempts: STORE_MAX_ATTEMPTS }))), tableName: required(env, 'TABLE_NAME') }),
     vault: {
       seal: (scope, credentials, options) => keys().seal(scope, credentials, options),
       open: (scope, sealed, options) => keys().open(scope, sealed, options),

@@ -28,6 +28,15 @@ export function fromItem(item: Item): Record<string, unknown> {
   return unmarshall(item);
 }
 
+/**
+ * DynamoDB refused a request for the table's throughput (the SDK's own retries spent): nothing of it
+ * was written, so sending it again is safe.
+ */
+export function isThrottled(error: unknown): boolean {
+  return error instanceof Error && THROTTLING_ERRORS.has(error.name);
+}
+const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
 /** The one DynamoDB error the store turns into an answer; every other error propagates. */
 export function isConditionalCheckFailed(error: unknown): boolean {
   return (
@@ -115,8 +124,9 @@ export function checkConnector(connector: string): ConnectorName {
 }
 
 /**
- * Writes (puts or deletes) 25 per BatchWriteItem, resending what DynamoDB leaves unprocessed with a
- * short backoff; throws if some remain after 10 attempts.
+ * Writes (puts or deletes) 25 per BatchWriteItem, resending what DynamoDB leaves unprocessed (or
+ * refuses whole for the table's throughput) with a short backoff; throws if some remain after 10
+ * attempts.
  */
 export async function batchWriteAll(
   table: Table,
@@ -135,7 +145,14 @@ export async function batchWriteAll(
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
         // A caller pacing its writes waits here, as each batch (or retry) leaves: the table counts them as they arrive.
         await options.beforeSend?.(pending);
-        const response: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }));
+        let response: BatchWriteItemCommandOutput;
+        try {
+          response = await table.client.send(new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }));
+        } catch (error) {
+          // Refused whole (the SDK's own retries spent): nothing was written; sent again after the backoff.
+          if (!isThrottled(error)) throw error;
+          continue;
+        }
         pending = response.UnprocessedItems?.[table.tableName];
       }
     }

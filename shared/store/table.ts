@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 
 /**
+ * Attempts the SDK makes for one DynamoDB request. Its default, 3 (about a second and a half for a
+ * throttled request), suits a table that never refuses; a new on-demand table does under a first sync
+ * (docs/first-sync.md, "The table's own pace"), and a checkpoint or rate-budget write refused three
+ * times would fail the run. 8 ride out some tens of seconds of refusals (the SDK v2 retried DynamoDB
+ * 10 times by default, for the same reason).
+ */
+export const STORE_MAX_ATTEMPTS = 8;
+
+/**
  * The one table's shape, shared by the CDK stack (lib/storage.ts), the local runtime and the
  * tests, so every copy of the table has the same keys and index.
  *

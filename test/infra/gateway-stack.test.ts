@@ -386,6 +386,8 @@ describe('storage', () => {
     const table = tables[0]![1];
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    // Not pre-warmed unless tableWarmWriteUnits says so (test/infra/settings.test.ts): DynamoDB's default.
+    expect(table.Properties).not.toHaveProperty('WarmThroughput');
     expect(table.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(true);
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(table.Properties.KeySchema).toEqual([

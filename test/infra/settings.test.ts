@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { createGatewayApp } from '../../lib/app';
 import { GatewaySettings, readGatewaySettings } from '../../lib/settings';
@@ -45,6 +45,8 @@ describe('deployment settings (CDK context)', () => {
     ['paymentApiBaseUrl', 'http://127.0.0.1:4010'],
     ['billingBaseUrlTemplate', 'https://billing.example.com'],
     ['apiThrottleBurst', -1],
+    ['tableWarmWriteUnits', 1000],
+    ['tableWarmWriteUnits', 50_000],
     ['authDomainPrefix', 'Has-Capitals'],
     ['authDomainPrefix', 'my-cognito-login'],
     ['webAclArn', 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/x/y'],
@@ -52,7 +54,7 @@ describe('deployment settings (CDK context)', () => {
     expect(() => settingsFrom({ [key]: value })).toThrow(key);
   });
 
-  it('alarmEmail subscribes the address to the alarm topic; baseUrl becomes BASE_URL and the ApiUrl output', () => {
+  it('alarmEmail subscribes the address to the alarm topic; baseUrl becomes BASE_URL and the ApiUrl output; tableWarmWriteUnits pre-warms the table', () => {
     const { stack } = createGatewayApp({
       context: {
         ...cdkJson.context,
@@ -62,9 +64,15 @@ describe('deployment settings (CDK context)', () => {
         apiThrottleRate: 20,
         apiThrottleBurst: 40,
         logRetentionDays: 90,
+        tableWarmWriteUnits: '20000',
       },
     });
     const template = Template.fromStack(stack);
+    // Pre-warmed: the table and its index, which every record with an email writes too.
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      WarmThroughput: { WriteUnitsPerSecond: 20000 },
+      GlobalSecondaryIndexes: [Match.objectLike({ WarmThroughput: { WriteUnitsPerSecond: 20000 } })],
+    });
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 } });
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
+import { limitTableWrites } from '../../local/table-throughput';
+import { startPaymentSimulator, type PaymentSimulator } from '../../sandbox/payment-simulator';
+import { connectors } from '../../shared/connections/registry';
+import { log } from '../../shared/log/logger';
+import { runSyncJob } from '../../shared/sync/run-sync-job';
+import { Store } from '../../shared/store/store';
+import { localDynamoClient } from '../support/dynamo';
+import { generatedKey } from '../support/local-runtime';
+import { recordsAt, storeConnection } from '../support/stored-connection';
+
+/**
+ * A first sync into a table that takes fewer writes than the sync's pace, as a new on-demand table
+ * does (4,000 write units a second for the whole table, whatever the keys; here scaled down to what
+ * a test writes in a few seconds). DynamoDB refuses the excess (local/table-throughput.ts); the run
+ * sends it again rather than failing, and stores every record once.
+ */
+describe('a first sync into a table that refuses writes for its throughput', () => {
+  let sim: PaymentSimulator;
+  let local: LocalGateway;
+
+  beforeAll(async () => {
+    sim = await startPaymentSimulator({ seed: 41 });
+    local = await startLocalGateway({ env: { PAYMENT_API_BASE_URL: sim.url, ALLOW_INSECURE_PLATFORM_URLS: 'true', PLATFORM_TIMEOUT_MS: '5000' } });
+    sim.seedCustomers(1_200, { mode: 'live', spacingSeconds: 26_000 });
+  });
+  afterAll(async () => {
+    await local.stop();
+    await sim.stop();
+  });
+
+  it('rides out the refusals: every record stored once, the run finished', async () => {
+    const accountId = 'acct-new-table';
+    const secretKey = generatedKey('rk_live_');
+    sim.addApiKey(secretKey, { access: 'read' });
+    await storeConnection(local.gateway, {
+      accountId,
+      connector: 'payment',
+      config: { authenticationMethod: 'api_key', keyType: 'restricted', mode: 'live' },
+      credentials: { secretKey },
+      syncSettings: { dataObjects: ['customers'], frequency: 'daily', method: 'api' },
+    });
+    // The sync's own pace is 850 units a second into each of 8 shard keys: 6,800. The table takes 200.
+    const client = localDynamoClient(local.dynamo.endpoint);
+    const table = limitTableWrites(client, { writeUnitsPerSecond: 200 });
+    const lambda = { ...local.gateway, store: new Store({ client, tableName: local.dynamo.tableName }) };
+    const result = await runSyncJob(lambda, connectors.syncing(), { accountId, connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() }, log);
+
+    expect(result).toMatchObject({ outcome: 'finished', mode: 'full' });
+    if (result.outcome !== 'finished') return;
+    const stored: string[] = [];
+    let startKey: string | undefined;
+    do {
+      const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', 'customers'), { limit: 1000, ...(startKey ? { startKey } : {}) });
+      stored.push(...page.records.map((record) => record.id));
+      startKey = page.nextStartKey;
+    } while (startKey);
+    const platform = [...sim.state.live.customers.values()].map((record) => record.id).sort();
+    expect(stored.sort()).toEqual(platform);
+    expect(result.counts).toMatchObject({ created: 1_200, updated: 0 });
+    // The table did refuse writes, record batches and the run's own checkpoint and budget writes
+    // alike: the run rode them out (the SDK's retries, STORE_MAX_ATTEMPTS, then the batch's own).
+    expect(table.unitsRefused).toBeGreaterThan(0);
+    expect(table.refusedBy.BatchWriteItem).toBeGreaterThan(0);
+  }, 60_000);
+});
