@@ -51,12 +51,18 @@ export function bytesByGroup(inputs: Record<string, { bytesInOutput: number }>):
 }
 
 const IMPORT = /import\s*(?:\{[^}]*\}|\*\s*as\s+[\w$]+|[\w$]+)\s*from\s*["'][^"']*["'];?/g;
+/** `import"./chunks/x.mjs"`: a chunk the entry loads for its side effects only. */
+const BARE_IMPORT = /import\s*["'][^"']*["'];?/g;
 
-/** The two stand-ins beside a bundle: its built-in imports alone, and its text wrapped in a function never called. */
+/**
+ * The two stand-ins beside a bundle: its built-in imports alone, and its entry's text wrapped in a
+ * function never called. The chunks the entry imports (code splitting, lib/bundling.ts) are left out
+ * of both: their parse and compile count in evaluation.
+ */
 function standIns(bundle: string): { setup: string; compile: string } {
   const text = readFileSync(bundle, 'utf8');
-  const imports = (text.match(IMPORT) ?? []).map((line) => (line.endsWith(';') ? line : `${line};`));
-  const body = text.replace(IMPORT, '').replace(/export\s*\{[^}]*\};?/, '');
+  const imports = (text.match(IMPORT) ?? []).filter((line) => !line.includes('./chunks/')).map((line) => (line.endsWith(';') ? line : `${line};`));
+  const body = text.replace(IMPORT, '').replace(BARE_IMPORT, '').replace(/export\s*\{[^}]*\};?/, '');
   const setup = bundle.replace(/\.mjs$/, '.setup.mjs');
   const compile = bundle.replace(/\.mjs$/, '.compile.mjs');
   writeFileSync(setup, `${imports.join('\n')}\nexport const loaded = true;\n`);

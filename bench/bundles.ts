@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleHandler } from '../lib/bundling';
 import type { GatewayVariable } from '../shared/config';
@@ -48,15 +48,26 @@ const ZOD_SCHEMA_MADE = '_zodDesc.value = new Internals(def);';
 /**
  * How many zod schemas a handler builds while it loads: a count, so unlike import times the
  * shared machine's load does not blur it. The unminified bundle with a counter at the line where
- * zod makes a schema, imported once.
+ * zod makes a schema (in whichever of the files it loads at import zod sits), imported once.
  */
-function schemasAtLoad(name: string): number | undefined {
-  const outfile = join(OUT, `${name}.counted.mjs`);
-  const text = readFileSync(outfile, 'utf8');
-  if (!text.includes(ZOD_SCHEMA_MADE)) return text.includes('node_modules/zod/') ? undefined : 0;
-  writeFileSync(outfile, text.split(ZOD_SCHEMA_MADE).join(`globalThis.__schemasMade = (globalThis.__schemasMade ?? 0) + 1; ${ZOD_SCHEMA_MADE}`));
-  const script = `await import(${JSON.stringify(outfile)});process.stdout.write(String(globalThis.__schemasMade ?? 0))`;
+function schemasAtLoad(name: string, loadedFiles: readonly string[]): number | undefined {
+  let counted = false;
+  let hasZod = false;
+  for (const file of loadedFiles) {
+    const text = readFileSync(file, 'utf8');
+    hasZod ||= text.includes('node_modules/zod/');
+    if (!text.includes(ZOD_SCHEMA_MADE)) continue;
+    writeFileSync(file, text.split(ZOD_SCHEMA_MADE).join(`globalThis.__schemasMade = (globalThis.__schemasMade ?? 0) + 1; ${ZOD_SCHEMA_MADE}`));
+    counted = true;
+  }
+  if (!counted) return hasZod ? undefined : 0;
+  const script = `await import(${JSON.stringify(loadedFiles[0])});process.stdout.write(String(globalThis.__schemasMade ?? 0))`;
   return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) }));
+}
+
+/** Where a function's bundle is built: its entry, its chunks in `chunks/` beside it. */
+export function entryOf(name: string): string {
+  return join(OUT, name, 'index.mjs');
 }
 
 /**
@@ -71,18 +82,19 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
   const handlers = readdirSync(join(ROOT, 'functions')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
   const figures: Figures = {};
   for (const name of handlers) {
-    const outfile = join(OUT, `${name}.mjs`);
-    await bundleHandler(name, outfile);
-    figures[`bundle.${name}.kb`] = Math.round((statSync(outfile).size / 1024) * 10) / 10;
-    await bundleHandler(name, join(OUT, `${name}.counted.mjs`), { minify: false });
-    const schemas = schemasAtLoad(name);
+    // Each function in a folder of its own, as its asset is: its entry and its chunks.
+    const built = await bundleHandler(name, entryOf(name));
+    figures[`bundle.${name}.kb`] = Math.round((built.bytes / 1024) * 10) / 10;
+    figures[`bundle.${name}.asset_kb`] = Math.round((built.assetBytes / 1024) * 10) / 10;
+    const counted = await bundleHandler(name, join(OUT, 'counted', name, 'index.mjs'), { minify: false });
+    const schemas = schemasAtLoad(name, counted.loadedFiles);
     if (schemas !== undefined) figures[`bundle.${name}.zod_schemas_at_load`] = schemas;
   }
   const wall = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
   for (let run = 0; run < IMPORT_RUNS; run += 1) {
     for (const name of handlers) {
-      const outfile = join(OUT, `${name}.mjs`);
+      const outfile = entryOf(name);
       const script = `const c=process.cpuUsage();const t=performance.now();await import(${JSON.stringify(outfile)});const u=process.cpuUsage(c);process.stdout.write((performance.now()-t)+' '+(u.user+u.system)/1000)`;
       const [ms, cpuMs] = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: lambdaLikeEnvironment(name) }).split(' ').map(Number);
       wall.set(name, [...(wall.get(name) ?? []), ms!]);
@@ -99,7 +111,7 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
   try {
     for (let run = 0; run < FIRST_REQUEST_RUNS; run += 1) {
       for (const name of handlers.filter((handler) => handler in FIRST_REQUESTS)) {
-        const { firstRequestMs } = await firstRequest(name, join(OUT, `${name}.mjs`), { ...lambdaLikeEnvironment(name), ...table.env });
+        const { firstRequestMs } = await firstRequest(name, entryOf(name), { ...lambdaLikeEnvironment(name), ...table.env });
         first.set(name, [...(first.get(name) ?? []), firstRequestMs]);
       }
     }
@@ -110,7 +122,7 @@ export async function benchBundles(): Promise<{ figures: Figures; notes: string[
   return {
     figures,
     notes: [
-      `Minified ESM bundles as the stack builds them (AWS SDK bundled in), and the median of ${IMPORT_RUNS} imports, each in a fresh \`${process.version}\` process, taken round the handlers in turn: wall time (import_ms) and CPU time (import_cpu_ms). zod_schemas_at_load counts the zod schemas each handler builds while it loads (the rest are built on first use).`,
+      `Minified ESM bundles as the stack builds them (AWS SDK bundled in, code split: \`kb\` is what a cold start loads, the entry and the chunks it imports at load; \`asset_kb\` the whole asset, with the chunks loaded on first use), and the median of ${IMPORT_RUNS} imports, each in a fresh \`${process.version}\` process, taken round the handlers in turn: wall time (import_ms) and CPU time (import_cpu_ms). zod_schemas_at_load counts the zod schemas each handler builds while it loads (the rest are built on first use).`,
       `first_request_ms: a fresh process imports the bundle and answers its first request (bench/first-request.ts: a request each function answers from the table, dynalite on loopback), timed from before the import; the median of ${FIRST_REQUEST_RUNS}, taken round the handlers in turn.`,
     ],
   };

@@ -2,7 +2,9 @@
  * How every handler is bundled, shared by the stack (lib/gateway-function.ts) and by the tests
  * and benchmarks that build a handler themselves (`bundleHandler`), so they run what Lambda runs.
  */
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Metafile } from 'esbuild';
 
 /**
  * The Node built-ins the bundles import by name, each through `require` (shared/aws/builtins/):
@@ -45,37 +47,92 @@ export const leanRuntime = {
   nodeOptions: '--max-semi-space-size=1',
 } as const;
 
-/** What went into a bundle (esbuild's metafile): each input file and the bytes it left in the output. */
+/** What went into a bundle (esbuild's metafile). */
 export interface BundleContents {
+  /** Each input file and the bytes it left in the files loaded at import. */
   inputs: Record<string, { bytesInOutput: number }>;
+  /** Bytes loaded at import: the entry file and the chunks it imports statically, transitively (and the X-Ray SDK's where it loads at init). */
   bytes: number;
+  /** Bytes of every file of the function's code: the chunks loaded on first use (`import()`) too. */
+  assetBytes: number;
+  /** The files loaded at import, the entry first (a tool that rewrites the bundle's text rewrites them all). */
+  loadedFiles: string[];
   /** Each input's imports: `import-statement` ones load with it, `dynamic-import` ones when called. */
   imports: Record<string, Array<{ path: string; kind: string }>>;
 }
 
 /**
- * Bundles one handler of functions/ as the stack does, to `outfile`; `minify: false` keeps the
- * source readable. Answers what went in (bench/bundle-contents.ts, test/infra/function-bundles.test.ts).
- * esbuild is loaded only when called: the CDK app that imports this file never is.
+ * esbuild's options for one handler of functions/, shared by the stack (lib/gateway-function.ts)
+ * and `bundleHandler`: the entry is `<outdir>/<entryName>.mjs`. With code splitting, each `import()`
+ * (the API's route areas, the X-Ray SDK where tracing is on) becomes a chunk in `chunks/` that Node
+ * reads only when it is called, where one file would carry and compile all of it at every cold start
+ * (docs/cold-starts.md, "Code splitting").
  */
-export async function bundleHandler(handler: string, outfile: string, options: { minify?: boolean; sourceMap?: boolean } = {}): Promise<BundleContents> {
-  const { build } = await import('esbuild');
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL(`../functions/${handler}.ts`, import.meta.url))],
-    outfile,
+export function handlerBuildOptions(handler: string, outdir: string, options: { entryName?: string; minify?: boolean; sourceMap?: boolean } = {}) {
+  return {
+    entryPoints: [{ in: fileURLToPath(new URL(`../functions/${handler}.ts`, import.meta.url)), out: options.entryName ?? 'index' }],
+    outdir,
     bundle: true,
-    platform: 'node',
-    format: 'esm',
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    platform: 'node' as const,
+    format: 'esm' as const,
     target: lambdaBundling.target,
     minify: options.minify ?? lambdaBundling.minify,
     mainFields: [...lambdaBundling.mainFields],
     banner: { js: lambdaBundling.banner },
     alias: { ...lambdaBundling.alias },
     ...(options.sourceMap ? { sourcemap: true, sourcesContent: false } : {}),
-    logLevel: 'silent',
+    logLevel: 'silent' as const,
     metafile: true,
-  });
-  const output = Object.entries(result.metafile.outputs).find(([path]) => !path.endsWith('.map'))![1];
-  const imports = Object.fromEntries(Object.entries(result.metafile.inputs).map(([path, input]) => [path, input.imports.map(({ path: to, kind }) => ({ path: to, kind }))]));
-  return { inputs: output.inputs, bytes: output.bytes, imports };
+  };
+}
+
+/**
+ * Bundles one handler of functions/ as the stack does, its entry at `outfile` and its chunks in
+ * `chunks/` beside it; `minify: false` keeps the source readable. Answers what went in
+ * (bench/bundle-contents.ts, test/infra/function-bundles.test.ts). esbuild is loaded only when
+ * called: the CDK app loads it only to build the stack's assets.
+ */
+export async function bundleHandler(handler: string, outfile: string, options: { minify?: boolean; sourceMap?: boolean } = {}): Promise<BundleContents> {
+  const { build } = await import('esbuild');
+  const result = await build(handlerBuildOptions(handler, dirname(outfile), { ...options, entryName: basename(outfile).replace(/\.mjs$/, '') }));
+  return contentsOf(result.metafile!, outfile);
+}
+
+/**
+ * Modules whose `import()` runs while the function loads, in Lambda: shared/handler/traces.ts loads
+ * the X-Ray SDK at the top level where tracing is on (the queue workers). Their chunks count as loaded.
+ */
+const IMPORTS_AT_LOAD = ['shared/handler/traces.ts'];
+
+/** What a build put in the files its entry loads at import, and in all of them. */
+export function contentsOf(metafile: Metafile, entry: string): BundleContents {
+  const outputs = Object.entries(metafile.outputs).filter(([path]) => !path.endsWith('.map'));
+  const byPath = new Map(outputs.map(([path, output]) => [resolve(path), output]));
+  const loaded: string[] = [];
+  const visit = (path: string) => {
+    if (loaded.includes(path)) return;
+    loaded.push(path);
+    const output = byPath.get(path);
+    const importsAtLoad = Object.keys(output?.inputs ?? {}).some((input) => IMPORTS_AT_LOAD.some((module) => input.endsWith(module)));
+    for (const imported of output?.imports ?? []) {
+      const atLoad = imported.kind === 'import-statement' || (importsAtLoad && imported.kind === 'dynamic-import');
+      if (atLoad && byPath.has(resolve(imported.path))) visit(resolve(imported.path));
+    }
+  };
+  visit(resolve(entry));
+  const inputs: Record<string, { bytesInOutput: number }> = {};
+  for (const path of loaded) {
+    for (const [input, { bytesInOutput }] of Object.entries(byPath.get(path)?.inputs ?? {})) inputs[input] = { bytesInOutput: (inputs[input]?.bytesInOutput ?? 0) + bytesInOutput };
+  }
+  const imports = Object.fromEntries(Object.entries(metafile.inputs).map(([path, input]) => [path, input.imports.map(({ path: to, kind }) => ({ path: to, kind }))]));
+  return {
+    inputs,
+    bytes: loaded.reduce((sum, path) => sum + (byPath.get(path)?.bytes ?? 0), 0),
+    assetBytes: outputs.reduce((sum, [, output]) => sum + output.bytes, 0),
+    loadedFiles: loaded,
+    imports,
+  };
 }

@@ -1,13 +1,13 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { Validations, type Duration } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Validations, type Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { GatewayEnvironment } from '../shared/config';
 import type { HandlerName } from '../shared/handler/function-settings';
-import { lambdaBundling, leanRuntime } from './bundling';
+import { handlerBuildOptions, leanRuntime } from './bundling';
 
 // Every Lambda handler of the gateway (one file each in functions/), and the settings each one needs.
 export { handlerNames, type HandlerName } from '../shared/handler/function-settings';
@@ -32,12 +32,16 @@ export interface GatewayFunctionProps {
 
 /**
  * One gateway handler: Node.js 24 on arm64, bundled locally by esbuild (no Docker) as minified ESM with source
- * maps, traced by X-Ray, logging to its own log group.
+ * maps, code split so what a handler imports on first use stays out of its cold start (lib/bundling.ts), traced
+ * by X-Ray, logging to its own log group.
  *
  * It has its own role with no AWS managed policy: the role may write to this log group only, and every other
  * permission is granted by the stack.
+ *
+ * Not a `NodejsFunction`: that construct gives esbuild one `--outfile`, and code splitting needs an output
+ * folder. The asset is built the same way (esbuild from this project's node_modules, hashed by its output).
  */
-export class GatewayFunction extends NodejsFunction {
+export class GatewayFunction extends LambdaFunction {
   readonly handlerName: HandlerName;
   /** The function's own role; the stack adds each permission the handler needs. */
   readonly executionRole: iam.Role;
@@ -51,10 +55,8 @@ export class GatewayFunction extends NodejsFunction {
 
     super(scope, id, {
       description: `functions/${props.handler}.ts: ${props.purpose}`,
-      entry: `${projectRoot}functions/${props.handler}.ts`,
-      handler: 'handler',
-      projectRoot,
-      depsLockFilePath: `${projectRoot}package-lock.json`,
+      code: handlerCode(props.handler, { sourceMap: !props.lean }),
+      handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
@@ -65,20 +67,6 @@ export class GatewayFunction extends NodejsFunction {
       environment: {
         NODE_OPTIONS: props.lean ? leanRuntime.nodeOptions : '--enable-source-maps',
         GATEWAY_MODE: 'aws' satisfies GatewayEnvironment['GATEWAY_MODE'],
-      },
-      // The same esbuild settings as the bundle benchmark (lib/bundling.ts), plus ESM output and source maps.
-      bundling: {
-        format: OutputFormat.ESM,
-        target: lambdaBundling.target,
-        minify: lambdaBundling.minify,
-        mainFields: [...lambdaBundling.mainFields],
-        banner: lambdaBundling.banner,
-        esbuildArgs: Object.fromEntries(Object.entries(lambdaBundling.alias).map(([from, to]) => [`--alias:${from}`, to])),
-        sourceMap: props.lean ? leanRuntime.sourceMap : true,
-        // Stack traces need the mappings, not a copy of the sources: keeps the upload small.
-        sourcesContent: false,
-        // Bundle the AWS SDK clients too: a bundled client loaded 2-3x faster than the runtime's copy here.
-        externalModules: [],
       },
     });
     this.handlerName = props.handler;
@@ -98,3 +86,27 @@ export class GatewayFunction extends NodejsFunction {
   }
 }
 
+
+/**
+ * The handler's code: bundled on this machine when the stack is synthesized (`tryBundle`), into the folder CDK
+ * zips and uploads. The Docker image is never pulled: local bundling does not fail, it throws.
+ */
+function handlerCode(handler: HandlerName, options: { sourceMap: boolean }): Code {
+  return Code.fromAsset(projectRoot, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24-slim'),
+      // What is built, in the options CDK hashes to tell assets apart: without it every function's asset
+      // would be taken for the first one's (the local bundler, a function, is not hashed).
+      environment: { GATEWAY_HANDLER: handler, SOURCE_MAP: String(options.sourceMap) },
+      local: {
+        tryBundle(outputDir: string): boolean {
+          // CDK asks for the asset synchronously; esbuild is loaded only when a stack is bundled.
+          const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+          buildSync({ ...handlerBuildOptions(handler, outputDir, { sourceMap: options.sourceMap }), metafile: false });
+          return true;
+        },
+      },
+    },
+  });
+}

@@ -7,26 +7,43 @@ import { callerOf, type Caller } from './caller';
 import { json, parseJsonBody, type HttpRequest, type HttpResponse } from './http';
 import { fieldErrors, problems } from './problem';
 import type { Route } from './route';
+import type { RouteArea } from './route-area';
 import { guardAccount, takeAccountQuota } from '../tenants/account-guard';
 
-interface CompiledRoute {
-  route: Route;
+interface PathPattern {
   pattern: RegExp;
   names: string[];
 }
 
-function compile(route: Route): CompiledRoute {
+interface CompiledRoute extends PathPattern {
+  route: Route;
+}
+
+function compilePath(path: string): PathPattern {
   const names: string[] = [];
-  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a: string, b: string) => {
+  const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a: string, b: string) => {
     names.push(a ?? b);
     return '([^/]+)';
   });
-  return { route, pattern: new RegExp(`^${source}/?$`), names };
+  return { pattern: new RegExp(`^${source}/?$`), names };
 }
 
-/** Matches a request to a route, validates it, runs it, and turns every failure into problem+json. */
-export function createRouter(routes: Route[], options: { gateway?: () => Gateway } = {}) {
-  const compiled = routes.map(compile);
+/**
+ * Matches a request to a route, validates it, runs it, and turns every failure into problem+json.
+ * An area's routes are loaded by the first request to one of its paths (shared/api/route-area.ts).
+ */
+export function createRouter(areas: readonly RouteArea[], options: { gateway?: () => Gateway } = {}) {
+  const areaPaths = areas.flatMap((area, index) => area.paths.map((path) => ({ index, ...compilePath(path) })));
+  const loaded = new Map<number, Promise<CompiledRoute[]>>();
+  const routesOf = (index: number) => {
+    let routes = loaded.get(index);
+    if (!routes) {
+      routes = areas[index]!.load().then((list) => list.map((route) => ({ route, ...compilePath(route.path) })));
+      loaded.set(index, routes);
+      routes.catch(() => loaded.delete(index));
+    }
+    return routes;
+  };
   const gatewayOf = options.gateway ?? defaultGateway;
 
   /**
@@ -35,6 +52,9 @@ export function createRouter(routes: Route[], options: { gateway?: () => Gateway
    * with the invocation's context (shared/handler/problem-errors.ts).
    */
   return async function dispatch(request: HttpRequest): Promise<HttpResponse> {
+    // The areas with this path, in their order, so the first route that matches is the table's first.
+    const reached = [...new Set(areaPaths.filter((area) => area.pattern.test(request.path)).map((area) => area.index))];
+    const compiled = (await Promise.all(reached.map(routesOf))).flat();
     const matches = compiled.filter((c) => c.pattern.test(request.path));
     if (matches.length === 0) throw problems.notFound(`No API operation at ${request.path}.`);
     const match = matches.find((c) => c.route.method === request.method);

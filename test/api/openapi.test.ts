@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { openApiDocument } from '../../shared/api/openapi';
-import { apiRoutes } from '../../shared/api/routes/index';
+import { allApiRoutes } from '../../shared/api/routes/index';
+
+const routes = await allApiRoutes();
 
 describe('OpenAPI document', () => {
-  const document = openApiDocument(apiRoutes()) as {
+  const document = openApiDocument(routes) as {
     openapi: string;
     paths: Record<string, Record<string, { operationId: string; security: unknown[] }>>;
     components: { schemas: Record<string, unknown> };
@@ -12,7 +14,7 @@ describe('OpenAPI document', () => {
 
   it('has every route, with the sign-in requirement on all but the document itself', () => {
     expect(document.openapi).toBe('3.1.0');
-    for (const route of apiRoutes()) {
+    for (const route of routes) {
       const operation = document.paths[route.path]?.[route.method.toLowerCase()];
       expect(operation?.operationId).toBe(route.operationId);
       expect(operation?.security).toEqual(route.access === 'public' ? [] : route.access === 'playbook' ? [{ playbookKey: [] }] : [{ signIn: [] }]);
@@ -20,7 +22,7 @@ describe('OpenAPI document', () => {
   });
 
   it('lists every path and query parameter (the document reads them from object schemas: never wrap one in z.lazy)', () => {
-    for (const route of apiRoutes()) {
+    for (const route of routes) {
       const operation = document.paths[route.path]![route.method.toLowerCase()] as unknown as { parameters: Array<{ name: string; in: string }> };
       for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
         if (schema === undefined) continue;

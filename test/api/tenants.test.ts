@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callerOf } from '../../shared/api/caller';
 import { ProblemError } from '../../shared/api/problem';
-import { apiRoutes } from '../../shared/api/routes/index';
+import { allApiRoutes } from '../../shared/api/routes/index';
 import { isAccountRoute, needsIntegrations } from '../../shared/tenants/account-guard';
 import { DEFAULT_QUOTAS, quotaDecision } from '../../shared/tenants/quotas';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
@@ -34,8 +34,8 @@ function pathOf(template: string, accountId: string): string {
 }
 
 describe('the Integrations switch, on every account route', () => {
-  it('guards every route of an account but the account itself; every playbook route draws from a quota', () => {
-    const routes = apiRoutes();
+  it('guards every route of an account but the account itself; every playbook route draws from a quota', async () => {
+    const routes = await allApiRoutes();
     const exempt = routes.filter((route) => isAccountRoute(route) && !needsIntegrations(route)).map((route) => route.operationId);
     expect(exempt).toEqual(['putAccount', 'getAccount']);
     expect(routes.filter((route) => route.access === 'playbook' && !route.quota).map((route) => route.operationId)).toEqual([]);
@@ -46,7 +46,7 @@ describe('the Integrations switch, on every account route', () => {
     const key = await apiKey('switched');
     expect((await putAccount('switched', { integrationsEnabled: false })).status).toBe(200);
     const user = await gateway.userToken('switched');
-    const guarded = apiRoutes().filter(needsIntegrations);
+    const guarded = (await allApiRoutes()).filter(needsIntegrations);
     expect(guarded.length).toBeGreaterThan(35);
     for (const route of guarded) {
       const tokens = route.access === 'playbook' ? [key] : [user, operator];

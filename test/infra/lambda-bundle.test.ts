@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { createGatewayApp } from '../../lib/app';
 import { bundleHandler } from '../../lib/bundling';
+import { GatewayFunction, handlerNames } from '../../lib/gateway-function';
 import { startDynamo, type LocalDynamo } from '../support/dynamo';
 
 const run = promisify(execFile);
@@ -63,4 +67,34 @@ describe('a Lambda bundle', () => {
     expect(output).toContain('SYNC_QUEUE_URL: is not set');
     expect(output).toContain('BILLING_BASE_URL_TEMPLATE: must contain {site}');
   });
+});
+
+/**
+ * The stack's own assets, bundled as `cdk deploy` bundles them (lib/gateway-function.ts): each
+ * function gets its own handler's code, an entry `index.mjs` and the chunks it loads on first use.
+ */
+describe('the stack\'s function assets', () => {
+  it('builds one asset a function, each its own handler\'s entry, the API\'s route areas in chunks of their own', () => {
+    const { app, stack } = createGatewayApp({ context: { 'aws:cdk:bundling-stacks': ['**'] } });
+    const assembly = app.synth();
+    const functions = stack.node.findAll().filter((construct): construct is GatewayFunction => construct instanceof GatewayFunction);
+    expect(functions.length).toBe(handlerNames.length);
+    const template = Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties: { Code?: { S3Key?: string }; Handler?: string } }> };
+    const assetOf = (fn: GatewayFunction) => template.Resources[stack.getLogicalId(fn.node.defaultChild as CfnFunction)]!.Properties;
+    const keys = functions.map((fn) => assetOf(fn).Code!.S3Key!);
+    // One asset a function: were two the same, one function would run the other's handler.
+    expect(new Set(keys).size).toBe(functions.length);
+    for (const fn of functions) {
+      expect(assetOf(fn).Handler).toBe('index.handler');
+      const dir = join(assembly.directory, `asset.${assetOf(fn).Code!.S3Key!.replace(/\.zip$/, '')}`);
+      expect(existsSync(join(dir, 'index.mjs'))).toBe(true);
+    }
+    // The API's entry names its handler's file; its route areas are chunks it does not import at load.
+    const api = functions.find((fn) => fn.handlerName === 'api')!;
+    const apiDir = join(assembly.directory, `asset.${assetOf(api).Code!.S3Key!.replace(/\.zip$/, '')}`);
+    const entry = readFileSync(join(apiDir, 'index.mjs'), 'utf8');
+    const chunks = readdirSync(join(apiDir, 'chunks')).filter((file) => file.endsWith('.mjs'));
+    const importedAtLoad = chunks.filter((chunk) => entry.includes(`from"./chunks/${chunk}"`) || entry.includes(`import"./chunks/${chunk}"`));
+    expect(chunks.length - importedAtLoad.length).toBeGreaterThan(3);
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../shared/api/openapi';
-import { apiRoutes } from '../../shared/api/routes/index';
+import { allApiRoutes } from '../../shared/api/routes/index';
 import { tokenExpiresAt } from '../../shared/messaging/messaging-api-client';
 import { eventMessage, transcriptEntries } from '../../shared/messaging/messaging-api-events';
 import { MessagingSettings } from '../../shared/messaging/settings';
@@ -77,8 +77,8 @@ describe('the conversation transport setting', () => {
     expect(MessagingSettings.safeParse({ conversationTransport: 'websocket' }).success).toBe(false);
   });
 
-  it('is in the OpenAPI document with both choices', () => {
-    const document = JSON.stringify(openApiDocument(apiRoutes()));
+  it('is in the OpenAPI document with both choices', async () => {
+    const document = JSON.stringify(openApiDocument(await allApiRoutes()));
     expect(document).toContain('"conversationTransport"');
     expect(document).toContain('Messaging for In-App and Web (Server-Sent Events)');
   });
