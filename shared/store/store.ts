@@ -198,7 +198,7 @@ export class Store implements RateBuckets {
   listRecordIds(place: RecordPlace, options?: { limit?: number; startKey?: string }): Promise<{ ids: string[]; nextStartKey?: string }> {
     return syncedRecords.listRecordIds(this.#table, place, options);
   }
-  listStoredVersions(place: RecordPlace, options?: { limit?: number; startKey?: string }): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
+  listStoredVersions(place: RecordPlace, options?: { limit?: number; startKey?: string; shard?: number }): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
     return syncedRecords.listStoredVersions(this.#table, place, options);
   }
   /** Whether records of an earlier connection remain under the single key of connections stored before sharding. */

@@ -207,11 +207,13 @@ export async function listRecordIds(
  * a full run that is its object's only writer reads it once and compares its pages in memory
  * instead of one BatchGetItem each (shared/sync/deletion-sweep.ts). A Query is billed by the
  * items it reads, so the three attributes cost no more than the ids. `nextStartKey` as in `listRecords`.
+ * With `shard`, that shard key's records alone: a reader that wants them all, in any order, pages
+ * each shard on its own, side by side, with nothing merged or read twice.
  */
 export async function listStoredVersions(
   table: Table,
   place: RecordPlace,
-  options: { limit?: number; startKey?: string } = {},
+  options: { limit?: number; startKey?: string; shard?: number } = {},
 ): Promise<{ versions: Array<[string, StoredVersion]>; nextStartKey?: string }> {
   const page = await queryRecordPartition(table, place, options, {
     ProjectionExpression: STORED_VERSION_PROJECTION,
@@ -231,19 +233,23 @@ export async function listStoredVersions(
 async function queryRecordPartition(
   table: Table,
   place: RecordPlace,
-  options: { limit?: number; startKey?: string },
+  options: { limit?: number; startKey?: string; shard?: number },
   read: { FilterExpression?: string; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> },
 ): Promise<{ items: Array<Record<string, AttributeValue>>; nextStartKey?: string }> {
   const limit = Math.min(Math.max(options.limit ?? 100, 1), 1000);
+  // One shard alone (a reader that wants every record, in no order): that key's page, nothing merged.
+  const partitions = recordPartitions(place);
+  const shardOnly = options.shard === undefined ? undefined : partitions[options.shard];
+  if (options.shard !== undefined && shardOnly === undefined) throw new Error(`shard ${options.shard} is not one of the ${partitions.length} of ${place.object}`);
   const pages = await Promise.all(
-    recordPartitions(place).map(async (pk) => {
+    (shardOnly === undefined ? partitions : [shardOnly]).map(async (pk) => {
       const page = await table.client.send(
         new QueryCommand({
           TableName: table.tableName,
           KeyConditionExpression: options.startKey === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
           ...read,
           ExpressionAttributeValues: toItem({ ':pk': pk, ...(options.startKey === undefined ? {} : { ':after': options.startKey }) }),
-          Limit: perShardLimit(limit, place.shards),
+          Limit: shardOnly === undefined ? perShardLimit(limit, place.shards) : limit,
           ConsistentRead: true,
         }),
       );
