@@ -417,7 +417,8 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
     }
     return { figures, notes: SYNC_NOTES };
   }
-  const figures: Figures = {};
+  // The new-table first sync runs alone only (SYNC_ONLY=first5_new_table): its last figures are kept.
+  const figures: Figures = previousFigures('sync', (key) => key.startsWith('sync.latency300.first5_new_table.'));
   const s = await scenario();
   try {
     forgetRateBudgets();

@@ -50,3 +50,15 @@ export function isRecordKey(accountId: string, connector: ConnectorName, object:
   const base = `ACCOUNT#${accountId}#${connector}#${object}`;
   return (key) => key.pk === base || key.pk.startsWith(`${base}#`);
 }
+
+/** Every stored record id of one data object, all pages (deleted ones left out), in the store's order. */
+export async function storedRecordIds(store: Gateway['store'], place: RecordPlace): Promise<string[]> {
+  const ids: string[] = [];
+  let startKey: string | undefined;
+  do {
+    const page = await store.listRecords(place, { limit: 1000, ...(startKey ? { startKey } : {}) });
+    ids.push(...page.records.map((record) => record.id));
+    startKey = page.nextStartKey;
+  } while (startKey);
+  return ids;
+}

@@ -8,7 +8,7 @@ import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { storeConnection, recordsAt } from '../support/stored-connection';
+import { storeConnection, recordsAt, storedRecordIds } from '../support/stored-connection';
 
 /**
  * A connection's first sync of every data object at once, each job in a Lambda of its own (its own
@@ -79,13 +79,7 @@ describe('a first sync of every object side by side, within the connection\'s on
     const under = (at: number) => spans.filter((times) => Math.min(...times) <= at && at <= Math.max(...times)).length;
     expect(Math.max(...spans.map((times) => under(Math.min(...times))))).toBeGreaterThanOrEqual(3);
     for (const object of PAYMENT_OBJECTS) {
-      const stored: string[] = [];
-      let startKey: string | undefined;
-      do {
-        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', object), { limit: 1000, ...(startKey ? { startKey } : {}) });
-        stored.push(...page.records.map((record) => record.id));
-        startKey = page.nextStartKey;
-      } while (startKey);
+      const stored = await storedRecordIds(local.gateway.store, recordsAt(accountId, 'payment', object));
       const platform = [...sim.state.live[object].values()].map((record) => record.id).sort();
       expect({ object, stored: stored.sort() }).toEqual({ object, stored: platform });
     }

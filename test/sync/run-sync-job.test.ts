@@ -13,7 +13,7 @@ import { recordHash } from '../../shared/sync/record-hash';
 import type { NormalisedRecord, SyncPage, SyncSource } from '../../shared/sync/sync-source';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { isRecordKey, storeConnection, recordsAt } from '../support/stored-connection';
+import { isRecordKey, storeConnection, recordsAt, storedRecordIds } from '../support/stored-connection';
 
 /**
  * The sync engine end to end: the billing connector's real client and sources over HTTP against
@@ -65,16 +65,7 @@ describe('sync engine', () => {
     const run = (options: SyncRunOptions = {}, overrides: Partial<SyncJob> = {}) =>
       runSyncJob(local.gateway, connectors.syncing(), { ...job, ...overrides }, log, { maxSlices: 1, checkpointEveryMs: 0, ...options });
     const requests = () => sim.requests.get(`GET /sites/${siteName}/api/v2/customers`) ?? 0;
-    const storedIds = async () => {
-      const ids: string[] = [];
-      let startKey: string | undefined;
-      do {
-        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'billing', 'customers'), { limit: 1000, ...(startKey ? { startKey } : {}) });
-        ids.push(...page.records.map((r) => r.id));
-        startKey = page.nextStartKey;
-      } while (startKey);
-      return ids;
-    };
+    const storedIds = () => storedRecordIds(local.gateway.store, recordsAt(accountId, 'billing', 'customers'));
     const platformIds = () => [...site.data.customers.values()].filter((c) => !c.deleted).map((c) => c.id);
     return { accountId, site, run, requests, storedIds, platformIds };
   }

@@ -8,7 +8,7 @@ import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
-import { recordsAt, storeConnection } from '../support/stored-connection';
+import { recordsAt, storeConnection, storedRecordIds } from '../support/stored-connection';
 
 /**
  * A first sync into a table that takes fewer writes than the sync's pace, as a new on-demand table
@@ -49,13 +49,7 @@ describe('a first sync into a table that refuses writes for its throughput', () 
 
     expect(result).toMatchObject({ outcome: 'finished', mode: 'full' });
     if (result.outcome !== 'finished') return;
-    const stored: string[] = [];
-    let startKey: string | undefined;
-    do {
-      const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', 'customers'), { limit: 1000, ...(startKey ? { startKey } : {}) });
-      stored.push(...page.records.map((record) => record.id));
-      startKey = page.nextStartKey;
-    } while (startKey);
+    const stored = await storedRecordIds(local.gateway.store, recordsAt(accountId, 'payment', 'customers'));
     const platform = [...sim.state.live.customers.values()].map((record) => record.id).sort();
     expect(stored.sort()).toEqual(platform);
     expect(result.counts).toMatchObject({ created: 1_200, updated: 0 });
