@@ -55,7 +55,7 @@ export class GatewayFunction extends LambdaFunction {
 
     super(scope, id, {
       description: `functions/${props.handler}.ts: ${props.purpose}`,
-      code: handlerCode(props.handler, { sourceMap: !props.lean }),
+      code: handlerCode(props.handler, { sourceMap: props.lean ? leanRuntime.sourceMap : true }),
       handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
