@@ -166,12 +166,11 @@ export class SweepInMemory {
    * for this listing: `pagesAwaitListing`).
    */
   private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
-    const shards = place.shards > 1 ? Array.from({ length: place.shards }, (_, shard) => shard) : [undefined];
     await Promise.all(
-      shards.map(async (shard) => {
+      Array.from({ length: place.shards }, async (_, shard) => {
         let startKey: string | undefined;
         do {
-          const page = await store.listStoredVersions(place, { limit: IDS_PER_QUERY, ...(startKey ? { startKey } : {}), ...(shard === undefined ? {} : { shard }) });
+          const page = await store.listStoredVersions(place, { limit: IDS_PER_QUERY, shard, ...(startKey ? { startKey } : {}) });
           if (this.overflowed) return;
           for (const [id, version] of page.versions) this.stored.set(id, version);
           this.checkLimit();

@@ -51,6 +51,17 @@ function expectTiles(ranges: SliceRange[], whole: SliceRange, order: 'newest_fir
   else expect(ranges[0]!.from).toBe(whole.from);
 }
 
+/** A slice's remaining range, newest first, and what its pages showed: the split properties' cases. */
+const remainingCase = fc.record({
+  from: fc.integer({ min: 1_000_000_000, max: 1_700_000_000 }),
+  width: fc.integer({ min: 1, max: 50_000_000 }),
+  density: fc.double({ min: 0.0001, max: 50, noNaN: true }),
+  wanted: fc.integer({ min: 2, max: MAX_SLICES }),
+  open: fc.boolean(),
+  reachedAt: fc.double({ min: 0, max: 1, noNaN: true }),
+  listed: fc.integer({ min: 0, max: 200_000 }),
+});
+
 describe('how many slices a connection keeps in flight', () => {
   it('rate × answer time (Little), a little more: 100/s at 300 ms wants 36, a fast platform one', () => {
     expect(wantedSlices({ ratePerSecond: 100, latencyMs: 300, waitMs: 0 }, 1)).toBe(36);
@@ -226,15 +237,7 @@ describe('splitting what a slice still has to list', () => {
 
     it('pieces always tile the remaining range exactly, none under FIRST_SYNC_PIECE_RECORDS but the open rest (property)', () => {
       fc.assert(
-        fc.property(
-          fc.integer({ min: 1_000_000_000, max: 1_700_000_000 }),
-          fc.integer({ min: 1, max: 50_000_000 }),
-          fc.double({ min: 0.0001, max: 50, noNaN: true }),
-          fc.integer({ min: 2, max: MAX_SLICES }),
-          fc.boolean(),
-          fc.double({ min: 0, max: 1, noNaN: true }),
-          fc.integer({ min: 0, max: 200_000 }),
-          (from, width, density, wanted, open, reachedAt, listed) => {
+        fc.property(remainingCase, ({ from, width, density, wanted, open, reachedAt, listed }) => {
             const whole: SliceRange = { ...(open ? {} : { from }), to: from + width };
             const reached = Math.round(from + reachedAt * width);
             const ranges = splitRemaining(whole, first({ density, spread: 0, wanted, reached, listed }));
@@ -251,16 +254,7 @@ describe('splitting what a slice still has to list', () => {
 
   it('newest first past what pages reached, with a floor anywhere: pieces still tile the remaining range exactly (property)', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1_000_000_000, max: 1_700_000_000 }),
-        fc.integer({ min: 1, max: 50_000_000 }),
-        fc.double({ min: 0.0001, max: 50, noNaN: true }),
-        fc.integer({ min: 2, max: MAX_SLICES }),
-        fc.boolean(),
-        fc.double({ min: 0, max: 1, noNaN: true }),
-        fc.double({ min: -0.5, max: 1, noNaN: true }),
-        fc.integer({ min: 0, max: 200_000 }),
-        (from, width, density, wanted, open, reachedAt, floorAt, listed) => {
+      fc.property(remainingCase, fc.double({ min: -0.5, max: 1, noNaN: true }), ({ from, width, density, wanted, open, reachedAt, listed }, floorAt) => {
           const whole: SliceRange = { ...(open ? {} : { from }), to: from + width };
           const reached = Math.round(from + reachedAt * width);
           const floor = Math.round(from + floorAt * width);
