@@ -5,6 +5,7 @@ import dynalite from 'dynalite';
 import { withoutCallLog } from '../shared/aws/sdk-call-log';
 import { createTable } from '../shared/store/create-table';
 import { STORE_MAX_ATTEMPTS } from '../shared/store/table';
+import { itemWriteUnits } from './table-throughput';
 
 /** How long the server keeps an idle client socket open. */
 const KEEP_ALIVE_MS = 65_000;
@@ -76,11 +77,14 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
   );
 }
 
-/** The keys a write command touches, read from its input (every item of a BatchWriteItem). */
-function writtenKeys(name: string, input: Record<string, unknown>): Array<{ pk: string; sk: string }> {
+/**
+ * The keys a write command touches, read from its input (every item of a BatchWriteItem), and the
+ * write units of each as DynamoDB sizes the item (a delete or an update's key alone: 1).
+ */
+function writtenKeys(name: string, input: Record<string, unknown>): Array<{ pk: string; sk: string; units: number }> {
   const keyOf = (item: unknown) => {
     const attributes = item as Record<string, { S?: string } | undefined> | undefined;
-    return { pk: attributes?.pk?.S ?? '', sk: attributes?.sk?.S ?? '' };
+    return { pk: attributes?.pk?.S ?? '', sk: attributes?.sk?.S ?? '', units: itemWriteUnits(attributes) };
   };
   switch (name) {
     case 'PutItemCommand':
@@ -106,7 +110,7 @@ function writtenKeys(name: string, input: Record<string, unknown>): Array<{ pk: 
 export function watchCommands(client: DynamoDBClient) {
   const sent = new Map<string, number>();
   const succeeded = new Map<string, number>();
-  let written: Array<{ pk: string; sk: string; at: number }> = [];
+  let written: Array<{ pk: string; sk: string; units: number; at: number }> = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const bump = (counts: Map<string, number>, name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
@@ -139,6 +143,8 @@ export function watchCommands(client: DynamoDBClient) {
     inFlight: () => inFlight,
     /** Items written by successful commands whose key matches (all of them without a test). */
     itemsWritten: (matches?: (key: { pk: string; sk: string }) => boolean) => (matches ? written.filter(matches).length : written.length),
+    /** The write units of those items, as DynamoDB sizes them (local/table-throughput.ts). */
+    unitsWritten: (matches?: (key: { pk: string; sk: string }) => boolean) => (matches ? written.filter(matches) : written).reduce((sum, write) => sum + write.units, 0),
     /** The most item writes one partition key took within any one second (DynamoDB serves about 1,000). */
     maxWritesPerKeySecond: (matches?: (key: { pk: string; sk: string }) => boolean) => {
       const byKey = new Map<string, number[]>();

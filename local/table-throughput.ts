@@ -1,4 +1,4 @@
-import { ProvisionedThroughputExceededException, type BatchWriteItemCommandOutput, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { ProvisionedThroughputExceededException, type AttributeValue, type BatchWriteItemCommandOutput, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 
 /**
  * A table's write throughput, enforced on a local DynamoDB client as DynamoDB enforces it: dynalite
@@ -96,9 +96,40 @@ export interface TableWriteCounts {
   refusedBy: Record<string, number>;
 }
 
-/** DynamoDB's write units for an item: 1 KB each, rounded up (a key alone, a delete, is 1). */
+/** DynamoDB's write units for an item: 1 KB of its size each, rounded up (a key alone, a delete, is 1). */
 export function itemWriteUnits(item: Record<string, unknown> | undefined): number {
-  return Math.max(1, Math.ceil(JSON.stringify(item ?? {}).length / 1024));
+  return Math.max(1, Math.ceil(itemBytes(item ?? {}) / 1024));
+}
+
+/**
+ * An item's size as DynamoDB counts it ("Item sizes and formats", DynamoDB Developer Guide): each
+ * attribute's name in UTF-8 bytes plus its value's size. Not the length of its JSON, which counts
+ * type tags, quotes and braces DynamoDB does not: a 900-byte item is 1 unit, not 2.
+ */
+export function itemBytes(item: Record<string, unknown>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) bytes += Buffer.byteLength(name) + valueBytes(value as AttributeValue);
+  return bytes;
+}
+
+/** A value's size: strings in UTF-8 bytes, binary in raw bytes, numbers a byte per two significant digits plus one, lists and maps 3 bytes plus a byte an element. */
+function valueBytes(value: AttributeValue): number {
+  if (value.S !== undefined) return Buffer.byteLength(value.S);
+  if (value.N !== undefined) return numberBytes(value.N);
+  if (value.B !== undefined) return value.B.byteLength;
+  if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
+  if (value.SS !== undefined) return value.SS.reduce((sum, member) => sum + Buffer.byteLength(member), 0);
+  if (value.NS !== undefined) return value.NS.reduce((sum, member) => sum + numberBytes(member), 0);
+  if (value.BS !== undefined) return value.BS.reduce((sum, member) => sum + member.byteLength, 0);
+  if (value.L !== undefined) return 3 + value.L.reduce((sum, element) => sum + 1 + valueBytes(element), 0);
+  if (value.M !== undefined) return 3 + Object.keys(value.M).length + itemBytes(value.M);
+  return 0;
+}
+
+/** A number's size: leading and trailing zeros trimmed, a byte per two significant digits, plus one. */
+function numberBytes(number: string): number {
+  const digits = number.replace(/^[-+]/, '').replace(/[eE].*$/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return Math.ceil(Math.max(1, digits.length) / 2) + 1;
 }
 
 /** Write units taken in the last second. */

@@ -6,11 +6,12 @@ import type { ConnectorName } from '../connectors';
  *
  * Why: DynamoDB serves about 1,000 write units a second per partition key value, and a first sync
  * of one object writes faster than that. One payment endpoint allows 25 requests a second of 100
- * records, 2,500 records a second; a record item is about 1.5–2 KB, 2 write units: 5,000 units a
- * second for one object. At the store's pace of 850 a key (shared/sync/write-pace.ts) that takes 6
- * keys; 8 leaves room for larger records (2.5 KB, 3 units, fills 7,500 of the 6,800) and for a
- * hash that spreads a page unevenly. A reader of a whole object then queries 8 keys a page,
- * each for about an eighth of it (mergeShardPages), so reads cost about the same items.
+ * records, 2,500 records a second; a payment record item is 490–680 bytes, 1 write unit: 2,500
+ * units a second for one object, 3 keys at the store's pace of 850 a key (shared/sync/write-pace.ts).
+ * 8 leaves room for larger records (a profile with many traits: 2.7 KB, 3 units, 7,500 against
+ * 6,800) and for a hash that spreads a page unevenly; the count is fixed for a connection's life.
+ * A reader of a whole object then queries 8 keys a page, each for about an eighth of it
+ * (mergeShardPages), so reads cost about the same items.
  *
  * Connections stored before sharding have no `recordShards`: 1 shard, the single key they were
  * written under, so their records are never found twice nor written beside a second copy. The

@@ -7,7 +7,7 @@
 
 /**
  * Write units per second into one partition key (one shard of a data object's records): below the ~1,000 DynamoDB serves
- * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2),
+ * per partition key value before it throttles (a unit is 1 KB of item: a record of 1.5 KB takes 2; a payment record, 490–680 bytes, 1),
  * with room for writes that leave a little later than their turn. Each write request takes its
  * turn right before it leaves (the store awaits the pace), yet a busy event loop still sends some
  * a few milliseconds late: the busiest second measured is about 50 units over the pace

@@ -1,6 +1,6 @@
 import { BatchWriteItemCommand, DynamoDBClient, PutItemCommand, ProvisionedThroughputExceededException, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { itemWriteUnits, limitTableWrites } from '../../local/table-throughput';
+import { itemBytes, itemWriteUnits, limitTableWrites } from '../../local/table-throughput';
 import { useStore } from '../support/dynamo';
 
 const db = useStore();
@@ -29,8 +29,23 @@ describe('a table\'s write throughput, enforced locally as DynamoDB does', () =>
     expect(counts).toMatchObject({ unitsTaken: 11, unitsRefused: 15 + 1 + 2, requestsRefused: 2 });
   });
 
-  it('counts an item\'s size in 1 KB units, rounded up', () => {
+  it('counts an item\'s size in 1 KB units, rounded up, as DynamoDB sizes items (names and values, not JSON)', () => {
     expect(itemWriteUnits(item(1))).toBe(1);
     expect(itemWriteUnits({ pk: { S: 'k' }, body: { S: 'x'.repeat(2_500) } })).toBe(3);
+    // 2 + 1 + 4 + 1,017 = 1,024 bytes: one unit (its JSON is 1,047 characters); a byte more is two.
+    expect(itemBytes({ pk: { S: 'k' }, body: { S: 'x'.repeat(1_017) } })).toBe(1_024);
+    expect(itemWriteUnits({ pk: { S: 'k' }, body: { S: 'x'.repeat(1_017) } })).toBe(1);
+    expect(itemWriteUnits({ pk: { S: 'k' }, body: { S: 'x'.repeat(1_018) } })).toBe(2);
+    // Strings count UTF-8 bytes; binary its raw bytes (not its base64).
+    expect(itemBytes({ n: { S: 'é' } })).toBe(1 + 2);
+    expect(itemBytes({ b: { B: new Uint8Array(30) } })).toBe(1 + 30);
+    // Numbers: a byte per two significant digits (zeros at either end trimmed), plus one.
+    expect(itemBytes({ n: { N: '12345' } })).toBe(1 + 4);
+    expect(itemBytes({ n: { N: '1200' } })).toBe(1 + 2);
+    expect(itemBytes({ n: { N: '-0.0012' } })).toBe(1 + 2);
+    // A map or list: 3 bytes, and a byte for each element besides its name and value.
+    expect(itemBytes({ m: { M: { a: { N: '12' }, b: { BOOL: true } } } })).toBe(1 + 3 + (1 + 1 + 2) + (1 + 1 + 1));
+    expect(itemBytes({ l: { L: [{ S: 'ab' }, { NULL: true }] } })).toBe(1 + 3 + (1 + 2) + (1 + 1));
+    expect(itemBytes({ s: { SS: ['ab', 'c'] } })).toBe(1 + 3);
   });
 });
