@@ -15,6 +15,8 @@
  * `npx tsx bench/sync-profile.ts four [N]` runs the four-object payment connection (sync.latency300.payment4.*):
  * its full sync at 300 ms, then its reconcile 1 + N times (N = 1 by default), with the rate fractions' median.
  * `npx tsx bench/sync-profile.ts first 3` runs the payment first sync at 300 ms three times, on fresh accounts.
+ * `npx tsx bench/sync-profile.ts first5` runs the bench's five-object first sync (sync.latency300.first5.*)
+ * once and prints the cores this process, the simulators and dynalite kept busy in each second of it.
  * Environment: PER_OBJECT=1 prints each endpoint's first 40 request times; RESERVATIONS=1 how long
  * each rate reservation (an UpdateItem on the table) took in a run's first second (four only);
  * MEMORY_BUCKETS=1 keeps the rate buckets in this process instead of the table (every job runs in
@@ -30,9 +32,43 @@ import { forgetRateBudgets, MemoryRateBuckets } from '../shared/http/rate-budget
 import { setLogSink } from '../shared/log/logger';
 import { writeUnits } from '../shared/sync/page-slices';
 import type { Figures } from './results-file';
+import { firstFiveRun } from './sync-first5';
 import { faultyRun, measured, PAYMENT_FOUR_OBJECTS, PAYMENT_FOUR_PER_SECOND, scenario, syncObjects } from './sync';
 
 setLogSink(() => {});
+/** CPU milliseconds a process used so far (utime + stime, in clock ticks of 10 ms). */
+const cpuMs = (pid: string | number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+/** This process's children now, by pid, named by what they run. */
+const childProcesses = () =>
+  readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map((pid) => {
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return { pid, name: command.includes('dynalite') ? 'dynalite' : command.includes('sync-simulators') ? 'simulators' : 'other' };
+  });
+if (process.argv[2] === 'first5') {
+  // `first5`: the bench's first sync (sync.latency300.first5.*) once, with the cores each process kept
+  // busy in every second of it: this one (the gateway and its local queue), the simulators, dynalite.
+  const busy: Array<{ at: number; byName: Record<string, number> }> = [];
+  const started = performance.now();
+  const timer = setInterval(() => {
+    const byName: Record<string, number> = { gateway: cpuMs(process.pid) };
+    for (const child of childProcesses()) byName[child.name] = (byName[child.name] ?? 0) + cpuMs(child.pid);
+    busy.push({ at: performance.now(), byName });
+  }, 1000);
+  const figures: Figures = {};
+  await firstFiveRun(figures, { sdk: false });
+  clearInterval(timer);
+  process.stdout.write(`first5: ${figures['sync.latency300.first5.seconds']} s, rate_fraction ${figures['sync.latency300.first5.rate_fraction']}; cores busy each second (a process that started or ended within it shows less):\n`);
+  for (let i = 1; i < busy.length; i += 1) {
+    const [before, after] = [busy[i - 1]!, busy[i]!];
+    const cores = Object.keys(after.byName).filter((name) => name in before.byName).map((name) => [name, (after.byName[name]! - before.byName[name]!) / (after.at - before.at)] as const);
+    const total = cores.reduce((sum, [, n]) => sum + n, 0);
+    process.stdout.write(`  ${((after.at - started) / 1000).toFixed(0)} s: ${total.toFixed(2)} (${cores.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')})\n`);
+  }
+  process.exit(0);
+}
 if (process.argv[2] === 'faulty') {
   // `faulty N`: only the bench's faulty run (sync.faulty.*), N times in one scenario, each on a fresh account.
   const s = await scenario();
@@ -53,11 +89,6 @@ forgetRateBudgets();
 await s.connect('profiled');
 
 const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-/** CPU milliseconds a process used so far (utime + stime, in clock ticks of 10 ms). */
-const cpuMs = (pid: string | number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
 const simulators = String(s.platforms.pid);
 const cpuNow = () => ({ own: cpuMs(process.pid), simulators: cpuMs(simulators), children: children.filter((pid) => pid !== simulators).map(cpuMs).reduce((a, b) => a + b, 0) });
 let cpuBefore = cpuNow();
