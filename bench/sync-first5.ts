@@ -13,7 +13,7 @@ import { STORE_WRITES_PER_SECOND, writeUnits } from '../shared/sync/page-slices'
 import { generatedKey } from '../test/support/local-runtime';
 import { storeConnection } from '../test/support/stored-connection';
 import type { Figures } from './results-file';
-import { round } from './statistics';
+import { percentile, round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
 
 /** Customers on the platform; each has a subscription, and each subscription an invoice, payment intent and charge (some fewer, by status). */
@@ -66,6 +66,13 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
     });
     const writes = watchCommands(local.dynamo.client);
 
+    // Another tenant writing beside the first sync, as its webhook events and conversations do: one
+    // small item every 50 ms, each write's time (with the SDK's retries of refusals) recorded, alone first.
+    const quiet = quietTenant(local.gateway);
+    await quiet.runFor(2_000);
+    const quietAlone = quiet.takeTimes();
+    const quietWriting = quiet.runFor(Number.POSITIVE_INFINITY);
+
     const before = await platforms.totals('payment');
     await Promise.all([platforms.resetMaxInFlight('payment'), platforms.resetArrivals('payment'), platforms.resetListAnswers()]);
     const started = performance.now();
@@ -82,6 +89,9 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
       await local.queues.syncJobs.idle();
     }
     const seconds = (performance.now() - started) / 1000;
+    quiet.stop();
+    await quietWriting;
+    const quietBeside = quiet.takeTimes();
     const after = await platforms.totals('payment');
     const calls = after.requests - before.requests;
     const byObject = await platforms.listAnswers();
@@ -154,6 +164,12 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
     figures[`${prefix}.http_429`] = after.rateLimited - before.rateLimited;
     figures[`${prefix}.max_in_flight`] = after.maxInFlight;
     figures[`${prefix}.queue_most_in_flight`] = local.queues.syncJobs.mostInFlight;
+    figures[`${prefix}.quiet_write_p50_ms_alone`] = round(percentile(quietAlone, 50), 1);
+    figures[`${prefix}.quiet_write_p50_ms`] = round(percentile(quietBeside, 50), 1);
+    figures[`${prefix}.quiet_write_p99_ms`] = round(percentile(quietBeside, 99), 1);
+    figures[`${prefix}.quiet_write_max_ms`] = round(Math.max(...quietBeside), 1);
+    figures[`${prefix}.quiet_writes`] = quietBeside.length;
+    figures[`${prefix}.quiet_writes_failed`] = quiet.failed;
     figures[`${prefix}.max_writes_per_key_second`] = writes.maxWritesPerKeySecond((key) => key.pk.startsWith(`ACCOUNT#${ACCOUNT}#payment#`));
 
     if (options.sdk === false) return;
@@ -178,10 +194,44 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
 }
 
 /** Whether a sync of the bench's connection failed and waits for its next try. */
+/**
+ * Another account's small writes, one every 50 ms while it runs (an account item rewritten: one
+ * PutItem of 1 unit through the same table), each one's time from send to answer with the SDK's
+ * retries of any refusal. A write that fails after them counts in `failed`.
+ */
+function quietTenant(gateway: Gateway) {
+  let times: number[] = [];
+  let stopped = false;
+  const tenant = { failed: 0 };
+  return Object.assign(tenant, {
+    async runFor(ms: number): Promise<void> {
+      stopped = false;
+      const until = performance.now() + ms;
+      while (!stopped && performance.now() < until) {
+        const at = new Date().toISOString();
+        const sent = performance.now();
+        try {
+          await gateway.store.putAccount({ accountId: 'quiet-tenant', name: 'quiet-tenant', integrationsEnabled: true, createdAt: at, updatedAt: at });
+          times.push(performance.now() - sent);
+        } catch {
+          tenant.failed += 1;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    stop: () => void (stopped = true),
+    takeTimes: () => {
+      const taken = times;
+      times = [];
+      return taken;
+    },
+  });
+}
+
 async function dueRetry(gateway: Gateway): Promise<boolean> {
   const checkpoints = await Promise.all(PAYMENT_OBJECTS.map((object) => gateway.store.getSyncCheckpoint(ACCOUNT, 'payment', object)));
   return checkpoints.some((checkpoint) => checkpoint?.retry?.nextAttemptAt !== undefined && !checkpoint.lastSucceededAt);
 }
 
 export const FIRST5_NOTE =
-  '`sync.latency300.first5.*`: a new customer\'s first sync, as `npm start` runs it: a live payment connection with all five data objects (15,000 customers created evenly over a year, a subscription each, an invoice, payment intent and charge a subscription where its status has them), every answer 300 ms ± 100 ms, an empty table; "Sync now" enqueues one job per object and the local sync queue runs them side by side (one job of an object at a time, as the FIFO queue\'s event source does). `rate_fraction`: requests per second over the account\'s 100/s (five endpoints at 25/s each would allow 125); `rate_fraction_bound`: the most any client writing to this store could reach (each object\'s writes at the store\'s 850 units a second into each of its 8 shard keys, each endpoint at 25/s, the account at 100/s, the last answer 300 ms late); `bound_fraction`: that least possible time over the time taken; `calls_over_ideal`: requests over one per 100 records, as a share; `units_per_record`: write units of the record items written, as DynamoDB sizes items (names and values in bytes, 1 KB a unit), per item written; `queue_most_in_flight`: sync jobs the local queue ran at once; `retried_jobs`: jobs that failed for a reason time fixes (a page not answered within 10 s on a loaded machine) and were run again at once where the retry schedule would wait (their seconds count); `sdk_*`: the platform\'s own SDK auto-paging the five objects one after another (its own key). Alone: `SYNC_ONLY=first5 npm run bench -- sync`. `sync.latency300.first5_new_table.*`: the same into a table that takes 4,000 write units a second, as a new on-demand table does (local/table-throughput.ts refuses the rest as DynamoDB would); its bound adds the table\'s pace for all five objects\' record writes, in those units. Alone: `SYNC_ONLY=first5_new_table npm run bench -- sync` (not part of the full run).';
+  '`sync.latency300.first5.*`: a new customer\'s first sync, as `npm start` runs it: a live payment connection with all five data objects (15,000 customers created evenly over a year, a subscription each, an invoice, payment intent and charge a subscription where its status has them), every answer 300 ms ± 100 ms, an empty table; "Sync now" enqueues one job per object and the local sync queue runs them side by side (one job of an object at a time, as the FIFO queue\'s event source does). `rate_fraction`: requests per second over the account\'s 100/s (five endpoints at 25/s each would allow 125); `rate_fraction_bound`: the most any client writing to this store could reach (each object\'s writes at the store\'s 850 units a second into each of its 8 shard keys, each endpoint at 25/s, the account at 100/s, the last answer 300 ms late); `bound_fraction`: that least possible time over the time taken; `calls_over_ideal`: requests over one per 100 records, as a share; `units_per_record`: write units of the record items written, as DynamoDB sizes items (names and values in bytes, 1 KB a unit), per item written; `queue_most_in_flight`: sync jobs the local queue ran at once; `quiet_write_*`: another account writing a 1-unit item every 50 ms beside the sync (as its webhook events and conversations do), each write\'s milliseconds with the SDK\'s retries of refusals (`_alone`: in the 2 s before the sync), and writes that failed after them; `retried_jobs`: jobs that failed for a reason time fixes (a page not answered within 10 s on a loaded machine) and were run again at once where the retry schedule would wait (their seconds count); `sdk_*`: the platform\'s own SDK auto-paging the five objects one after another (its own key). Alone: `SYNC_ONLY=first5 npm run bench -- sync`. `sync.latency300.first5_new_table.*`: the same into a table that takes 4,000 write units a second, as a new on-demand table does (local/table-throughput.ts refuses the rest as DynamoDB would); its bound adds the table\'s pace for all five objects\' record writes, in those units. Alone: `SYNC_ONLY=first5_new_table npm run bench -- sync` (not part of the full run).';

@@ -176,7 +176,7 @@ export class Store implements RateBuckets {
   putRecordIfChanged(place: RecordPlace, record: RecordWrite): Promise<syncedRecords.RecordWriteOutcome> {
     return syncedRecords.putRecordIfChanged(this.#table, place, record);
   }
-  putRecordsBatch(place: RecordPlace, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace }): Promise<void> {
+  putRecordsBatch(place: RecordPlace, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace; onRefused?: () => void }): Promise<void> {
     return syncedRecords.putRecordsBatch(this.#table, place, records, options);
   }
   putRecordsIfChanged(

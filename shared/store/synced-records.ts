@@ -400,7 +400,7 @@ export async function putRecordsBatch(
   table: Table,
   place: RecordPlace,
   records: readonly RecordWrite[],
-  options: { concurrency?: number; pace?: RecordPace } = {},
+  options: { concurrency?: number; pace?: RecordPace; onRefused?: () => void } = {},
 ): Promise<void> {
   const { pace } = options;
   const byId = new Map(records.map((record) => [record.id, record]));
@@ -409,6 +409,7 @@ export async function putRecordsBatch(
     records.map((record) => ({ PutRequest: { Item: recordItem(place, record) } })),
     {
       concurrency: options.concurrency ?? 4,
+      ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(pace ? { beforeSend: (requests) => pace(requests.flatMap((request) => byId.get(request.PutRequest?.Item?.sk?.S ?? '') ?? [])) } : {}),
     },
   );

@@ -131,7 +131,7 @@ export function checkConnector(connector: string): ConnectorName {
 export async function batchWriteAll(
   table: Table,
   requests: readonly WriteRequest[],
-  options: { concurrency?: number; beforeSend?: (requests: readonly WriteRequest[]) => Promise<void> } = {},
+  options: { concurrency?: number; beforeSend?: (requests: readonly WriteRequest[]) => Promise<void>; onRefused?: () => void } = {},
 ): Promise<void> {
   const batches: WriteRequest[][] = [];
   for (let start = 0; start < requests.length; start += 25) batches.push(requests.slice(start, start + 25));
@@ -151,9 +151,12 @@ export async function batchWriteAll(
         } catch (error) {
           // Refused whole (the SDK's own retries spent): nothing was written; sent again after the backoff.
           if (!isThrottled(error)) throw error;
+          options.onRefused?.();
           continue;
         }
         pending = response.UnprocessedItems?.[table.tableName];
+        // Items left unprocessed, or attempts the SDK retried before this answer: the table was full.
+        if ((pending?.length ?? 0) > 0 || (response.$metadata.attempts ?? 1) > 1) options.onRefused?.();
       }
     }
   };

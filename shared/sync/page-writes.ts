@@ -4,7 +4,7 @@ import type { SeenPages } from './checkpoint-saves';
 import type { Fetched, PagingContext, PagingRun } from './paging-run';
 import { planPage } from './sync-decisions';
 import { shardOf } from '../store/record-layout';
-import { AtMostAtOnce, STORE_WRITES_PER_SECOND, writeUnits, WritesPerSecond } from './write-pace';
+import { AtMostAtOnce, STORE_WRITES_PER_SECOND, TableShare, writeUnits, WritesPerSecond } from './write-pace';
 
 /**
  * Writing one page of a paging run (shared/sync/page-slices.ts): compared with what is stored, only
@@ -29,6 +29,8 @@ export class PageWrites {
   /** Pages written so far in this invocation (before the first, a slice cannot tell the store's pace yet). */
   writesDone = 0;
   private readonly writePace = new WritesPerSecond(STORE_WRITES_PER_SECOND);
+  /** The run's share of the table, smaller while DynamoDB refuses its writes (a new table's own limit). */
+  private readonly tableShare = new TableShare();
   /** Pages of this run whose write requests are on their way to the store (at most `PAGES_SENDING`). */
   private readonly sending = new AtMostAtOnce(PAGES_SENDING);
   /**
@@ -87,7 +89,9 @@ export class PageWrites {
       // (killed, in tests and benchmarks) sends no more writes; a run that failed meanwhile sends
       // none either (its cursor stays before this page).
       const pace = async (records: readonly RecordWrite[]) => {
-        await this.writePace.take(unitsByShard(records, place.shards, (record) => unitsOf.get(record.id) ?? writeUnits(record)));
+        const byShard = unitsByShard(records, place.shards, (record) => unitsOf.get(record.id) ?? writeUnits(record));
+        await this.tableShare.take([...byShard.values()].reduce((sum, n) => sum + n, 0));
+        await this.writePace.take(byShard);
         await run.hold;
         const stoppedBy = run.failure;
         if (stoppedBy) throw stoppedBy.error;
@@ -97,7 +101,7 @@ export class PageWrites {
       // hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
       const [, outcomes] = await this.sending.run(() =>
         Promise.all([
-          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace }) : undefined,
+          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace, onRefused: () => this.tableShare.refused() }) : undefined,
           conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
         ]),
       );

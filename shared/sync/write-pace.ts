@@ -32,9 +32,14 @@ export class WritesPerSecond {
   private turn: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly limit: number,
+    private readonly limit: number | (() => number),
     private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /** Units sent into `key` within the last second. */
+  sentInLastSecond(key = 0): number {
+    return this.windowOf(key, this.now()).total;
+  }
 
   /** Resolves when these write units (by key; a number is one key's) may be sent now (callers take turns, in order). */
   take(units: number | ReadonlyMap<number, number>): Promise<void> {
@@ -43,9 +48,10 @@ export class WritesPerSecond {
       for (;;) {
         const now = this.now();
         let wait = 0;
+        const limit = typeof this.limit === 'number' ? this.limit : this.limit();
         for (const [key, n] of wanted) {
           const window = this.windowOf(key, now);
-          if (window.total + n > this.limit && window.sent.length > 0) wait = Math.max(wait, window.sent[0]!.at + 1000 - now);
+          if (window.total + n > limit && window.sent.length > 0) wait = Math.max(wait, window.sent[0]!.at + 1000 - now);
         }
         if (wait <= 0) {
           for (const [key, n] of wanted) {
@@ -70,6 +76,63 @@ export class WritesPerSecond {
     return window;
   }
 }
+
+/**
+ * A run's share of the table when DynamoDB refuses writes for the table's own throughput (a new
+ * on-demand table takes 4,000 units a second for every tenant at once; docs/first-sync.md). No
+ * limit until a write is refused; then at most half of what the run sent in the last second, grown
+ * by a tenth each second without a refusal, and no limit again past `TABLE_SHARE_CEILING`. A run
+ * that backs off when the table is full leaves room for the other tenants' small writes (their
+ * webhook events and conversations), which otherwise wait behind its refusals (additive increase,
+ * multiplicative decrease, as TCP shares a link).
+ */
+export class TableShare {
+  private limit = Number.POSITIVE_INFINITY;
+  private lastCut = Number.NEGATIVE_INFINITY;
+  private grownTo = Number.NEGATIVE_INFINITY;
+  private readonly window: WritesPerSecond;
+
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.window = new WritesPerSecond(() => this.limit, now);
+  }
+
+  /** Resolves when these units may be sent within the run's share. */
+  take(units: number): Promise<void> {
+    this.grow();
+    return this.window.take(units);
+  }
+
+  /** DynamoDB refused some of the run's writes (the SDK retried, or left items unprocessed): halve the share, once a second at most. */
+  refused(): void {
+    const now = this.now();
+    // Refusals of writes sent before the last cut say nothing of the share since.
+    if (now - this.lastCut < 1000) return;
+    this.limit = Math.max(TABLE_SHARE_FLOOR, Math.min(this.limit, this.window.sentInLastSecond()) / 2);
+    this.lastCut = now;
+    this.grownTo = now;
+  }
+
+  /** The share now, in units a second (Infinity: none). */
+  unitsPerSecond(): number {
+    this.grow();
+    return this.limit;
+  }
+
+  private grow(): void {
+    if (!Number.isFinite(this.limit)) return;
+    const now = this.now();
+    const seconds = Math.floor((now - this.grownTo) / 1000);
+    if (seconds < 1) return;
+    this.limit *= 1.1 ** seconds;
+    this.grownTo += seconds * 1000;
+    if (this.limit > TABLE_SHARE_CEILING) this.limit = Number.POSITIVE_INFINITY;
+  }
+}
+
+/** The least share a run keeps: a page's records (100 at 1 unit) a second. */
+export const TABLE_SHARE_FLOOR = 100;
+/** Past this a run's share is no limit again: more than the store's pace allows one object (8 keys × 850). */
+export const TABLE_SHARE_CEILING = 8 * STORE_WRITES_PER_SECOND;
 
 /** At most `limit` of these tasks running at once; the others wait their turn, in order. */
 export class AtMostAtOnce {
