@@ -37,10 +37,10 @@ import * as webhookEvents from './webhook-events';
 
 export { VersionConflictError } from './connections';
 export { SyncRunLostError, type SyncClaim } from './sync-checkpoints';
-export type { RecordPace, RecordPage, RecordPlace, RecordWriteOutcome, StoredVersion } from './synced-records';
+export type { PacedWrites, RecordPace, RecordPage, RecordPlace, RecordWriteOutcome, StoredVersion } from './synced-records';
 export type { ClaimRequest, WebhookEventClaim } from './webhook-events';
 export type { DeliveryCounts, DeliveryHour, HeldEvent } from './held-events';
-import type { RecordPace, RecordPlace, StoredVersion } from './synced-records';
+import type { RecordPlace, StoredVersion } from './synced-records';
 
 /**
  * Typed access to the one table. Every method takes the account first and touches only that
@@ -176,13 +176,13 @@ export class Store implements RateBuckets {
   putRecordIfChanged(place: RecordPlace, record: RecordWrite): Promise<syncedRecords.RecordWriteOutcome> {
     return syncedRecords.putRecordIfChanged(this.#table, place, record);
   }
-  putRecordsBatch(place: RecordPlace, records: readonly RecordWrite[], options?: { concurrency?: number; pace?: RecordPace; onRefused?: () => void }): Promise<void> {
+  putRecordsBatch(place: RecordPlace, records: readonly RecordWrite[], options?: { concurrency?: number } & syncedRecords.PacedWrites): Promise<void> {
     return syncedRecords.putRecordsBatch(this.#table, place, records, options);
   }
   putRecordsIfChanged(
     place: RecordPlace,
     records: readonly RecordWrite[],
-    options?: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace },
+    options?: { concurrency?: number; knownNew?: ReadonlySet<string> } & syncedRecords.PacedWrites,
   ): Promise<syncedRecords.RecordWriteOutcome[]> {
     return syncedRecords.putRecordsIfChanged(this.#table, place, records, options);
   }

@@ -8,6 +8,7 @@ import {
   checkConnector,
   fromItem,
   isConditionalCheckFailed,
+  isThrottled,
   queryAll,
   toItem,
   writeIfCondition,
@@ -24,6 +25,9 @@ export type RecordWriteOutcome = 'created' | 'updated' | 'unchanged';
  */
 export type RecordPace = (records: readonly RecordWrite[]) => Promise<void>;
 
+/** How a sync's record writes are paced: `pace` before each request leaves; `onRefused` hears of DynamoDB refusing some for throughput. */
+export type PacedWrites = { pace?: RecordPace; onRefused?: () => void };
+
 export type { RecordPlace } from './record-layout';
 
 /**
@@ -35,7 +39,7 @@ export type { RecordPlace } from './record-layout';
  * If the record carries a `sourceVersion`, a stored copy with a higher one is kept too (a webhook
  * already applied newer data), and that also reports 'unchanged'.
  */
-export async function putRecordIfChanged(table: Table, place: RecordPlace, record: RecordWrite): Promise<RecordWriteOutcome> {
+export async function putRecordIfChanged(table: Table, place: RecordPlace, record: RecordWrite, onRefused?: () => void): Promise<RecordWriteOutcome> {
   const changed = '#hash <> :hash OR attribute_exists(deletedAt)';
   // DynamoDB rejects redundant parentheses, so the two shapes are written out.
   const condition =
@@ -49,6 +53,7 @@ export async function putRecordIfChanged(table: Table, place: RecordPlace, recor
     condition,
     { ':hash': record.hash, ...(record.sourceVersion === undefined ? {} : { ':version': record.sourceVersion }) },
     { '#hash': 'hash' },
+    onRefused,
   );
   return outcome ?? 'unchanged';
 }
@@ -80,7 +85,7 @@ export async function putRecordsIfChanged(
   table: Table,
   place: RecordPlace,
   records: readonly RecordWrite[],
-  options: { concurrency?: number; knownNew?: ReadonlySet<string>; pace?: RecordPace } = {},
+  options: { concurrency?: number; knownNew?: ReadonlySet<string> } & PacedWrites = {},
 ): Promise<RecordWriteOutcome[]> {
   const outcomes: RecordWriteOutcome[] = new Array<RecordWriteOutcome>(records.length);
   const concurrency = options.concurrency ?? 10;
@@ -91,8 +96,8 @@ export async function putRecordsIfChanged(
       const record = records[index]!;
       await options.pace?.([record]);
       outcomes[index] = options.knownNew?.has(record.id)
-        ? await putNewRecord(table, place, record)
-        : await putRecordIfChanged(table, place, record);
+        ? await putNewRecord(table, place, record, options.onRefused)
+        : await putRecordIfChanged(table, place, record, options.onRefused);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, records.length) }, worker));
@@ -152,9 +157,9 @@ export async function hasLegacyRecords(table: Table, accountId: string, connecto
  * A record the caller just saw absent: the plain "must not exist" condition (cheaper to evaluate);
  * if it appeared meanwhile (a webhook), the full comparison decides.
  */
-async function putNewRecord(table: Table, place: RecordPlace, record: RecordWrite): Promise<RecordWriteOutcome> {
-  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk)', undefined);
-  return outcome ?? putRecordIfChanged(table, place, record);
+async function putNewRecord(table: Table, place: RecordPlace, record: RecordWrite, onRefused?: () => void): Promise<RecordWriteOutcome> {
+  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk)', undefined, undefined, onRefused);
+  return outcome ?? putRecordIfChanged(table, place, record, onRefused);
 }
 
 export async function getRecord(table: Table, place: RecordPlace, id: string): Promise<SyncedRecord | undefined> {
@@ -400,7 +405,7 @@ export async function putRecordsBatch(
   table: Table,
   place: RecordPlace,
   records: readonly RecordWrite[],
-  options: { concurrency?: number; pace?: RecordPace; onRefused?: () => void } = {},
+  options: { concurrency?: number } & PacedWrites = {},
 ): Promise<void> {
   const { pace } = options;
   const byId = new Map(records.map((record) => [record.id, record]));
@@ -415,7 +420,10 @@ export async function putRecordsBatch(
   );
 }
 
-/** Puts the whole record under `condition`; the outcome, or undefined when the condition failed. */
+/**
+ * Puts the whole record under `condition`; the outcome, or undefined when the condition failed.
+ * `onRefused` hears of DynamoDB refusing it for throughput (the SDK sent it again, or gave up).
+ */
 async function conditionalRecordPut(
   table: Table,
   place: RecordPlace,
@@ -423,9 +431,10 @@ async function conditionalRecordPut(
   condition: string,
   values: Record<string, unknown> | undefined,
   names?: Record<string, string>,
+  onRefused?: () => void,
 ): Promise<'created' | 'updated' | undefined> {
   try {
-    const { Attributes } = await table.client.send(
+    const { Attributes, $metadata } = await table.client.send(
       new PutItemCommand({
         TableName: table.tableName,
         Item: recordItem(place, record),
@@ -436,9 +445,11 @@ async function conditionalRecordPut(
         ReturnValues: 'ALL_OLD',
       }),
     );
+    if (($metadata.attempts ?? 1) > 1) onRefused?.();
     return Attributes ? 'updated' : 'created';
   } catch (error) {
     if (isConditionalCheckFailed(error)) return undefined;
+    if (isThrottled(error)) onRefused?.();
     throw error;
   }
 }

@@ -96,13 +96,15 @@ export class PageWrites {
         const stoppedBy = run.failure;
         if (stoppedBy) throw stoppedBy.error;
       };
+      // DynamoDB refused some of them for throughput: the run's share of the table shrinks.
+      const onRefused = () => this.tableShare.refused();
       const knownNew = new Set(conditional.filter((write) => !stored.has(write.id)).map((write) => write.id));
       // A store slower than the slices (a busy local one) then holds their next pages, rather than
       // hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
       const [, outcomes] = await this.sending.run(() =>
         Promise.all([
-          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace, onRefused: () => this.tableShare.refused() }) : undefined,
-          conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace }) : [],
+          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace, onRefused }) : undefined,
+          conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace, onRefused }) : [],
         ]),
       );
       // What the run stored, for the pages after this one that compare in memory.

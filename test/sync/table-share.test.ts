@@ -1,6 +1,7 @@
 import { DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { limitTableWrites } from '../../local/table-throughput';
+import { putRecordsIfChanged } from '../../shared/store/synced-records';
 import { batchWriteAll } from '../../shared/store/table-access';
 import { TABLE_SHARE_CEILING, TABLE_SHARE_FLOOR, TableShare } from '../../shared/sync/write-pace';
 import { localDynamoClient, useStore } from '../support/dynamo';
@@ -69,6 +70,18 @@ describe('a run\'s share of the table (backing off while DynamoDB refuses its wr
     expect(refusals).toBe(0);
     // The second's 20 units are taken: this batch is refused whole until it frees (the SDK's retries).
     await batchWriteAll({ client, tableName: db.dynamo.tableName }, items('WHOLE', 5), { onRefused: () => (refusals += 1) });
+    expect(refusals).toBeGreaterThan(0);
+  });
+
+  it('hears of a refusal from the conditional puts a sync with webhooks uses', async () => {
+    const client = localDynamoClient(db.dynamo.endpoint);
+    limitTableWrites(client, { writeUnitsPerSecond: 5 });
+    const place = { accountId: 'acct-share', connector: 'payment' as const, object: 'customers', shards: 8 };
+    const records = Array.from({ length: 8 }, (_, n) => ({ id: `cus_share${n}`, hash: `h${n}`, body: { id: `cus_share${n}` } }));
+    let refusals = 0;
+    // 5 units a second: three of the eight are refused until the second frees, then sent again by the SDK.
+    const outcomes = await putRecordsIfChanged({ client, tableName: db.dynamo.tableName }, place, records, { onRefused: () => (refusals += 1) });
+    expect(outcomes).toEqual(records.map(() => 'created'));
     expect(refusals).toBeGreaterThan(0);
   });
 });
