@@ -129,8 +129,12 @@ export class TableShare {
   }
 }
 
-/** The least share a run keeps: a page's records (100 at 1 unit) a second. */
-export const TABLE_SHARE_FLOOR = 100;
+/**
+ * The least share a run keeps, whatever it sent before a refusal: five pages of records (100 at 1
+ * unit) a second, so a run refused at its first write does not start from nothing (at a tenth a
+ * second it takes 22 s to grow to a new table's 4,000).
+ */
+export const TABLE_SHARE_FLOOR = 500;
 /** Past this a run's share is no limit again: more than the store's pace allows one object (8 keys × 850). */
 export const TABLE_SHARE_CEILING = 8 * STORE_WRITES_PER_SECOND;
 

@@ -35,12 +35,12 @@ describe('a run\'s share of the table (backing off while DynamoDB refuses its wr
   it('holds units past the share until the second has room', async () => {
     let now = 0;
     const share = new TableShare(() => now);
-    await share.take(400);
-    share.refused(); // share: 200 a second
+    await share.take(2_000);
+    share.refused(); // share: 1,000 a second
     now = 1_000;
-    await share.take(200); // grown to 220 by now
+    await share.take(1_000); // grown to 1,100 by now
     let sent = false;
-    const waiting = share.take(100).then(() => (sent = true));
+    const waiting = share.take(200).then(() => (sent = true));
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(sent).toBe(false);
     now = 2_000;
