@@ -46,15 +46,11 @@ export async function putRecordIfChanged(table: Table, place: RecordPlace, recor
     record.sourceVersion === undefined
       ? `attribute_not_exists(pk) OR ${changed}`
       : `attribute_not_exists(pk) OR ((${changed}) AND (attribute_not_exists(sourceVersion) OR sourceVersion <= :version))`;
-  const outcome = await conditionalRecordPut(
-    table,
-    place,
-    record,
-    condition,
-    { ':hash': record.hash, ...(record.sourceVersion === undefined ? {} : { ':version': record.sourceVersion }) },
-    { '#hash': 'hash' },
+  const outcome = await conditionalRecordPut(table, place, record, condition, {
+    values: { ':hash': record.hash, ...(record.sourceVersion === undefined ? {} : { ':version': record.sourceVersion }) },
+    names: { '#hash': 'hash' },
     onRefused,
-  );
+  });
   return outcome ?? 'unchanged';
 }
 
@@ -67,13 +63,9 @@ export async function putRecordIfNewer(
   place: RecordPlace,
   record: RecordWrite & { sourceVersion: number },
 ): Promise<'created' | 'updated' | 'stale'> {
-  const outcome = await conditionalRecordPut(
-    table,
-    place,
-    record,
-    'attribute_not_exists(pk) OR attribute_not_exists(sourceVersion) OR sourceVersion < :version',
-    { ':version': record.sourceVersion },
-  );
+  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk) OR attribute_not_exists(sourceVersion) OR sourceVersion < :version', {
+    values: { ':version': record.sourceVersion },
+  });
   return outcome ?? 'stale';
 }
 
@@ -158,7 +150,7 @@ export async function hasLegacyRecords(table: Table, accountId: string, connecto
  * if it appeared meanwhile (a webhook), the full comparison decides.
  */
 async function putNewRecord(table: Table, place: RecordPlace, record: RecordWrite, onRefused?: () => void): Promise<RecordWriteOutcome> {
-  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk)', undefined, undefined, onRefused);
+  const outcome = await conditionalRecordPut(table, place, record, 'attribute_not_exists(pk)', { onRefused });
   return outcome ?? putRecordIfChanged(table, place, record, onRefused);
 }
 
@@ -429,9 +421,7 @@ async function conditionalRecordPut(
   place: RecordPlace,
   record: RecordWrite,
   condition: string,
-  values: Record<string, unknown> | undefined,
-  names?: Record<string, string>,
-  onRefused?: () => void,
+  { values, names, onRefused }: { values?: Record<string, unknown>; names?: Record<string, string>; onRefused?: (() => void) | undefined } = {},
 ): Promise<'created' | 'updated' | undefined> {
   try {
     const { Attributes, $metadata } = await table.client.send(

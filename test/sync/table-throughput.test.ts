@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import { limitTableWrites } from '../../local/table-throughput';
 import { startPaymentSimulator, type PaymentSimulator } from '../../sandbox/payment-simulator';
 import { connectors } from '../../shared/connections/registry';
 import { log } from '../../shared/log/logger';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
+import { TableShare } from '../../shared/sync/write-pace';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
@@ -45,6 +46,9 @@ describe('a first sync into a table that refuses writes for its throughput', () 
     const client = localDynamoClient(local.dynamo.endpoint);
     const table = limitTableWrites(client, { writeUnitsPerSecond: 200 });
     const lambda = { ...local.gateway, store: new Store({ client, tableName: local.dynamo.tableName }) };
+    // The run's share of the table (shared/sync/write-pace.ts) is told of the refusals and paces its record writes.
+    const shareTold = vi.spyOn(TableShare.prototype, 'refused');
+    const shareTaken = vi.spyOn(TableShare.prototype, 'take');
     const result = await runSyncJob(lambda, connectors.syncing(), { accountId, connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() }, log);
 
     expect(result).toMatchObject({ outcome: 'finished', mode: 'full' });
@@ -57,5 +61,10 @@ describe('a first sync into a table that refuses writes for its throughput', () 
     // alike: the run rode them out (the SDK's retries, STORE_MAX_ATTEMPTS, then the batch's own).
     expect(table.unitsRefused).toBeGreaterThan(0);
     expect(table.refusedBy.BatchWriteItem).toBeGreaterThan(0);
+    expect(shareTold).toHaveBeenCalled();
+    // Every record batch took its turn in the share (1,200 records: at least 48 batches of 25).
+    expect(shareTaken.mock.calls.length).toBeGreaterThanOrEqual(48);
+    shareTold.mockRestore();
+    shareTaken.mockRestore();
   }, 60_000);
 });
