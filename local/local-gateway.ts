@@ -13,6 +13,7 @@ import { Vault } from '../shared/vault/vault';
 import { LocalEventBus } from './local-event-bus';
 import { reactionsTo } from '../shared/connections/registry';
 import { reactingPublisher } from '../shared/events/reactions';
+import { openDataFolder } from './data-folder';
 import { startLocalDynamo, type LocalDynamo } from './local-dynamo';
 import { LocalQueue } from './local-queue';
 import { LocalSignIn } from './local-sign-in';
@@ -68,7 +69,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   let signingKey: Uint8Array;
 
   if (options.dataDir) {
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    openDataFolder(options.dataDir);
     const tablePath = join(options.dataDir, 'dynamodb');
     // A new key is made only together with a new, empty table: a key made for existing data would orphan it.
     const firstRun = !existsSync(tablePath);

@@ -1,5 +1,5 @@
 import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import * as z from 'zod';
 import { startBillingSimulator, type BillingSimulator } from '../sandbox/billing-simulator';
@@ -7,6 +7,7 @@ import { startCrmSimulator, type RunningCrmSimulator } from '../sandbox/crm-simu
 import type { IdentityService, UserRegistration } from '../sandbox/identity-simulator';
 import { startPaymentSimulator, type PaymentSimulator } from '../sandbox/payment-simulator';
 import type { RunningSimulator } from '../sandbox/simulator-server';
+import { openDataFolder } from './data-folder';
 
 /**
  * An OAuth client of the CRM's identity service (a connected app) with its integration user and
@@ -49,7 +50,7 @@ function writeSandboxKeys(path: string, keys: SandboxKeys): void {
 }
 
 function sandboxKeys(dataDir: string): SandboxKeys {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  openDataFolder(dataDir);
   const path = join(dataDir, 'sandbox-keys.json');
   const existing = readSandboxKeys(path);
   if (existing) return existing;
