@@ -2,7 +2,7 @@ import { seededRandom } from './faults';
 import { addMonths, BASE62, base62Id, RecordCollection, type SeedTiming } from './records';
 
 /**
- * The billing platform's records as its API v2 answers them (platforms.md, "Billing platform"),
+ * The billing platform's records as its API v2 answers them (the Billing API v2 reference; docs/platform-contracts.md, "Billing platform"),
  * kept per site, and a factory that makes realistic ones quickly. Timestamps are Unix seconds.
  * Like the real platform, some records have no `updated_at` at all (the key is absent).
  */

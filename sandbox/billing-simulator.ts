@@ -25,7 +25,7 @@ import { startSimulatorServer, type Latency, type RunningSimulator, type Simulat
 import { deliverWithRetries, postWebhook, type DeliveryOptions } from './webhook-delivery';
 
 /**
- * A stand-in for the billing platform's API v2 (platforms.md, "Billing platform"). Each site
+ * A stand-in for the billing platform's API v2 (the Billing API v2 reference; docs/platform-contracts.md, "Billing platform"). Each site
  * lives under `<simulator url>/sites/<site>` (the real one is `https://<site>.chargebee.com`):
  * Basic auth with the key as username, `{list, next_offset}` pages with opaque offsets,
  * `attr[op]=value` filters, deleted rows behind `include_deleted`, events and webhooks.

@@ -559,7 +559,7 @@ export class DataPlatform {
     const form = readForm(request);
     const grantType = form.get('grant_type');
     if (grantType !== null && grantType !== TOKEN_EXCHANGE_GRANT) return oauthError(400, 'unsupported_grant_type', 'grant type not supported');
-    // platforms.md sends the identity token as `subject_token`; the spec as a Bearer header. Take both.
+    // The Data 360 token exchange sends the identity token as `subject_token`; the spec as a Bearer header. Take both.
     const subject = this.identity.authenticateToken(form.get('subject_token') ?? bearerToken(request), 'identity');
     if (!subject.ok) return subject.response;
 

@@ -6,7 +6,7 @@ import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
  * Sandbox stand-in for the CRM's identity service (the `/services/oauth2/*` endpoints of the
  * login host), shared by the data platform and the messaging platform simulators.
  *
- * Flows served, as platforms.md describes them:
+ * Flows served, as the OAuth 2.0 endpoints guide describes them (docs/platform-contracts.md):
  * - JWT bearer: a signed RS256 assertion becomes an access token (no refresh token);
  * - web server flow with PKCE: `/authorize` auto-approves (sandbox) and redirects with a code,
  *   which `/token` exchanges for an access token and, when the app has the scope for it, a

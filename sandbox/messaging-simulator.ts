@@ -28,7 +28,7 @@ import type { SimulatorRequest, SimulatorResponse } from './simulator-server';
  *   `SELECT Id FROM PermissionSetLicenseAssign WHERE AssigneeId = '<user id>' AND
  *   PermissionSetLicense.DeveloperName = 'MessagingUser'` (whether the user has the license).
  *
- * Long-poll semantics follow the platform's older chat API (platforms.md):
+ * Long-poll semantics follow the platform's older chat API (the Chat REST API Developer Guide; docs/platform-contracts.md):
  * - `ack` absent: no long-poll is established; the answer is an immediate 204 ("no messages
  *   received", the spec's "include ack=-1" remedy). `ack=-1` (or 0) means from the start;
  *   `ack=n` means events with sequence > n;

@@ -4,7 +4,7 @@ import { addMonths, base62Id, RecordCollection } from './records';
 export { addMonths, seededCreated, type SeedTiming } from './records';
 
 /**
- * The payment platform's records as its API answers them (platforms.md, "Payment platform"),
+ * The payment platform's records as its API answers them (the Payments API reference; docs/platform-contracts.md, "Payment platform"),
  * and a factory that makes realistic ones quickly: 10,000 customers in a few milliseconds.
  */
 

@@ -27,7 +27,7 @@ import { startSimulatorServer, type Latency, type RunningSimulator, type Simulat
 import { deliverWithRetries, postWebhook, type DeliveryOptions } from './webhook-delivery';
 
 /**
- * A stand-in for the payment platform's /v1 API (platforms.md, "Payment platform"): secret,
+ * A stand-in for the payment platform's /v1 API (the Payments API reference; docs/platform-contracts.md, "Payment platform"): secret,
  * restricted and publishable keys, test and live data kept apart, newest-first cursor lists,
  * events for 30 days, rate limits per key, and webhooks signed exactly as the platform signs them.
  */

@@ -16,7 +16,7 @@ export { ASSERTION_LIFETIME_SECONDS, IDENTITY_TOKEN_PATH, instanceOrigin as tena
 export { renewTime } from '../identity/token-cache';
 
 /**
- * The data connector's two-step token flow (spec Authentication, Data connector 7-9; platforms.md):
+ * The data connector's two-step token flow (spec Authentication, Data connector 7-9; the Data 360 token exchange, docs/platform-contracts.md):
  * 1. the identity service (shared/identity/) gives an identity access token and the org's instance
  *    URL: by JWT bearer (an RS256 assertion), or, for a connection made with the authorization
  *    code, by the refresh token kept in the vault;

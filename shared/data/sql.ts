@@ -8,7 +8,7 @@ import { ENGAGEMENT_EVENT_FIELDS } from './ingestion-schema';
  * Supported: SELECT columns | COUNT(*) | SUM(col) | AVG(col) [, grouped columns] FROM object
  * [WHERE col <op> literal AND ...] [GROUP BY cols] [ORDER BY col [ASC|DESC]] [LIMIT n], where <op> is
  * one of =, <>, <, <=, >, >= or IN (literal, ...). GROUP BY and ORDER BY are ANSI SQL, which the
- * platform's query language is (platforms.md); the spec's list (SELECT, WHERE, LIMIT, COUNT(*),
+ * platform's query language is (the Data 360 SQL reference); the spec's list (SELECT, WHERE, LIMIT, COUNT(*),
  * SUM, AVG) names what the playbooks need, and paging needs a stable order.
  */
 

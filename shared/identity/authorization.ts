@@ -9,7 +9,7 @@ import { authorizeAddress } from './identity-client';
 
 /**
  * The start of the authorization code flow (spec Authentication, messaging rule 4 and data rule 1;
- * platforms.md "Web server flow"): Connect Account with the authorization code method stores what
+ * the OAuth 2.0 endpoints guide, "Web server flow"): Connect Account with the authorization code method stores what
  * the form gave as a pending authorization under a single-use `state`, and answers the address of
  * the platform's sign-in page, with a PKCE challenge (S256) and the connector's exact callback
  * address and scopes. The callback (authorization-callback.ts) finishes it.

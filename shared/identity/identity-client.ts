@@ -7,7 +7,7 @@ import { registerSecret } from '../log/redaction';
 
 /**
  * The CRM's identity service, as the messaging and data connectors both sign in to it
- * (platforms.md, "Customer data platform"; spec Authentication, messaging 1-6 and data 1-9):
+ * (the OAuth 2.0 endpoints guide, docs/platform-contracts.md "Customer data platform"; spec Authentication, messaging 1-6 and data 1-9):
  * - JWT bearer: an RS256 assertion (iss = client id, sub = username, aud = login URL);
  * - authorization code with PKCE: the browser is sent to `/services/oauth2/authorize`, the code
  *   comes back to the gateway's callback and is exchanged with the verifier;

@@ -22,7 +22,7 @@ export interface IdentityContext {
 
 /**
  * The problem behind an identity-service refusal, by its error code and description. The
- * descriptions are the platform's own (seen in the wild and in platforms.md); the fallback is the
+ * descriptions are the platform's own (as the OAuth 2.0 endpoints guide documents them, docs/platform-contracts.md); the fallback is the
  * spec's "invalid private key or claims" for a refused assertion.
  */
 export function identityProblem(code: string | undefined, description: string, context: IdentityContext = {}): ConnectionProblem {

@@ -6,7 +6,7 @@ import { PLATFORM_OBJECT_TYPE, readPaymentRecord } from './objects';
 import { PAYMENT_OBJECTS, type PaymentObject, type PaymentSyncSettings } from './settings';
 
 /**
- * How the payment platform is paged, object by object (platforms.md, "Payment platform").
+ * How the payment platform is paged, object by object (the Payments API reference; docs/platform-contracts.md, "Payment platform").
  *
  * FULL: `GET /v1/<object>?limit=100`, then `starting_after=<last id>` until `has_more` is false.
  * Lists are newest first and ordered by creation, which an update does not change, so a record

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The payment platform's webhook signature (platforms.md, "Webhook signature"):
+ * The payment platform's webhook signature (the Payments API reference, webhook signatures; docs/platform-contracts.md):
  *
  *   Stripe-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>...][,v0=<hex>]
  *
