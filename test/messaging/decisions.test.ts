@@ -52,8 +52,8 @@ describe('messaging decisions (pure)', () => {
 
   it("the default capacity fits a 128 MB poller at the bench's highest per-conversation figure with a quarter more for variation", () => {
     const capacity = GatewayEnvironment.parse({}).POLLER_CAPACITY;
-    // 73.5 KB: the highest of seven runs (shared/config.ts POLLER_CAPACITY).
-    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 73.5 * 1.25 }));
+    // 74.9 KB: the highest measured (shared/config.ts POLLER_CAPACITY).
+    expect(capacity).toBeLessThanOrEqual(pollerCapacity({ memoryMb: 128, floorMb: 77, perConversationKb: 74.9 * 1.25 }));
     // And the plan gives a poller no more than that.
     expect(Math.ceil(1000 / shardCount(1000, capacity, 50))).toBeLessThanOrEqual(capacity);
   });
