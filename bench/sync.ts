@@ -221,8 +221,14 @@ const totalCounts = (results: SyncRunResult[]) =>
     { created: 0, updated: 0, unchanged: 0, deleted: 0 },
   );
 
-/** Records each data object's partition key took, for the store model. */
-const isRecordKey = (accountId: string) => (written: { pk: string }) => OBJECTS.some((object) => written.pk.endsWith(`#${object}`)) && written.pk.startsWith(`ACCOUNT#${accountId}#`);
+/**
+ * Whether a written key is one of the account's synced records: `ACCOUNT#<id>#<connector>#<object>`,
+ * then `#<shard>` on a sharded connection (shared/store/table.ts).
+ */
+const isRecordKey = (accountId: string) => {
+  const recordKey = new RegExp(`^ACCOUNT#${accountId}#[^#]+#(?:${OBJECTS.join('|')})(?:#\\d+)?$`);
+  return (written: { pk: string }) => recordKey.test(written.pk);
+};
 
 /**
  * The store's own write ceiling, measured alone: synced-record items of the bench's size written
@@ -427,8 +433,9 @@ export async function benchSync(): Promise<{ figures: Figures; notes: string[] }
 
     // At 0 ms: the platforms answer at once, so the store is what a full sync waits on.
     const at0 = await runAt(s, 'bench0', 'sync', figures);
-    // The store model's ceiling for these writes: the store's own, or DynamoDB's limit per partition key.
-    const modelCeiling = Math.min(ceiling, DYNAMO_WRITES_PER_KEY * OBJECTS.length);
+    // The store model's ceiling for these writes: the store's own, or DynamoDB's limit per partition
+    // key over every shard key of the objects (the bench's connections are new: sharded).
+    const modelCeiling = Math.min(ceiling, DYNAMO_WRITES_PER_KEY * OBJECTS.length * RECORD_SHARDS);
     figures['sync.store_fraction'] = round((at0.recordsPerSecond.payment ?? 0) / modelCeiling);
     figures['sync.store_fraction_raw'] = round((at0.recordsPerSecond.payment ?? 0) / ceiling);
 
@@ -512,7 +519,7 @@ const SYNC_NOTES = [
       '`sync.latency300.payment.*` is the payment full reconcile at 300 ms (what the gateway makes of the platform\'s limit): `rate_fraction` its requests over its wall-clock seconds (the job\'s start and the last answers\' 300 ms included) over the limit; `sustained_fraction` the pace its requests arrived at the simulator, (requests - 1) / (last arrival - first arrival) over the limit, recorded by the simulator; the first full sync at 300 ms (`sync.latency300.full.payment.*`) also writes 20,000 records and waits on the local store. `sdk_ratio`: the same 20,000 records listed by the payment platform\'s own SDK (`stripe`, auto-pagination) against the same simulator, seconds(SDK) / seconds(gateway reconcile). `rate_fraction_min_of_3` / `_median_of_3`: the reconcile run twice more, with the first. `cpu_ms_per_page`: this process\'s CPU over the reconcile\'s calls (the simulators and the store run in other processes); `vcpu_at_limit`: the vCPUs one sync job (one object, one endpoint) takes at its endpoint\'s 25 calls a second (Lambda gives one vCPU at 1,769 MB, a share in proportion below).',
       '`sync.latency300.payment4.*`: a live payment connection listing four objects (customers, subscriptions, invoices and payment intents: about 40,000 records, stored at 300 ms first), reconciled at 300 ms. Four endpoints at 25/s each, so the account\'s 100 requests/s is the limit its rate fractions are over, shared by four sync jobs side by side. `payment4.rate_fraction_min_of_3` / `_median_of_3`: the reconcile run twice more, with the first. `payment4.rate_fraction_bound`: the most any client could reach over these objects, each listed at one request per 100 records at its endpoint\'s 25/s and the last answer 300 ms after the last request (the biggest object sets the end; the two-object listing\'s is 0.94). `payment4.sdk_ratio`: the same records listed by the platform\'s own SDK (the two objects\' listing, then invoices and payment intents), seconds(SDK) / seconds(gateway reconcile); with two objects (`sdk_ratio`) no client can do better than 15 times the SDK, the two endpoints allowing 50 requests/s.',
       '`sync.latency300.payment_test.*`: the same reconcile with a test-mode key, at the payment platform\'s test-mode limit of 25 requests/s (2,500 records/s to compare, which the local store keeps up with; at 100/s it does not: see `store.write_ceiling` and the reconcile at 0 ms).',
-      '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, one key per object); `store_fraction_raw` over write_ceiling alone.',
+      '`store.write_ceiling`: records/s dynalite takes in BatchWriteItems alone, in the same run. `store_fraction`: the payment first full sync at 0 ms, records/s over the store model\'s ceiling for two data objects (the lower of write_ceiling and DynamoDB\'s ~1,000 writes/s per partition key, over each object\'s 8 shard keys); `store_fraction_raw` over write_ceiling alone.',
       'faulty: at 300 ms, 5% of requests fail at random (429, 503, a hang past the 3 s timeout, a dropped connection), and each connection\'s runs are killed dead once 30 pages of an object are saved (slices_at_kill: the most slices a killed run had saved in flight); new runs resume after the leases lapse. duplicates: record writes beyond the records stored.',
       'What runs where: the gateway\'s sync code and the payment platform\'s SDK run in this process; both platform simulators in a child process of their own (bench/sync-simulators.ts, driven over IPC: a platform is another machine, and its bursts of answers must not hold up the gateway\'s event loop); dynalite in another child process. The three share the machine\'s 2 cores. `npx tsx bench/sync-profile.ts latency` (under `node --cpu-prof` for functions) shows each one\'s CPU and the requests in flight over time.',
   FIRST5_NOTE,
