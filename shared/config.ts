@@ -29,7 +29,7 @@ export const GatewayEnvironment = z.object({
    * Long-polls one poller run holds at most (default 230), within what a 128 MB poller holds with a
    * fifth of its memory free (shared/messaging/fleet.ts pollerCapacity, POLLER_MEMORY_BUDGET).
    * Measured (`npm run bench -- conversations`): the lean poller bundle with fetch loaded takes 77 MB,
-   * each held conversation 68-75 KB (RSS, mostly its TLS connection; 74.9 KB the highest, 28 November).
+   * each held conversation 68-75 KB (RSS, mostly its TLS connection; 74.9 KB the highest measured).
    * With a quarter more for run-to-run variation that allows (128 × 0.8 − 77) MB / (74.9 KB × 1.25) =
    * 277. 230 is kept:
    * at 290 (four runs of 250 instead of five of 200 for 1,000 conversations) the bench's round
