@@ -8,7 +8,7 @@ import { setLogSink } from '../shared/log/logger';
 import { forgetRateBudgets } from '../shared/http/rate-budget';
 import type { RecordWrite } from '../shared/store/items';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../shared/sync/run-sync-job';
-import { storeConnection } from '../test/support/stored-connection';
+import { isRecordKey as isObjectRecordKey, storeConnection } from '../test/support/stored-connection';
 import { readPlace } from '../shared/reads/record-place';
 import { RECORD_SHARDS } from '../shared/store/record-layout';
 import { previousFigures, type Figures } from './results-file';
@@ -221,13 +221,10 @@ const totalCounts = (results: SyncRunResult[]) =>
     { created: 0, updated: 0, unchanged: 0, deleted: 0 },
   );
 
-/**
- * Whether a written key is one of the account's synced records: `ACCOUNT#<id>#<connector>#<object>`,
- * then `#<shard>` on a sharded connection (shared/store/table.ts).
- */
+/** Whether a written key is one of the account's synced records, under a single key or a shard key. */
 const isRecordKey = (accountId: string) => {
-  const recordKey = new RegExp(`^ACCOUNT#${accountId}#[^#]+#(?:${OBJECTS.join('|')})(?:#\\d+)?$`);
-  return (written: { pk: string }) => recordKey.test(written.pk);
+  const places = CONNECTORS.flatMap((connector) => OBJECTS.map((object) => isObjectRecordKey(accountId, connector, object)));
+  return (written: { pk: string }) => places.some((isRecord) => isRecord(written));
 };
 
 /**
