@@ -170,7 +170,7 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
     figures[`${prefix}.quiet_write_max_ms`] = round(Math.max(...quietBeside), 1);
     figures[`${prefix}.quiet_writes`] = quietBeside.length;
     figures[`${prefix}.quiet_writes_failed`] = quiet.failed;
-    figures[`${prefix}.max_writes_per_key_second`] = writes.maxWritesPerKeySecond((key) => key.pk.startsWith(`ACCOUNT#${ACCOUNT}#payment#`));
+    figures[`${prefix}.max_writes_per_key_second`] = writes.maxWritesPerKeySecond(isRecord);
 
     if (options.sdk === false) return;
     // The platform's SDK, auto-paging each object in turn (its own key: its own rate bucket).
@@ -193,7 +193,6 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
   }
 }
 
-/** Whether a sync of the bench's connection failed and waits for its next try. */
 /**
  * Another account's small writes, one every 50 ms while it runs (an account item rewritten: one
  * PutItem of 1 unit through the same table), each one's time from send to answer with the SDK's
@@ -228,6 +227,7 @@ function quietTenant(gateway: Gateway) {
   });
 }
 
+/** Whether a sync of the bench's connection failed and waits for its next try. */
 async function dueRetry(gateway: Gateway): Promise<boolean> {
   const checkpoints = await Promise.all(PAYMENT_OBJECTS.map((object) => gateway.store.getSyncCheckpoint(ACCOUNT, 'payment', object)));
   return checkpoints.some((checkpoint) => checkpoint?.retry?.nextAttemptAt !== undefined && !checkpoint.lastSucceededAt);

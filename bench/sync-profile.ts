@@ -30,12 +30,15 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { forgetRateBudgets, MemoryRateBuckets } from '../shared/http/rate-budget';
 import { setLogSink } from '../shared/log/logger';
+import { setMetricSink } from '../shared/metrics/gateway-metrics';
 import { writeUnits } from '../shared/sync/page-slices';
 import type { Figures } from './results-file';
 import { firstFiveRun } from './sync-first5';
 import { faultyRun, measured, PAYMENT_FOUR_OBJECTS, PAYMENT_FOUR_PER_SECOND, scenario, syncObjects } from './sync';
 
 setLogSink(() => {});
+// Metric documents would fill the profile's output; the figures it prints are its own.
+setMetricSink(() => {});
 /** CPU milliseconds a process used so far (utime + stime, in clock ticks of 10 ms). */
 const cpuMs = (pid: string | number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -88,7 +91,7 @@ const s = await scenario();
 forgetRateBudgets();
 await s.connect('profiled');
 
-const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+const children = childProcesses().map((child) => child.pid);
 const simulators = String(s.platforms.pid);
 const cpuNow = () => ({ own: cpuMs(process.pid), simulators: cpuMs(simulators), children: children.filter((pid) => pid !== simulators).map(cpuMs).reduce((a, b) => a + b, 0) });
 let cpuBefore = cpuNow();
