@@ -4,16 +4,18 @@ import { reactionsTo } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { withReactions } from '../shared/events/reactions';
 import { provideAwsServices } from '../shared/gateway';
+import { sdkTable } from '../shared/store/sdk-table-client';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
-import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
-import { kmsVault } from '../shared/vault/kms-vault';
+import { kmsVault } from '../shared/vault/sdk-kms-calls';
 
 // Sync now, Disconnect (purge jobs) and engagement events go to their queues; conversations start
 // lifecycles, tell the poller fleet and publish events (connectors may react to them).
 provideAwsServices({
+  table: sdkTable,
   vault: kmsVault,
   queues: sqsQueues,
   events: withReactions(eventBridgeEvents, reactionsTo),

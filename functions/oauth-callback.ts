@@ -1,12 +1,13 @@
 import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { sdkTable } from '../shared/store/sdk-table-client';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { finishAuthorization, refusalPage } from '../shared/identity/authorization-callback';
 import { log } from '../shared/log/logger';
-import { kmsVault } from '../shared/vault/kms-vault';
+import { kmsVault } from '../shared/vault/sdk-kms-calls';
 
-provideAwsServices({ vault: kmsVault });
+provideAwsServices({ table: sdkTable, vault: kmsVault });
 checkSettingsAtLoad('oauth-callback');
 
 /**

@@ -2,17 +2,18 @@ import { reactionsTo } from '../shared/connections/registry';
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { withReactions } from '../shared/events/reactions';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { sdkTable } from '../shared/store/sdk-table-client';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { PollerInput } from '../shared/messaging/fleet';
 import { runPoller } from '../shared/messaging/poller-run';
-import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
-import { kmsVault } from '../shared/vault/kms-vault';
+import { kmsVault } from '../shared/vault/sdk-kms-calls';
 
-provideAwsServices({ vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
+provideAwsServices({ table: sdkTable, vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues, stateMachines: stepFunctionsStateMachines, pollerNotices: sqsPollerNotices });
 checkSettingsAtLoad('poller');
 
 /**

@@ -1,14 +1,15 @@
 import * as z from 'zod';
 import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
+import { sdkTable } from '../shared/store/sdk-table-client';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
-import { sqsQueues } from '../shared/queues/sqs-queue';
+import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
 import { dispatchDueRetries, dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
 import { SyncFrequency } from '../shared/sync/sync-settings';
 
-provideAwsServices({ queues: sqsQueues });
+provideAwsServices({ table: sdkTable, queues: sqsQueues });
 checkSettingsAtLoad('sync-dispatcher');
 
 /** What each EventBridge Scheduler schedule sends (see lib/sync.ts): a frequency, or the retry schedule's `{retries: true}`. */

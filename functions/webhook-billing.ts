@@ -2,12 +2,13 @@ import { receiverAt } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
-import { sqsQueues } from '../shared/queues/sqs-queue';
+import { signedSqsQueues } from '../shared/queues/signed-sqs-calls';
+import { signedTable } from '../shared/store/signed-table-client';
 import { receiveWebhook } from '../shared/webhooks/receiver';
-import { kmsVault } from '../shared/vault/kms-vault';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 
 // Verified events go to the webhook queue; the event worker applies them.
-provideAwsServices({ vault: kmsVault, queues: sqsQueues });
+provideAwsServices({ table: signedTable, vault: signedKmsVault, queues: signedSqsQueues });
 checkSettingsAtLoad('webhook-billing');
 
 const receiving = receiverAt('/webhooks/billing');

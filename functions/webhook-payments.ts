@@ -2,12 +2,13 @@ import { receiverAt } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
-import { sqsQueues } from '../shared/queues/sqs-queue';
-import { kmsVault } from '../shared/vault/kms-vault';
+import { signedSqsQueues } from '../shared/queues/signed-sqs-calls';
+import { signedTable } from '../shared/store/signed-table-client';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 import { receiveWebhook } from '../shared/webhooks/receiver';
 
 // Verified events go to the webhook queue; the event worker applies them.
-provideAwsServices({ vault: kmsVault, queues: sqsQueues });
+provideAwsServices({ table: signedTable, vault: signedKmsVault, queues: signedSqsQueues });
 checkSettingsAtLoad('webhook-payments');
 
 const receiving = receiverAt('/webhooks/payments');

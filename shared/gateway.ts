@@ -1,12 +1,9 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { gatewayEnvironment, type GatewayEnvironment } from './config';
 import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
 import { Store } from './store/store';
-import { STORE_MAX_ATTEMPTS } from './store/table';
-import { tracedAwsClient } from './tracing/segments';
-import { withoutCallLog } from './aws/sdk-call-log';
+import type { TableClient } from './store/table-client';
 import type { Vault } from './vault/vault';
 import type { PollerNotices } from './workflows/poller-notices';
 import type { StateMachines } from './workflows/state-machines';
@@ -52,6 +49,8 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
  * smaller bundle, faster cold start.
  */
 export interface AwsServices {
+  /** The table (DynamoDB): every function provides it, through the SDK (`sdkTable`) or signed calls (`signedTable`). */
+  table?: (env: GatewayEnvironment) => TableClient;
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   events?: (env: GatewayEnvironment) => EventPublisher;
   stateMachines?: (env: GatewayEnvironment) => StateMachines;
@@ -96,7 +95,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: tracedAwsClient(withoutCallLog(new DynamoDBClient({ maxAttempts: STORE_MAX_ATTEMPTS }))), tableName: required(env, 'TABLE_NAME') }),
+    store: new Store({ client: (awsServices.table ?? (() => missing('The table (DynamoDB)')))(env), tableName: required(env, 'TABLE_NAME') }),
     vault: {
       seal: (scope, credentials, options) => keys().seal(scope, credentials, options),
       open: (scope, sealed, options) => keys().open(scope, sealed, options),

@@ -1,4 +1,4 @@
-import { GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand, UpdateItemCommand } from '../store/table-client';
 import type { ConnectorName } from '../connectors';
 import { key } from '../store/table';
 import { checkAccountId, checkConnector, fromItem, queryAll, toItem, type Table } from '../store/table-access';

@@ -1,6 +1,5 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SECRETS_MANAGER, signedCall } from '../aws/signed-call';
 import { gateway } from '../gateway';
-import { tracedAwsClient } from '../tracing/segments';
 
 /**
  * The value the distribution sends in its origin header, and the only thing that says a request came
@@ -49,15 +48,14 @@ export function heldOriginSecret(): string | undefined {
   return installed ? undefined : read;
 }
 
+/**
+ * One GetSecretValue, as a signed call rather than through the SDK's client (shared/aws/signed-call.ts):
+ * each HTTP function makes it once per container, and the client would be some 60 KB of its bundle.
+ */
 async function readSecret(): Promise<string> {
   const secretId = gateway().env.ORIGIN_SECRET_ARN;
   if (!secretId) throw new Error('ORIGIN_SECRET_ARN is not set for this function');
-  const client = tracedAwsClient(new SecretsManagerClient({}));
-  try {
-    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
-    if (!SecretString) throw new Error('the origin secret has no value');
-    return SecretString;
-  } finally {
-    client.destroy();
-  }
+  const { SecretString } = await signedCall<{ SecretString?: string }>(SECRETS_MANAGER, 'GetSecretValue', { SecretId: secretId });
+  if (!SecretString) throw new Error('the origin secret has no value');
+  return SecretString;
 }

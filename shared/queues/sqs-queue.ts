@@ -1,6 +1,5 @@
-import { ChangeMessageVisibilityCommand, SQSClient, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { ChangeMessageVisibilityRequest, SendMessageBatchRequest, SendMessageBatchResult } from '@aws-sdk/client-sqs';
 import type { GatewayEnvironment } from '../config';
-import { tracedAwsClient } from '../tracing/segments';
 import type { Gateway } from '../gateway';
 import type { JobQueue, QueueMessage, SyncJob } from './messages';
 import { syncJobGroup } from './sync-job-group';
@@ -10,6 +9,15 @@ import { messageBody } from './message-body';
 const SQS_BATCH = 10;
 const MAX_ATTEMPTS = 3;
 
+/**
+ * The two SQS actions a job queue makes, in the shapes of SQS's API reference: through the SDK's
+ * client (shared/queues/sdk-sqs-calls.ts) or as signed calls (shared/queues/signed-sqs-calls.ts).
+ */
+export interface SqsCalls {
+  sendMessageBatch(input: SendMessageBatchRequest): Promise<Pick<SendMessageBatchResult, 'Failed'>>;
+  changeMessageVisibility(input: ChangeMessageVisibilityRequest): Promise<unknown>;
+}
+
 /** A JobQueue over SQS. Entries SQS refuses in a batch are resent; persistent failures throw. */
 export class SqsJobQueue<T> implements JobQueue<T> {
   /**
@@ -17,7 +25,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
    * time, in order; on a standard queue, the tenant a fair queue shares consumers between.
    */
   constructor(
-    private readonly client: SQSClient,
+    private readonly sqs: SqsCalls,
     private readonly queueUrl: string,
     private readonly groupOf?: (message: T) => string,
   ) {}
@@ -30,7 +38,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
         ...(this.groupOf ? { MessageGroupId: this.groupOf(message) } : {}),
       }));
       for (let attempt = 1; pending.length > 0; attempt += 1) {
-        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+        const result = await this.sqs.sendMessageBatch({ QueueUrl: this.queueUrl, Entries: pending });
         // The usual answer: every entry taken.
         if (!result.Failed?.length) break;
         const failed = new Set(result.Failed.map((f) => f.Id));
@@ -43,15 +51,14 @@ export class SqsJobQueue<T> implements JobQueue<T> {
   }
 
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
-    await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+    await this.sqs.changeMessageVisibility({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds });
   }
 }
 
-/** The gateway's three queues over SQS, for `provideAwsServices({ queues: sqsQueues })`. */
-export function sqsQueues(env: GatewayEnvironment): Gateway['queues'] {
-  const client = tracedAwsClient(new SQSClient({}));
+/** The gateway's three queues over SQS, reached through `sqs` (`provideAwsServices({ queues: sqsQueues })`). */
+export function jobQueues(env: GatewayEnvironment, sqs: SqsCalls): Gateway['queues'] {
   const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
-    url ? new SqsJobQueue<T>(client, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
+    url ? new SqsJobQueue<T>(sqs, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };
   return {
     // FIFO, one group per connection and data object: an object's jobs (a run, its continuations and
     // retries) run one at a time, in order; a connection's objects sync side by side, drawing from

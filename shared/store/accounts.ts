@@ -1,4 +1,4 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from './table-client';
 import { Account } from './items';
 import { indexKey, key } from './table';
 import { checkAccountId, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';

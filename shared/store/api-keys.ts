@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from './table-client';
 import { ApiKeyRecord } from '../api-keys/api-key';
 import { key } from './table';
 import { checkAccountId, fromItem, queryAll, toItem, type Table } from './table-access';

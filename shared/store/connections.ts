@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from './table-client';
 import type { ConnectorName } from '../connectors';
 import { Connection, ConnectionHealth } from './items';
 import { indexKey, key } from './table';

@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from './table-client';
 import { FleetLease, LiveConversation, PollerRun } from './items';
 import { LIVE_BUCKETS, key } from './table';
 import { checkAccountId, countAll, fromItem, isConditionalCheckFailed, queryAll, toItem, writeIfCondition, type Table } from './table-access';

@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from './table-client';
 import { Conversation, ConversationState, Message, MessageWrite, SentMessage, StoredTranscript } from './items';
 import { key } from './table';
 import { batchGetAll, checkAccountId, fromItem, isConditionalCheckFailed, countAll, putVersioned, queryAll, toItem, writeIfCondition, type Table } from './table-access';

@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand } from './table-client';
 import type { ConnectorName } from '../connectors';
 import { key } from './table';
 import { batchWriteAll, checkAccountId, checkConnector, countAll, fromItem, queryAll, toItem, type Table } from './table-access';

@@ -1,4 +1,4 @@
-import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand } from './table-client';
 import { PendingAuthorization } from './items';
 import { key } from './table';
 import { fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';

@@ -1,4 +1,4 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from './table-client';
 import { parseConnectionRateKey, type RateBucketState } from '../http/rate-budget';
 import { quotaDecision, type QuotaDecision, type QuotaKind, type QuotaRate } from '../tenants/quotas';
 import { key } from './table';

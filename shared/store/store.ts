@@ -1,4 +1,3 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ConnectorName } from '../connectors';
 import type { ApiKeyRecord } from '../api-keys/api-key';
 import * as accounts from './accounts';
@@ -33,6 +32,7 @@ import type { QuotaDecision, QuotaKind, QuotaRate } from '../tenants/quotas';
 import * as syncCheckpoints from './sync-checkpoints';
 import * as syncedRecords from './synced-records';
 import type { Table } from './table-access';
+import type { TableClient } from './table-client';
 import * as webhookEvents from './webhook-events';
 
 export { VersionConflictError } from './connections';
@@ -55,7 +55,7 @@ import type { RecordPlace, StoredVersion } from './synced-records';
 export class Store implements RateBuckets {
   readonly #table: Table;
 
-  constructor(options: { client: DynamoDBClient; tableName: string }) {
+  constructor(options: { client: TableClient; tableName: string }) {
     this.#table = { client: options.client, tableName: options.tableName };
   }
 

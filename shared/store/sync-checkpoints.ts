@@ -1,4 +1,5 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, QueryCommandOutput } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand } from './table-client';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, SyncCheckpoint } from './items';
 import { indexKey, key } from './table';

@@ -1,4 +1,5 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from './table-client';
 import type { ConnectorName } from '../connectors';
 import { DataObjectName, RecordWrite, SyncedRecord } from './items';
 import { mergeShardPages, perShardLimit, RECORD_SHARDS, shardOf, type RecordPlace } from './record-layout';

@@ -1,22 +1,10 @@
-import {
-  BatchGetItemCommand,
-  BatchWriteItemCommand,
-  ConditionalCheckFailedException,
-  PutItemCommand,
-  QueryCommand,
-  type AttributeValue,
-  type DynamoDBClient,
-  type QueryCommandInput,
-  type WriteRequest,
-  type BatchWriteItemCommandOutput,
-  type BatchGetItemCommandOutput,
-  type KeysAndAttributes,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, QueryCommandInput, WriteRequest, BatchWriteItemCommandOutput, BatchGetItemCommandOutput, KeysAndAttributes } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { BatchGetItemCommand, BatchWriteItemCommand, PutItemCommand, QueryCommand, type TableClient } from './table-client';
 import { AccountId, ConnectorName } from '../connectors';
 
 /** The one table and the client that reaches it. */
-export type Table = { client: DynamoDBClient; tableName: string };
+export type Table = { client: TableClient; tableName: string };
 
 export type Item = Record<string, AttributeValue>;
 
@@ -39,10 +27,7 @@ const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'Th
 
 /** The one DynamoDB error the store turns into an answer; every other error propagates. */
 export function isConditionalCheckFailed(error: unknown): boolean {
-  return (
-    error instanceof ConditionalCheckFailedException ||
-    (error instanceof Error && error.name === 'ConditionalCheckFailedException')
-  );
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
 /** Runs a conditional write; true if it was written, false if its condition did not hold. */

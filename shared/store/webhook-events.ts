@@ -1,4 +1,4 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from './table-client';
 import type { ConnectorName } from '../connectors';
 import { WebhookEventMark } from './items';
 import { key } from './table';

@@ -7,21 +7,25 @@ import { bundleHandler } from '../../lib/bundling';
 import { functionSettings, handlerNames } from '../../shared/handler/function-settings';
 
 /**
- * Each function bundles the AWS clients it uses and no other (docs/cold-starts.md): the KMS client
- * only where credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID.
+ * Each function bundles the AWS clients it uses and no other (docs/cold-starts.md): KMS only where
+ * credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID; and the webhook
+ * receivers no SDK client at all (their calls are signed calls, shared/aws/signed-call.ts).
  */
 describe('what each function bundles', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-contents-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the KMS client and the vault go only into the functions that open credentials', async () => {
-    const found: Record<string, { kms: boolean; opensCredentials: boolean }> = {};
+  it('KMS goes only into the functions that open credentials; the receivers carry no SDK client', async () => {
+    const found: Record<string, { kms: boolean; opensCredentials: boolean; sdkClients: string[] }> = {};
     for (const name of handlerNames) {
       const { inputs } = await bundleHandler(name, join(dir, `${name}.mjs`));
-      const kms = Object.entries(inputs).some(([path, input]) => path.includes('@aws-sdk/client-kms/') && input.bytesInOutput > 0);
-      found[name] = { kms, opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID') };
+      const present = (part: string) => Object.entries(inputs).some(([path, input]) => path.includes(part) && input.bytesInOutput > 0);
+      const sdkClients = [...new Set(Object.keys(inputs).flatMap((path) => /@aws-sdk\/(client-[\w-]+)\//.exec(path)?.[1] ?? []))];
+      found[name] = { kms: present('@aws-sdk/client-kms/') || present('shared/vault/signed-kms-calls.ts'), opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID'), sdkClients };
     }
     for (const [name, { kms, opensCredentials }] of Object.entries(found)) expect(kms, name).toBe(opensCredentials);
+    for (const receiver of ['webhook-payments', 'webhook-billing']) expect(found[receiver]!.sdkClients, receiver).toEqual([]);
+    expect(found.api!.sdkClients).toContain('client-dynamodb');
     // Built-ins come through require (shared/aws/builtins/): as ES modules Node reads all their exports at load.
     // Left as ES imports: node:module (the banner's createRequire) and node:zlib (read as a namespace).
     for (const name of handlerNames) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store, VersionConflictError } from '../../shared/store/store';
 import { localDynamoClient, watchCommands, useStore } from '../support/dynamo';
 import { account, at, connection } from './fixtures';
@@ -31,7 +32,7 @@ describe('accounts', () => {
   it('refuses account ids that could reach into other keys, before sending anything', async () => {
     const client = localDynamoClient(db.dynamo.endpoint);
     const watched = watchCommands(client);
-    const guarded = new Store({ client, tableName: db.dynamo.tableName });
+    const guarded = new Store({ client: sdkTableClient(client), tableName: db.dynamo.tableName });
     for (const bad of ['acct-a1#payment#customers', 'ACCT', '', 'a']) {
       await expect(guarded.getAccount(bad)).rejects.toThrow();
       await expect(guarded.listConnections(bad)).rejects.toThrow();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { recordHash } from '../../shared/sync/record-hash';
 import { startDynamo, type LocalDynamo } from '../support/dynamo';
@@ -9,7 +10,7 @@ describe('writing records the sync saw absent', () => {
   let store: Store;
   beforeAll(async () => {
     dynamo = await startDynamo();
-    store = new Store({ client: dynamo.client, tableName: dynamo.tableName });
+    store = new Store({ client: sdkTableClient(dynamo.client), tableName: dynamo.tableName });
   });
   afterAll(() => dynamo.stop());
 

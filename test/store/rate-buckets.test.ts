@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SharedRateBudget, connectionRateKey } from '../../shared/http/rate-budget';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, useStore } from '../support/dynamo';
 
@@ -14,7 +15,7 @@ describe('rate buckets in the table', () => {
     const key = connectionRateKey('acct-rb1', 'payment');
     const now = Date.now();
     // 40 callers in 4 "processes" (each with its own client) reserve 100 ms each at once.
-    const stores = Array.from({ length: 4 }, () => new Store({ client: localDynamoClient(db.dynamo.endpoint), tableName: db.dynamo.tableName }));
+    const stores = Array.from({ length: 4 }, () => new Store({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
     const reservations = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.reserveRate(key, 100, now)));
     const starts = reservations.map((r) => r.start).sort((a, b) => a - b);
     // Back to back from now, each 100 ms after the previous: 40 reservations, 4 s of the time line.
@@ -55,7 +56,7 @@ describe('rate buckets in the table', () => {
     const key = connectionRateKey('acct-rb6', 'payment');
     const limits = { ratePerSecond: 1_000, burst: 10 };
     const syncJob = new SharedRateBudget(key, limits, db.store);
-    const webhookWorker = new SharedRateBudget(key, limits, new Store({ client: localDynamoClient(db.dynamo.endpoint), tableName: db.dynamo.tableName }));
+    const webhookWorker = new SharedRateBudget(key, limits, new Store({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
     await syncJob.take();
     await webhookWorker.take();
     syncJob.penalize();

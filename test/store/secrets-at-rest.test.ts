@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { LocalDataKeySource } from '../../shared/vault/local-data-key-source';
 import { Vault } from '../../shared/vault/vault';
@@ -17,7 +18,7 @@ describe('credentials at rest', () => {
   it('a scan of the table after storing credentials finds none of the secret strings', async () => {
     const keySource = new LocalDataKeySource({ keyId: 'local-scan', key: randomBytes(32) });
     const vault = new Vault({ keySource, cacheTtlSeconds: 0 });
-    const store = new Store({ client: dynamo.client, tableName: dynamo.tableName });
+    const store = new Store({ client: sdkTableClient(dynamo.client), tableName: dynamo.tableName });
     const secrets = {
       payment: { apiKey: `sk_test_${randomBytes(24).toString('hex')}`, webhookSigningSecret: `whsec_${randomBytes(24).toString('base64url')}` },
       billing: { apiKey: `test_${randomBytes(20).toString('hex')}`, webhookPassword: randomBytes(18).toString('base64url') },

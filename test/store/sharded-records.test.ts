@@ -2,6 +2,7 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { RecordWrite } from '../../shared/store/items';
 import { compareIds, RECORD_SHARDS, shardOf, type RecordPlace } from '../../shared/store/record-layout';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, useStore } from '../support/dynamo';
 
@@ -108,7 +109,7 @@ describe('sharded synced records (dynalite)', () => {
       },
       { step: 'initialize', name: 'scanned' },
     );
-    const counted = new Store({ client, tableName: db.dynamo.tableName });
+    const counted = new Store({ client: sdkTableClient(client), tableName: db.dynamo.tableName });
     const listed = await pageThrough(async (options) => {
       const page = await counted.listRecordIds(place, options);
       return { items: page.ids, ...(page.nextStartKey ? { nextStartKey: page.nextStartKey } : {}) };

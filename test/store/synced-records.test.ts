@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordWrite } from '../../shared/store/items';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, watchCommands, useStore } from '../support/dynamo';
 import { recordsAt } from '../support/stored-connection';
@@ -14,7 +15,7 @@ function customer(id: string, fields: Partial<RecordWrite> = {}): RecordWrite {
 /** A store on its own client, so its commands can be counted. */
 function watchedStore() {
   const client = localDynamoClient(db.dynamo.endpoint);
-  return { store: new Store({ client, tableName: db.dynamo.tableName }), watched: watchCommands(client), client };
+  return { store: new Store({ client: sdkTableClient(client), tableName: db.dynamo.tableName }), watched: watchCommands(client), client };
 }
 
 describe('putRecordIfChanged', () => {
@@ -182,7 +183,7 @@ describe('listRecordIds', () => {
       bodies.push(...(((result.output as { Items?: Array<Record<string, unknown>> }).Items ?? []).map((item) => item.body)));
       return result;
     }, { step: 'initialize' });
-    const counted = new Store({ client, tableName: db.dynamo.tableName });
+    const counted = new Store({ client: sdkTableClient(client), tableName: db.dynamo.tableName });
     const listed: string[] = [];
     let startKey: string | undefined;
     do {

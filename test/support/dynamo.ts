@@ -1,5 +1,6 @@
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 
@@ -21,7 +22,7 @@ export function useStore(): { readonly store: Store; readonly dynamo: LocalDynam
   const held = {} as { store: Store; dynamo: LocalDynamo };
   beforeAll(async () => {
     held.dynamo = await startDynamo();
-    held.store = new Store({ client: held.dynamo.client, tableName: held.dynamo.tableName });
+    held.store = new Store({ client: sdkTableClient(held.dynamo.client), tableName: held.dynamo.tableName });
   });
   afterAll(() => held.dynamo.stop());
   return held;

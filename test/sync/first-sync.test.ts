@@ -5,6 +5,7 @@ import { connectors } from '../../shared/connections/registry';
 import { log } from '../../shared/log/logger';
 import { PAYMENT_OBJECTS } from '../../shared/payment/settings';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
@@ -58,7 +59,7 @@ describe('a first sync of every object side by side, within the connection\'s on
     try {
       const results = await Promise.all(
         PAYMENT_OBJECTS.map((object) => {
-          const lambda = { ...local.gateway, store: new Store({ client: localDynamoClient(local.dynamo.endpoint), tableName: local.dynamo.tableName }) };
+          const lambda = { ...local.gateway, store: new Store({ client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName }) };
           return runSyncJob(lambda, connectors.syncing(), { accountId, connector: 'payment', object, trigger: 'manual', requestedAt }, log);
         }),
       );

@@ -9,6 +9,7 @@ import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../shared/sync/run-sync-job';
 import { watermarkOf } from '../../shared/sync/sync-decisions';
 import { applyWebhookEvent } from '../../shared/webhooks/apply';
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { Store } from '../../shared/store/store';
 import { localDynamoClient, watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
@@ -437,7 +438,7 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(afterTest.tat).toBeGreaterThan(before.tat);
     // The webhook worker, another Lambda (its own store client, so its own process-side budget),
     // fetches a customer the gateway has not stored: another reservation on the same time line.
-    const worker = { ...local.gateway, store: new Store({ client: localDynamoClient(local.dynamo.endpoint), tableName: local.dynamo.tableName }) };
+    const worker = { ...local.gateway, store: new Store({ client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName }) };
     const customer = [...sim.state.live.customers.values()][0]!;
     const [event] = sim.createSubscription(customer.id).events;
     const applied = await applyWebhookEvent(

@@ -2,6 +2,7 @@ import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { SqsJobQueue } from '../../shared/queues/sqs-queue';
+import { sdkSqsCalls } from '../../shared/queues/sdk-sqs-calls';
 import type { SyncJob } from '../../shared/queues/messages';
 import { SYNC_RETRY, retryAfterFailure, retryDelayMs, retryJobShouldRun, retryTimeline } from '../../shared/sync/sync-retry';
 
@@ -51,7 +52,7 @@ describe('sync retries in AWS', () => {
     try {
       sqs.on(ChangeMessageVisibilityCommand).resolves({});
       const url = 'https://sqs.us-east-1.amazonaws.com/111122223333/gateway-SyncJobs.fifo';
-      const queue = new SqsJobQueue<SyncJob>(new SQSClient({ region: 'us-east-1' }), url, (job) => `${job.accountId}#${job.connector}`);
+      const queue = new SqsJobQueue<SyncJob>(sdkSqsCalls(new SQSClient({ region: 'us-east-1' })), url, (job) => `${job.accountId}#${job.connector}`);
       await queue.changeVisibility('receipt-handle-1', 0);
       expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([{ QueueUrl: url, ReceiptHandle: 'receipt-handle-1', VisibilityTimeout: 0 }]);
     } finally {

@@ -1,3 +1,4 @@
+import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { limitTableWrites } from '../../local/table-throughput';
@@ -54,11 +55,11 @@ describe('a run\'s share of the table (backing off while DynamoDB refuses its wr
     limitTableWrites(client, { writeUnitsPerSecond: 20, now: () => now });
     let refusals = 0;
     // 20 of each 25 are taken in a second; the rest are left unprocessed and sent again a second later.
-    await batchWriteAll({ client, tableName: db.dynamo.tableName }, items('UNPROCESSED', 50), { onRefused: () => (refusals += 1), beforeSend: async () => void (now += 1_000) });
+    await batchWriteAll({ client: sdkTableClient(client), tableName: db.dynamo.tableName }, items('UNPROCESSED', 50), { onRefused: () => (refusals += 1), beforeSend: async () => void (now += 1_000) });
     expect(refusals).toBe(2);
     // A table with room: none heard.
     let none = 0;
-    await batchWriteAll({ client: localDynamoClient(db.dynamo.endpoint), tableName: db.dynamo.tableName }, items('ROOMY', 50), { onRefused: () => (none += 1) });
+    await batchWriteAll({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }, items('ROOMY', 50), { onRefused: () => (none += 1) });
     expect(none).toBe(0);
   });
 
@@ -66,10 +67,10 @@ describe('a run\'s share of the table (backing off while DynamoDB refuses its wr
     const client = localDynamoClient(db.dynamo.endpoint);
     limitTableWrites(client, { writeUnitsPerSecond: 20 });
     let refusals = 0;
-    await batchWriteAll({ client, tableName: db.dynamo.tableName }, items('FULL', 20), { onRefused: () => (refusals += 1) });
+    await batchWriteAll({ client: sdkTableClient(client), tableName: db.dynamo.tableName }, items('FULL', 20), { onRefused: () => (refusals += 1) });
     expect(refusals).toBe(0);
     // The second's 20 units are taken: this batch is refused whole until it frees (the SDK's retries).
-    await batchWriteAll({ client, tableName: db.dynamo.tableName }, items('WHOLE', 5), { onRefused: () => (refusals += 1) });
+    await batchWriteAll({ client: sdkTableClient(client), tableName: db.dynamo.tableName }, items('WHOLE', 5), { onRefused: () => (refusals += 1) });
     expect(refusals).toBeGreaterThan(0);
   });
 
@@ -80,7 +81,7 @@ describe('a run\'s share of the table (backing off while DynamoDB refuses its wr
     const records = Array.from({ length: 8 }, (_, n) => ({ id: `cus_share${n}`, hash: `h${n}`, body: { id: `cus_share${n}` } }));
     let refusals = 0;
     // 5 units a second: three of the eight are refused until the second frees, then sent again by the SDK.
-    const outcomes = await putRecordsIfChanged({ client, tableName: db.dynamo.tableName }, place, records, { onRefused: () => (refusals += 1) });
+    const outcomes = await putRecordsIfChanged({ client: sdkTableClient(client), tableName: db.dynamo.tableName }, place, records, { onRefused: () => (refusals += 1) });
     expect(outcomes).toEqual(records.map(() => 'created'));
     expect(refusals).toBeGreaterThan(0);
   });

@@ -8,6 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KmsDataKeySource } from '../../shared/vault/kms-data-key-source';
+import { sdkKmsCalls } from '../../shared/vault/sdk-kms-calls';
 import { Vault, VaultError } from '../../shared/vault/vault';
 
 const keyId = 'arn:aws:kms:us-east-1:111122223333:key/test-credentials-key';
@@ -47,7 +48,7 @@ describe('KmsDataKeySource', () => {
   const credentials = () => ({ apiKey: `test_${randomBytes(16).toString('hex')}` });
 
   it('asks KMS for an AES-256 data key under the context {account, connector}, and decrypts with the same context and key', async () => {
-    const source = new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) });
+    const source = new KmsDataKeySource({ keyId, kms: sdkKmsCalls(new KMSClient({ region: 'us-east-1' })) });
     const vault = new Vault({ keySource: source, cacheTtlSeconds: 0 });
     const secret = credentials();
     const sealed = await vault.seal(scope, secret);
@@ -69,7 +70,7 @@ describe('KmsDataKeySource', () => {
   });
 
   it('surfaces KMS refusing a context mismatch as a VaultError', async () => {
-    const source = new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) });
+    const source = new KmsDataKeySource({ keyId, kms: sdkKmsCalls(new KMSClient({ region: 'us-east-1' })) });
     const secret = credentials();
     const sealed = await new Vault({ keySource: source, cacheTtlSeconds: 0 }).seal(scope, secret);
 
@@ -84,24 +85,16 @@ describe('KmsDataKeySource', () => {
   });
 
   it('makes no KMS call for a cached open in a warm process', async () => {
-    const source = new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) });
+    const source = new KmsDataKeySource({ keyId, kms: sdkKmsCalls(new KMSClient({ region: 'us-east-1' })) });
     const sealed = await new Vault({ keySource: source, cacheTtlSeconds: 0 }).seal(scope, credentials());
     const warm = new Vault({ keySource: source, cacheTtlSeconds: 300 });
     for (let i = 0; i < 10; i++) await warm.open(scope, sealed);
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
   });
 
-  it('works without an injected client (a default one is made on first use)', async () => {
-    const source = new KmsDataKeySource({ keyId });
-    expect(kms.calls()).toHaveLength(0);
-    const dataKey = await source.generateDataKey({ account: 'acct-kms', connector: 'payment' });
-    expect(dataKey.plaintext).toHaveLength(32);
-    expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(1);
-  });
-
   it('fails clearly when KMS returns no plaintext', async () => {
     kms.on(GenerateDataKeyCommand).resolves({ CiphertextBlob: randomBytes(8) });
-    const source = new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) });
+    const source = new KmsDataKeySource({ keyId, kms: sdkKmsCalls(new KMSClient({ region: 'us-east-1' })) });
     await expect(source.generateDataKey({ account: 'acct-kms', connector: 'payment' })).rejects.toThrow(/no data key/);
   });
 });

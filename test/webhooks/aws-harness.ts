@@ -1,25 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
 import { GatewayEnvironment } from '../../shared/config';
 import type { Gateway } from '../../shared/gateway';
 import { ORIGIN_HEADER } from '../../shared/origin/origin-check';
 import { useOriginSecret } from '../../shared/origin/origin-secret';
-import { SqsJobQueue } from '../../shared/queues/sqs-queue';
+import { SqsJobQueue, type SqsCalls } from '../../shared/queues/sqs-queue';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../../shared/queues/messages';
+import { signedTableClient } from '../../shared/store/signed-table-client';
 import { Store } from '../../shared/store/store';
-import { KmsDataKeySource } from '../../shared/vault/kms-data-key-source';
-import { Vault } from '../../shared/vault/vault';
-import { localDynamoClient, startLocalDynamo, watchCommands, type LocalDynamo } from '../../local/local-dynamo';
+import type { TableClient } from '../../shared/store/table-client';
+import { signedKmsVault } from '../../shared/vault/signed-kms-calls';
+import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
+import { startAwsStandIn, useStandInEnvironment } from '../support/aws-stand-in';
 
 /**
- * A gateway wired as it is in Lambda, to count the AWS calls a receiver makes: DynamoDB is a real
- * DynamoDB-API server (dynalite) with every command counted; KMS and SQS, which have no local
- * server, are aws-sdk-client-mock stand-ins that behave like them (KMS refuses a data key under
- * another context) and count their calls.
+ * A gateway wired as the webhook receivers are in Lambda (functions/webhook-payments.ts), to count
+ * the AWS calls a receiver makes: the table, the vault and the origin secret are the receivers' own
+ * signed calls, to dynalite (DynamoDB's API) and to the loopback stand-in for KMS and Secrets Manager
+ * (test/support/aws-stand-in.ts). The enqueue stops at the SQS call itself (counted, every entry
+ * taken), so the webhook benchmark's throughput is the receiver's work, not a loopback round trip.
  */
 export interface AwsHarness {
   gateway: Gateway;
@@ -38,55 +37,51 @@ let originValue = '';
 
 export async function startAwsHarness(env: Record<string, string> = {}): Promise<AwsHarness> {
   const dynamo = await startLocalDynamo({ tableName: 'webhook-harness' });
-  const client = localDynamoClient(dynamo.endpoint);
-  const watched = watchCommands(client);
-  const keyId = 'arn:aws:kms:us-east-1:111122223333:key/harness';
+  const aws = await startAwsStandIn();
+  const restoreEnvironment = useStandInEnvironment(aws, { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint });
 
-  const kms = mockClient(KMSClient);
-  const wrapped = new Map<string, { plaintext: Buffer; context: string }>();
-  kms.on(GenerateDataKeyCommand).callsFake((input: { EncryptionContext?: Record<string, string> }) => {
-    const plaintext = randomBytes(32);
-    const handle = randomBytes(24);
-    wrapped.set(handle.toString('hex'), { plaintext, context: JSON.stringify(input.EncryptionContext) });
-    return { KeyId: keyId, Plaintext: Buffer.from(plaintext), CiphertextBlob: handle };
-  });
-  kms.on(DecryptCommand).callsFake((input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
-    const entry = wrapped.get(Buffer.from(input.CiphertextBlob ?? []).toString('hex'));
-    if (!entry || entry.context !== JSON.stringify(input.EncryptionContext)) throw new InvalidCiphertextException({ message: 'InvalidCiphertextException', $metadata: {} });
-    return { KeyId: keyId, Plaintext: Buffer.from(entry.plaintext) };
-  });
+  let tableCalls = 0;
+  const signedTable = signedTableClient();
+  const table: TableClient = {
+    send: (command) => {
+      tableCalls += 1;
+      return signedTable.send(command);
+    },
+  };
 
-  // Secrets Manager has no local server: the origin header's value, generated for this run.
+  // The origin header's value, generated for this run, in the stand-in's Secrets Manager.
   const originSecretArn = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:origin-verify-AbCdEf';
   originValue = randomBytes(32).toString('base64url');
-  const secrets = mockClient(SecretsManagerClient);
-  secrets.on(GetSecretValueCommand, { SecretId: originSecretArn }).resolves({ ARN: originSecretArn, Name: 'origin-verify', SecretString: originValue });
+  aws.putSecret(originSecretArn, originValue);
   useOriginSecret(undefined);
 
-  // SQS has no local server: the client's `send` answers SendMessageBatch as SQS does (every entry
-  // taken) and counts the calls. A stub this small (rather than a mocking library) keeps the
-  // receiver's throughput figure about the receiver.
+  // SendMessageBatch answered as SQS does (every entry taken), counted. A stub this small keeps the
+  // receiver's throughput figure about the receiver; test/aws/signed-call.test.ts holds the signed
+  // SQS call itself to the SDK's.
   let sqsCalls = 0;
   let messageIds = 0;
   let sentBodies: string[] = [];
-  const sqsClient = new SQSClient({ region: 'us-east-1' });
-  sqsClient.send = (async (command: SendMessageBatchCommand) => {
-    sqsCalls += 1;
-    for (const entry of command.input.Entries ?? []) sentBodies.push(entry.MessageBody ?? '');
-    // Bounded: the webhook benchmark sends thousands through it.
-    if (sentBodies.length > 100) sentBodies.splice(0, sentBodies.length - 100);
-    return { Successful: (command.input.Entries ?? []).map((entry) => ({ Id: entry.Id, MessageId: `harness-${(messageIds += 1)}`, MD5OfMessageBody: '' })), Failed: [] };
-  }) as unknown as SQSClient['send'];
+  const sqs: SqsCalls = {
+    sendMessageBatch: async (input) => {
+      sqsCalls += 1;
+      for (const entry of input.Entries ?? []) sentBodies.push(entry.MessageBody ?? '');
+      // Bounded: the webhook benchmark sends thousands through it.
+      if (sentBodies.length > 100) sentBodies.splice(0, sentBodies.length - 100);
+      return { Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id, MessageId: `harness-${(messageIds += 1)}`, MD5OfMessageBody: '' })), Failed: [] };
+    },
+    changeMessageVisibility: async () => ({}),
+  };
   const queueUrl = 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events';
 
+  const environment = GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ORIGIN_SECRET_ARN: originSecretArn, CREDENTIALS_KEY_ID: aws.keyId, ...env });
   const gateway: Gateway = {
-    env: GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ORIGIN_SECRET_ARN: originSecretArn, ...env }),
-    store: new Store({ client, tableName: dynamo.tableName }),
-    vault: new Vault({ keySource: new KmsDataKeySource({ keyId, client: new KMSClient({ region: 'us-east-1' }) }), cacheTtlSeconds: 300 }),
+    env: environment,
+    store: new Store({ client: table, tableName: dynamo.tableName }),
+    vault: signedKmsVault(environment),
     queues: {
-      webhookEvents: new SqsJobQueue<WebhookEventMessage>(sqsClient, queueUrl),
-      syncJobs: new SqsJobQueue<SyncJob>(sqsClient, `${queueUrl}-sync`),
-      ingestion: new SqsJobQueue<IngestionMessage>(sqsClient, `${queueUrl}-ingestion`),
+      webhookEvents: new SqsJobQueue<WebhookEventMessage>(sqs, queueUrl),
+      syncJobs: new SqsJobQueue<SyncJob>(sqs, `${queueUrl}-sync`),
+      ingestion: new SqsJobQueue<IngestionMessage>(sqs, `${queueUrl}-ingestion`),
     },
     events: { publish: async () => {} },
     stateMachines: unused('Step Functions'),
@@ -94,10 +89,10 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     now: () => Date.now(),
   };
   const counted = () => ({
-    dynamodb: ['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'QueryCommand', 'DeleteItemCommand', 'BatchGetItemCommand'].reduce((sum, name) => sum + watched.sent(name), 0),
-    kms: kms.commandCalls(DecryptCommand).length + kms.commandCalls(GenerateDataKeyCommand).length,
+    dynamodb: tableCalls,
+    kms: aws.calls('TrentService.Decrypt') + aws.calls('TrentService.GenerateDataKey'),
     sqs: sqsCalls,
-    secretsManager: secrets.commandCalls(GetSecretValueCommand).length,
+    secretsManager: aws.calls('secretsmanager.GetSecretValue'),
   });
   return {
     gateway,
@@ -105,18 +100,15 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
     calls: counted,
     sentBodies: () => [...sentBodies],
     reset() {
-      watched.reset();
-      kms.resetHistory();
-      secrets.resetHistory();
+      tableCalls = 0;
+      aws.reset();
       sqsCalls = 0;
       sentBodies = [];
     },
     coldStart: () => useOriginSecret(undefined),
     async stop() {
-      kms.restore();
-      secrets.restore();
-      sqsClient.destroy();
-      client.destroy();
+      restoreEnvironment();
+      await aws.stop();
       await dynamo.stop();
     },
   };

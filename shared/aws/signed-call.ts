@@ -1,0 +1,243 @@
+import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/**
+ * One AWS call over HTTPS, signed with the SDK's own Signature V4 signer, without an SDK client.
+ *
+ * Why: the webhook receivers' cold start is what a platform's delivery waits for, and the four SDK
+ * clients they would make (DynamoDB, KMS, SQS, Secrets Manager) are half their bundle and two thirds
+ * of their import time (docs/cold-starts.md). Their four calls are simple JSON requests, so they are
+ * made here. Everything else keeps the SDK.
+ *
+ * It does what the SDK's client would for these calls, checked against the SDK itself
+ * (test/aws/signed-call.test.ts: the same request's target, headers and body; the same answer read):
+ * - the JSON protocols (awsJson 1.0 and 1.1): POST `/`, `X-Amz-Target: <service>.<Operation>`, blobs
+ *   as base64;
+ * - credentials, region and endpoints from the environment as Lambda sets them
+ *   (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, `AWS_REGION`), and the SDK's
+ *   endpoint overrides (`AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL`) and `AWS_MAX_ATTEMPTS`;
+ * - the SDK's standard retry mode: up to 3 attempts, full-jitter exponential backoff (100 ms base,
+ *   500 ms after a throttling error, at most 20 s), for throttling and transient errors, 5xx and
+ *   broken connections;
+ * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`.
+ */
+
+/** A service spoken to in one of AWS's JSON protocols. */
+export interface AwsJsonService {
+  /** The endpoint's first label and the signing name: `https://<endpointPrefix>.<region>.amazonaws.com`. */
+  endpointPrefix: string;
+  /** `X-Amz-Target`'s prefix (the service's Smithy shape name). */
+  targetPrefix: string;
+  jsonVersion: '1.0' | '1.1';
+  /** The `AWS_ENDPOINT_URL_<name>` variable that points it elsewhere (as for the SDK). */
+  endpointVariable: string;
+}
+
+export const DYNAMODB: AwsJsonService = { endpointPrefix: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB' };
+export const KMS: AwsJsonService = { endpointPrefix: 'kms', targetPrefix: 'TrentService', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_KMS' };
+export const SQS: AwsJsonService = { endpointPrefix: 'sqs', targetPrefix: 'AmazonSQS', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SQS' };
+export const SECRETS_MANAGER: AwsJsonService = { endpointPrefix: 'secretsmanager', targetPrefix: 'secretsmanager', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' };
+
+/** What the SDK puts on every answer, the same here. */
+export interface CallMetadata {
+  httpStatusCode?: number;
+  requestId?: string;
+  attempts: number;
+  totalRetryDelay: number;
+}
+
+/** A refusal or failure of a signed call: `name` is the service's error code. */
+export class AwsCallError extends Error {
+  readonly $metadata: CallMetadata;
+  readonly $fault: 'client' | 'server';
+  readonly $retryable: boolean;
+
+  constructor(code: string, message: string, details: { metadata: CallMetadata; fault: 'client' | 'server'; retryable: boolean }) {
+    super(message);
+    this.name = code;
+    this.$metadata = details.metadata;
+    this.$fault = details.fault;
+    this.$retryable = details.retryable;
+  }
+}
+
+export interface CallOptions {
+  /** Attempts in all (the SDK's `maxAttempts`); default `AWS_MAX_ATTEMPTS`, else 3. */
+  maxAttempts?: number;
+  /** How long one attempt may take before it is abandoned and counted as a transient failure. */
+  attemptTimeoutMs?: number;
+  /** The environment to read (tests); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+const DEFAULT_ATTEMPTS = 3;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+/** The SDK's standard retry mode. */
+const RETRY_BASE_MS = 100;
+const THROTTLED_RETRY_BASE_MS = 500;
+const MAX_RETRY_DELAY_MS = 20_000;
+
+/** The SDK's throttling error codes (@smithy/service-error-classification). */
+const THROTTLING_CODES = new Set([
+  'BandwidthLimitExceeded', 'EC2ThrottledException', 'LimitExceededException', 'PriorRequestNotComplete',
+  'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'RequestThrottled', 'RequestThrottledException',
+  'SlowDown', 'ThrottledException', 'Throttling', 'ThrottlingException', 'TooManyRequestsException', 'TransactionInProgressException',
+]);
+/** The SDK's transient error codes and the connection failures it retries. */
+const TRANSIENT_CODES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+const TRANSIENT_STATUSES = new Set([429, 500, 502, 503, 504]);
+
+/** Is a failure (its error code, its HTTP status if one came) tried again, and from what base delay? undefined: not retried. */
+export function retryBaseMs(code: string, status: number | undefined): number | undefined {
+  if (THROTTLING_CODES.has(code)) return THROTTLED_RETRY_BASE_MS;
+  if (TRANSIENT_CODES.has(code) || TRANSIENT_STATUSES.has(status ?? 0)) return RETRY_BASE_MS;
+  return undefined;
+}
+
+/** Full jitter, as the SDK: a random delay up to base × 2^(retry − 1), at most 20 s. */
+export function retryDelayMs(base: number, retry: number, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(MAX_RETRY_DELAY_MS, base * 2 ** (retry - 1)));
+}
+
+/**
+ * Calls `operation` of `service` with `input` (the shapes of the service's API reference; the SDK's
+ * types fit) and answers its output with `$metadata`. Uint8Array values are sent as base64; blobs in
+ * the answer come back as base64 text for the caller to decode (it knows which fields are blobs).
+ */
+export async function signedCall<Output>(service: AwsJsonService, operation: string, input: object, options: CallOptions = {}): Promise<Output & { $metadata: CallMetadata }> {
+  const env = options.env ?? process.env;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  if (!region) throw new Error('AWS_REGION is not set: the region to call AWS in');
+  const endpoint = new URL(env[service.endpointVariable] ?? env.AWS_ENDPOINT_URL ?? `https://${service.endpointPrefix}.${region}.amazonaws.com`);
+  const maxAttempts = options.maxAttempts ?? (Number(env.AWS_MAX_ATTEMPTS) || DEFAULT_ATTEMPTS);
+  const body = JSON.stringify(input, blobsAsBase64);
+  const signer = signerFor(service.endpointPrefix, region, env);
+
+  let totalRetryDelay = 0;
+  for (let attempt = 1; ; attempt += 1) {
+    const signed = await signer.sign({
+      method: 'POST',
+      protocol: endpoint.protocol,
+      hostname: endpoint.hostname,
+      port: endpoint.port ? Number(endpoint.port) : undefined,
+      path: endpoint.pathname,
+      query: {},
+      headers: {
+        host: endpoint.host,
+        'content-type': `application/x-amz-json-${service.jsonVersion}`,
+        'x-amz-target': `${service.targetPrefix}.${operation}`,
+        'content-length': String(Buffer.byteLength(body)),
+      },
+      body,
+    });
+    const metadata = (status?: number, requestId?: string): CallMetadata => ({ httpStatusCode: status, requestId, attempts: attempt, totalRetryDelay });
+    let error: AwsCallError;
+    try {
+      const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
+      const requestId = answer.headers['x-amzn-requestid'] ?? undefined;
+      if (answer.status < 300) {
+        const output = (answer.text ? JSON.parse(answer.text) : {}) as Output;
+        return Object.assign(output as object, { $metadata: metadata(answer.status, String(requestId ?? '') || undefined) }) as Output & { $metadata: CallMetadata };
+      }
+      error = refusal(answer, metadata(answer.status, String(requestId ?? '') || undefined));
+    } catch (failure) {
+      if (failure instanceof AwsCallError) throw failure;
+      const code = (failure as NodeJS.ErrnoException).code ?? 'TimeoutError';
+      error = new AwsCallError(code, `${operation}: ${(failure as Error).message}`, { metadata: metadata(), fault: 'client', retryable: true });
+    }
+    const base = retryBaseMs(error.name, error.$metadata.httpStatusCode);
+    if (base === undefined || attempt >= maxAttempts) throw error;
+    const delay = retryDelayMs(base, attempt);
+    totalRetryDelay += delay;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+/** JSON.stringify's replacer: a Uint8Array (a Buffer too, before its toJSON) as base64, the JSON protocols' blob. */
+function blobsAsBase64(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const original = this[key];
+  return original instanceof Uint8Array ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') : value;
+}
+
+/** The error an answer of 300 or more stands for: its code from `X-Amzn-ErrorType` or `__type`, as the SDK reads it. */
+function refusal(answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string }, metadata: CallMetadata): AwsCallError {
+  let parsed: { __type?: string; message?: string; Message?: string } = {};
+  try {
+    parsed = answer.text ? JSON.parse(answer.text) : {};
+  } catch {
+    // Not JSON (a proxy's page): the status says enough.
+  }
+  const header = answer.headers['x-amzn-errortype'];
+  const raw = (typeof header === 'string' && header) || parsed.__type || `Http${answer.status}`;
+  // `aws.protocoltests#Code:http://...` or `com.amazonaws.dynamodb.v20120810#Code`: the code alone.
+  const code = raw.split(':')[0]!.split('#').pop()!;
+  const retryable = retryBaseMs(code, answer.status) !== undefined;
+  return new AwsCallError(code, parsed.message ?? parsed.Message ?? code, { metadata, fault: answer.status >= 500 ? 'server' : 'client', retryable });
+}
+
+/** SHA-256 as the signer wants it (its `Checksum`), from node:crypto. */
+class Sha256 {
+  #hash: Hash | Hmac;
+  readonly #secret: string | Uint8Array | undefined;
+  constructor(secret?: SourceData) {
+    this.#secret = secret === undefined ? undefined : bytes(secret);
+    this.#hash = this.#fresh();
+  }
+  update(data: SourceData): void {
+    this.#hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest());
+  }
+  reset(): void {
+    this.#hash = this.#fresh();
+  }
+  #fresh(): Hash | Hmac {
+    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', this.#secret);
+  }
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+function bytes(data: SourceData): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+}
+
+const signers = new Map<string, SignatureV4>();
+/** One signer per service and region (it caches its signing keys by day); credentials read at each call from the environment. */
+function signerFor(service: string, region: string, env: NodeJS.ProcessEnv): SignatureV4 {
+  const credentials = async () => {
+    const accessKeyId = env.AWS_ACCESS_KEY_ID;
+    const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
+    if (!accessKeyId || !secretAccessKey) throw new Error('AWS credentials are not in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
+    return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined };
+  };
+  if (env !== process.env) return new SignatureV4({ service, region, credentials, sha256: Sha256, applyChecksum: false });
+  const key = `${service} ${region}`;
+  let signer = signers.get(key);
+  if (!signer) signers.set(key, (signer = new SignatureV4({ service, region, credentials, sha256: Sha256, applyChecksum: false })));
+  return signer;
+}
+
+/** Connections kept open between calls, as the SDK's handler keeps them: a warm function skips TLS. */
+const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+function post(endpoint: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  const secure = endpoint.protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const call = (secure ? httpsRequest : httpRequest)(
+      { method: 'POST', hostname: endpoint.hostname, port: endpoint.port || undefined, path: endpoint.pathname, headers, agent: secure ? agents.https : agents.http, timeout: timeoutMs },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
+    call.on('timeout', () => call.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'TimeoutError' })));
+    call.on('error', reject);
+    call.end(body);
+  });
+}

@@ -1,0 +1,65 @@
+import type {
+  BatchGetItemCommandInput,
+  BatchGetItemCommandOutput,
+  BatchWriteItemCommandInput,
+  BatchWriteItemCommandOutput,
+  DeleteItemCommandInput,
+  DeleteItemCommandOutput,
+  GetItemCommandInput,
+  GetItemCommandOutput,
+  PutItemCommandInput,
+  PutItemCommandOutput,
+  QueryCommandInput,
+  QueryCommandOutput,
+  UpdateItemCommandInput,
+  UpdateItemCommandOutput,
+} from '@aws-sdk/client-dynamodb';
+
+/**
+ * The DynamoDB requests the store makes, as plain values: an operation's name and its input, in the
+ * shapes of DynamoDB's JSON API (the SDK's types, imported as types only). A TableClient sends them:
+ * the AWS SDK's client in most functions and locally (shared/store/sdk-table-client.ts), a signed
+ * HTTPS call in the webhook receivers, which must start fast (shared/aws/signed-table-client.ts).
+ * So the store's code never loads an SDK client itself.
+ */
+export abstract class TableCommand<Input, Output> {
+  abstract readonly operation: TableOperation;
+  /** Only the type: what `TableClient.send` answers for this command. */
+  declare readonly output?: Output;
+  constructor(readonly input: Input) {}
+}
+
+export class GetItemCommand extends TableCommand<GetItemCommandInput, GetItemCommandOutput> {
+  readonly operation = 'GetItem';
+}
+export class PutItemCommand extends TableCommand<PutItemCommandInput, PutItemCommandOutput> {
+  readonly operation = 'PutItem';
+}
+export class UpdateItemCommand extends TableCommand<UpdateItemCommandInput, UpdateItemCommandOutput> {
+  readonly operation = 'UpdateItem';
+}
+export class DeleteItemCommand extends TableCommand<DeleteItemCommandInput, DeleteItemCommandOutput> {
+  readonly operation = 'DeleteItem';
+}
+export class QueryCommand extends TableCommand<QueryCommandInput, QueryCommandOutput> {
+  readonly operation = 'Query';
+}
+export class BatchGetItemCommand extends TableCommand<BatchGetItemCommandInput, BatchGetItemCommandOutput> {
+  readonly operation = 'BatchGetItem';
+}
+export class BatchWriteItemCommand extends TableCommand<BatchWriteItemCommandInput, BatchWriteItemCommandOutput> {
+  readonly operation = 'BatchWriteItem';
+}
+
+/** Every DynamoDB operation the store uses: what a function's role may need on the table. */
+export const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'BatchGetItem', 'BatchWriteItem'] as const;
+export type TableOperation = (typeof TABLE_OPERATIONS)[number];
+
+/**
+ * Sends the store's commands to the table. The answer has DynamoDB's fields and `$metadata` (the
+ * HTTP status, request id and attempts made), as the SDK's does; a refusal throws an Error whose
+ * `name` is DynamoDB's error code (ConditionalCheckFailedException, ThrottlingException...).
+ */
+export interface TableClient {
+  send<Output>(command: TableCommand<unknown, Output>): Promise<Output>;
+}

@@ -1,0 +1,201 @@
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignatureV4 } from '@smithy/signature-v4';
+
+/**
+ * KMS, SQS and Secrets Manager on loopback, for the calls the gateway makes without the SDK
+ * (shared/aws/signed-call.ts): none of the three has a local server. It speaks their JSON protocols
+ * as their API references describe them, for the five actions the gateway uses, and nothing else:
+ *
+ * - KMS `GenerateDataKey` and `Decrypt`: a data key decrypts only under the key id and the exact
+ *   encryption context it was made with (else `InvalidCiphertextException`, 400);
+ * - SQS `SendMessageBatch` (every entry taken, with its body's MD5 as SQS answers it) and
+ *   `ChangeMessageVisibility`;
+ * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id).
+ *
+ * Every request must carry a valid Signature V4 for the stand-in's credentials (else
+ * `InvalidSignatureException`, 403, as AWS answers). test/aws/signed-call.test.ts holds it to the
+ * SDK: the SDK's own clients get the same answers from it as from AWS's descriptions, so it is not a
+ * contract we wrote on both sides.
+ */
+export interface AwsStandIn {
+  /** `http://127.0.0.1:<port>`: every service's endpoint. */
+  url: string;
+  /** Environment for a signed call or an SDK client to reach it (endpoints, region, credentials). */
+  env: Record<string, string>;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  region: string;
+  keyId: string;
+  /** Sets a secret Secrets Manager answers for `GetSecretValue`. */
+  putSecret(secretId: string, value: string): void;
+  /** The next `times` requests for `target` (`TrentService.Decrypt`...) are answered with this error. */
+  failNext(target: string, times: number, failure: { status: number; code: string } | 'hang' | 'reset'): void;
+  /** Requests received, by target (failed ones too). */
+  calls(target?: string): number;
+  /** Each request as received: target, content type and body (JSON parsed). */
+  requests(): Array<{ target: string; contentType: string; body: unknown; headers: Record<string, string | string[] | undefined> }>;
+  /** The message bodies SQS took, in order. */
+  sentBodies(): string[];
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+type Answer = { status: number; body: unknown };
+
+class Sha256 {
+  #hash;
+  constructor(secret?: unknown) {
+    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret as string | Buffer);
+  }
+  update(data: string | Uint8Array) {
+    this.#hash.update(data);
+  }
+  async digest() {
+    return new Uint8Array(this.#hash.digest());
+  }
+}
+
+export async function startAwsStandIn(options: { region?: string } = {}): Promise<AwsStandIn> {
+  const region = options.region ?? 'us-east-1';
+  const credentials = { accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64') };
+  const account = '111122223333';
+  const keyId = `arn:aws:kms:${region}:${account}:key/${randomUUID()}`;
+  const dataKeys = new Map<string, { plaintext: Buffer; context: string; keyId: string }>();
+  const secrets = new Map<string, string>();
+  const failures = new Map<string, Array<{ status: number; code: string } | 'hang' | 'reset'>>();
+  let received: ReturnType<AwsStandIn['requests']> = [];
+  let sent: string[] = [];
+
+  const error = (status: number, code: string, message: string): Answer => ({ status, body: { __type: code, message } });
+  const context = (value: unknown) => JSON.stringify(Object.entries((value as Record<string, string> | undefined) ?? {}).sort());
+
+  const actions: Record<string, (input: Record<string, unknown>) => Answer> = {
+    'TrentService.GenerateDataKey': (input) => {
+      if (input.KeyId !== keyId) return error(400, 'NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
+      const plaintext = randomBytes(input.KeySpec === 'AES_128' ? 16 : 32);
+      const blob = randomBytes(48);
+      dataKeys.set(blob.toString('base64'), { plaintext, context: context(input.EncryptionContext), keyId });
+      return { status: 200, body: { KeyId: keyId, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') } };
+    },
+    'TrentService.Decrypt': (input) => {
+      const entry = dataKeys.get(String(input.CiphertextBlob));
+      if (!entry || entry.context !== context(input.EncryptionContext) || (input.KeyId !== undefined && input.KeyId !== entry.keyId)) {
+        return error(400, 'InvalidCiphertextException', '');
+      }
+      return { status: 200, body: { KeyId: entry.keyId, Plaintext: entry.plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' } };
+    },
+    'AmazonSQS.SendMessageBatch': (input) => {
+      const entries = (input.Entries as Array<{ Id: string; MessageBody: string }> | undefined) ?? [];
+      if (entries.length === 0) return error(400, 'AWS.SimpleQueueService.EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.');
+      if (entries.length > 10) return error(400, 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
+      sent.push(...entries.map((entry) => entry.MessageBody));
+      return {
+        status: 200,
+        body: { Successful: entries.map((entry) => ({ Id: entry.Id, MessageId: randomUUID(), MD5OfMessageBody: createHash('md5').update(entry.MessageBody).digest('hex') })), Failed: [] },
+      };
+    },
+    'AmazonSQS.ChangeMessageVisibility': () => ({ status: 200, body: {} }),
+    'secretsmanager.GetSecretValue': (input) => {
+      const value = secrets.get(String(input.SecretId));
+      if (value === undefined) return error(400, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
+      return { status: 200, body: { ARN: String(input.SecretId), Name: 'origin-verify', VersionId: randomUUID(), SecretString: value, VersionStages: ['AWSCURRENT'], CreatedDate: Date.now() / 1000 } };
+    },
+  };
+
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      void (async () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const target = String(request.headers['x-amz-target'] ?? '');
+        const contentType = String(request.headers['content-type'] ?? '');
+        let input: Record<string, unknown> = {};
+        try {
+          input = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+        } catch {
+          // Answered below as a serialization error.
+        }
+        received.push({ target, contentType, body: input, headers: { ...request.headers } });
+        const failure = failures.get(target)?.shift();
+        if (failure === 'hang') return;
+        if (failure === 'reset') return void request.socket.destroy();
+        const answer: Answer = failure
+          ? error(failure.status, failure.code, 'stand-in failure')
+          : !(await signatureValid(request, text))
+            ? error(403, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
+            : !/^application\/x-amz-json-1\.[01]$/.test(contentType)
+              ? error(400, 'SerializationException', `unexpected content type ${contentType}`)
+              : (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input);
+        const version = target.startsWith('TrentService') || target.startsWith('secretsmanager') ? '1.1' : '1.0';
+        response.writeHead(answer.status, { 'content-type': `application/x-amz-json-${version}`, 'x-amzn-requestid': randomUUID() }).end(JSON.stringify(answer.body));
+      })();
+    });
+  });
+
+  /** Signature V4, checked as AWS does: the same canonical request, signed with the stand-in's secret, gives the same signature. */
+  async function signatureValid(request: IncomingMessage, body: string): Promise<boolean> {
+    const authorization = String(request.headers.authorization ?? '');
+    const parts = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
+    const amzDate = String(request.headers['x-amz-date'] ?? '');
+    if (!parts || parts[1] !== credentials.accessKeyId || parts[3] !== region || !/^\d{8}T\d{6}Z$/.test(amzDate)) return false;
+    const signedHeaders = parts[5]!.split(';');
+    const headers = Object.fromEntries(signedHeaders.filter((name) => name !== 'x-amz-date').map((name) => [name, String(request.headers[name] ?? '')]));
+    const signer = new SignatureV4({ service: parts[4]!, region, credentials, sha256: Sha256, applyChecksum: false });
+    const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+    const [path = '/', query = ''] = (request.url ?? '/').split('?');
+    const signed = await signer.sign(
+      { method: request.method ?? 'POST', protocol: 'http:', hostname: '127.0.0.1', path, query: Object.fromEntries(new URLSearchParams(query)), headers, body },
+      { signingDate, signableHeaders: new Set(signedHeaders), unsignableHeaders: new Set() },
+    );
+    return String(signed.headers.authorization ?? signed.headers.Authorization) === authorization;
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    env: {
+      AWS_ENDPOINT_URL_KMS: url,
+      AWS_ENDPOINT_URL_SQS: url,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: url,
+      AWS_REGION: region,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    },
+    credentials,
+    region,
+    keyId,
+    putSecret: (secretId, value) => void secrets.set(secretId, value),
+    failNext(target, times, failure) {
+      failures.set(target, [...(failures.get(target) ?? []), ...Array.from({ length: times }, () => failure)]);
+    },
+    calls: (target) => (target ? received.filter((request) => request.target === target).length : received.length),
+    requests: () => [...received],
+    sentBodies: () => [...sent],
+    reset() {
+      received = [];
+      sent = [];
+      failures.clear();
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Points this process's signed calls at the stand-in (its endpoints, region and credentials); returns the undo. */
+export function useStandInEnvironment(standIn: Pick<AwsStandIn, 'env'>, extra: Record<string, string> = {}): () => void {
+  const values = { ...standIn.env, ...extra };
+  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, values);
+  return () => {
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
