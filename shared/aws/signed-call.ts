@@ -9,7 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
  * Why: the webhook receivers' cold start is what a platform's delivery waits for, and the four SDK
  * clients they would make (DynamoDB, KMS, SQS, Secrets Manager) are half their bundle and two thirds
  * of their import time (docs/cold-starts.md). Their four calls are simple JSON requests, so they are
- * made here. Everything else keeps the SDK.
+ * made here, and so is every HTTP function's one read of the origin secret. Everything else keeps the SDK.
  *
  * It does what the SDK's client would for these calls, checked against the SDK itself
  * (test/aws/signed-call.test.ts: the same request's target, headers and body; the same answer read):
@@ -18,9 +18,11 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
  * - credentials, region and endpoints from the environment as Lambda sets them
  *   (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, `AWS_REGION`), and the SDK's
  *   endpoint overrides (`AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL`) and `AWS_MAX_ATTEMPTS`;
- * - the SDK's standard retry mode: up to 3 attempts, full-jitter exponential backoff (100 ms base,
- *   500 ms after a throttling error, at most 20 s), for throttling and transient errors, 5xx and
- *   broken connections;
+ * - the SDK's standard retry mode (@smithy/service-error-classification, @smithy/util-retry): up to
+ *   3 attempts, full-jitter exponential backoff (100 ms base, 500 ms after a throttling error or a
+ *   429, at most 20 s), for throttling and transient errors, 5xx and broken connections. Not its
+ *   retry quota (a token bucket that stops retrying when most calls fail) nor its clock-skew
+ *   correction: Lambda's clock is kept in sync;
  * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`.
  */
 
@@ -87,12 +89,12 @@ const THROTTLING_CODES = new Set([
 ]);
 /** The SDK's transient error codes and the connection failures it retries. */
 const TRANSIENT_CODES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
-const TRANSIENT_STATUSES = new Set([429, 500, 502, 503, 504]);
 
 /** Is a failure (its error code, its HTTP status if one came) tried again, and from what base delay? undefined: not retried. */
 export function retryBaseMs(code: string, status: number | undefined): number | undefined {
-  if (THROTTLING_CODES.has(code)) return THROTTLED_RETRY_BASE_MS;
-  if (TRANSIENT_CODES.has(code) || TRANSIENT_STATUSES.has(status ?? 0)) return RETRY_BASE_MS;
+  if (THROTTLING_CODES.has(code) || status === 429) return THROTTLED_RETRY_BASE_MS;
+  // Transient, and any other server error (5xx), as the SDK's standard strategy.
+  if (TRANSIENT_CODES.has(code) || (status !== undefined && status >= 500 && status <= 599)) return RETRY_BASE_MS;
   return undefined;
 }
 
@@ -132,22 +134,13 @@ export async function signedCall<Output>(service: AwsJsonService, operation: str
       },
       body,
     });
-    const metadata = (status?: number, requestId?: string): CallMetadata => ({ httpStatusCode: status, requestId, attempts: attempt, totalRetryDelay });
-    let error: AwsCallError;
-    try {
-      const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS);
-      const requestId = answer.headers['x-amzn-requestid'] ?? undefined;
-      if (answer.status < 300) {
-        const output = (answer.text ? JSON.parse(answer.text) : {}) as Output;
-        return Object.assign(output as object, { $metadata: metadata(answer.status, String(requestId ?? '') || undefined) }) as Output & { $metadata: CallMetadata };
-      }
-      error = refusal(answer, metadata(answer.status, String(requestId ?? '') || undefined));
-    } catch (failure) {
-      if (failure instanceof AwsCallError) throw failure;
-      const code = (failure as NodeJS.ErrnoException).code ?? 'TimeoutError';
-      error = new AwsCallError(code, `${operation}: ${(failure as Error).message}`, { metadata: metadata(), fault: 'client', retryable: true });
+    const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS).catch((failure: NodeJS.ErrnoException) => failure);
+    const metadata: CallMetadata = answer instanceof Error ? { attempts: attempt, totalRetryDelay } : { httpStatusCode: answer.status, requestId: header(answer, 'x-amzn-requestid'), attempts: attempt, totalRetryDelay };
+    if (!(answer instanceof Error) && answer.status < 300) {
+      return Object.assign(answer.text ? (JSON.parse(answer.text) as object) : {}, { $metadata: metadata }) as Output & { $metadata: CallMetadata };
     }
-    const base = retryBaseMs(error.name, error.$metadata.httpStatusCode);
+    const error = answer instanceof Error ? unanswered(operation, answer, metadata) : refusal(answer, metadata);
+    const base = retryBaseMs(error.name, metadata.httpStatusCode);
     if (base === undefined || attempt >= maxAttempts) throw error;
     const delay = retryDelayMs(base, attempt);
     totalRetryDelay += delay;
@@ -161,16 +154,26 @@ function blobsAsBase64(this: Record<string, unknown>, key: string, value: unknow
   return original instanceof Uint8Array ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') : value;
 }
 
+/** An attempt that got no answer: the connection failed or no answer came in time. Named by the socket's code, as the SDK names it. */
+function unanswered(operation: string, failure: NodeJS.ErrnoException, metadata: CallMetadata): AwsCallError {
+  const code = failure.code ?? 'NetworkingError';
+  return new AwsCallError(code, `${operation}: ${failure.message}`, { metadata, fault: 'client', retryable: retryBaseMs(code, undefined) !== undefined });
+}
+
+function header(answer: Answer, name: string): string | undefined {
+  const value = answer.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
 /** The error an answer of 300 or more stands for: its code from `X-Amzn-ErrorType` or `__type`, as the SDK reads it. */
-function refusal(answer: { status: number; headers: Record<string, string | string[] | undefined>; text: string }, metadata: CallMetadata): AwsCallError {
+function refusal(answer: Answer, metadata: CallMetadata): AwsCallError {
   let parsed: { __type?: string; message?: string; Message?: string } = {};
   try {
     parsed = answer.text ? JSON.parse(answer.text) : {};
   } catch {
     // Not JSON (a proxy's page): the status says enough.
   }
-  const header = answer.headers['x-amzn-errortype'];
-  const raw = (typeof header === 'string' && header) || parsed.__type || `Http${answer.status}`;
+  const raw = header(answer, 'x-amzn-errortype') ?? parsed.__type ?? `Http${answer.status}`;
   // `aws.protocoltests#Code:http://...` or `com.amazonaws.dynamodb.v20120810#Code`: the code alone.
   const code = raw.split(':')[0]!.split('#').pop()!;
   const retryable = retryBaseMs(code, answer.status) !== undefined;
@@ -224,7 +227,13 @@ function signerFor(service: string, region: string, env: NodeJS.ProcessEnv): Sig
 /** Connections kept open between calls, as the SDK's handler keeps them: a warm function skips TLS. */
 const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
-function post(endpoint: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+function post(endpoint: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Answer> {
   const secure = endpoint.protocol === 'https:';
   return new Promise((resolve, reject) => {
     const call = (secure ? httpsRequest : httpRequest)(

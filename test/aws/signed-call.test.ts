@@ -170,6 +170,9 @@ describe('retries, as the SDK’s standard mode', () => {
     expect(retryBaseMs('ThrottlingException', 400)).toBe(500);
     expect(retryBaseMs('ProvisionedThroughputExceededException', 400)).toBe(500);
     expect(retryBaseMs('InternalServerError', 500)).toBe(100);
+    expect(retryBaseMs('KMSInternalException', 507)).toBe(100);
+    expect(retryBaseMs('Http429', 429)).toBe(500);
+    expect(retryBaseMs('ENOTFOUND', undefined)).toBeUndefined();
     expect(retryBaseMs('ECONNRESET', undefined)).toBe(100);
     expect(retryBaseMs('TimeoutError', undefined)).toBe(100);
     expect(retryBaseMs('ConditionalCheckFailedException', 400)).toBeUndefined();
