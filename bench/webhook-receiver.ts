@@ -98,7 +98,7 @@ export async function receiverFigures(notes: string[]): Promise<Figures> {
     const calls = harness.calls();
     durations.sort((a, b) => a - b);
     notes.push(
-      `Receiver: warm deliveries of a ${sample.body.length}-byte signed event to the payments handler, one at a time, in a process of its own that loads what its Lambda bundle loads (no local runtime, no tracer), wired as in Lambda (dynalite for DynamoDB, SDK mocks for KMS and SQS, which have no local server): ${WARM_UP} to warm up, then ${ROUNDS} rounds of ${PER_ROUND}, each followed by ${HMAC_RUNS} bare signature checks. The first delivery of an account costs 3 calls (GetItem, KMS Decrypt, SendMessage); warm ones cost the SendMessage only.`,
+      `Receiver: warm deliveries of a ${sample.body.length}-byte signed event to the payments handler, one at a time, in a process of its own that loads what its Lambda bundle loads (no local runtime, no tracer), wired as the receivers are in Lambda (signed calls to dynalite for DynamoDB and to the loopback stand-in for KMS and Secrets Manager; the enqueue stopped at the SQS call and counted): ${WARM_UP} to warm up, then ${ROUNDS} rounds of ${PER_ROUND}, each followed by ${HMAC_RUNS} bare signature checks. The first delivery of an account costs 3 calls (GetItem, KMS Decrypt, SendMessage); warm ones cost the SendMessage only.`,
       `Throughput ratio = receiver deliveries/s ÷ bare signature checks/s (parse + HMAC-SHA256 + compare) on the same machine and body, the median of the rounds' ratios; webhook.cpu_ratio_vs_hmac is the same from CPU time, which other work on the shared cores does not stretch.`,
     );
     return {

@@ -20,9 +20,9 @@ import { readPlace } from '../shared/reads/record-place';
 
 /**
  * The webhook path, measured:
- * - receiver: AWS calls per verified delivery once warm (DynamoDB counted on dynalite, KMS and
- *   SQS on SDK mocks), its in-process latency (p50/p99) and throughput, next to the bare HMAC
- *   check on the same machine;
+ * - receiver: AWS calls per verified delivery once warm (the receivers' signed calls counted:
+ *   DynamoDB on dynalite, KMS on the loopback stand-in, SQS at the call), its in-process latency
+ *   (p50/p99) and throughput, next to the bare HMAC check on the same machine;
  * - shuffle: 10,000 deliveries (8,000 events of both platforms plus 20% duplicates) in random
  *   order through the local gateway over HTTP; afterwards every stored record is compared with
  *   the platform's final state, and every event must have been applied exactly once.
