@@ -39,6 +39,10 @@ export interface AwsJsonService {
 
 export const DYNAMODB: AwsJsonService = { endpointPrefix: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB' };
 export const KMS: AwsJsonService = { endpointPrefix: 'kms', targetPrefix: 'TrentService', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_KMS' };
+/**
+ * Without the `x-amzn-query-mode` header the SDK adds for SQS: errors then come with their JSON codes
+ * (`QueueDoesNotExist`) rather than the older query API's; nothing in the gateway branches on an SQS error code.
+ */
 export const SQS: AwsJsonService = { endpointPrefix: 'sqs', targetPrefix: 'AmazonSQS', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SQS' };
 export const SECRETS_MANAGER: AwsJsonService = { endpointPrefix: 'secretsmanager', targetPrefix: 'secretsmanager', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' };
 

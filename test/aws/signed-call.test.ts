@@ -114,12 +114,20 @@ describe('the same answers as the SDK reads', () => {
 
     const wrong = { ...standIn.env, AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64') };
     const refused = await signedCall(KMS, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { env: wrong }).catch((e: AwsCallError) => e);
-    expect(refused).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 403, attempts: 1 } });
+    expect(refused).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 400, attempts: 1 } });
     // The stand-in's check can fail the SDK too: its signature is held to the same secret.
     const bySdk = await new KMSClient({ region: standIn.region, endpoint: standIn.url, credentials: { accessKeyId: standIn.credentials.accessKeyId, secretAccessKey: wrong.AWS_SECRET_ACCESS_KEY }, maxAttempts: 1 })
       .send(new GenerateDataKeyCommand({ KeyId: standIn.keyId, KeySpec: 'AES_256' }))
       .catch((e: Error) => e);
     expect((bySdk as Error).name).toBe('InvalidSignatureException');
+  });
+
+  it('an SQS refusal is read alike: an empty batch', async () => {
+    const input = { QueueUrl: 'https://sqs.us-east-1.amazonaws.com/111122223333/webhook-events', Entries: [] };
+    const bySdk = await sdk(SQSClient).send(new SendMessageBatchCommand(input)).catch((e: Error) => e);
+    const signed = await signedSqsCalls.sendMessageBatch(input).catch((e: AwsCallError) => e);
+    expect((bySdk as Error).name).toBe('EmptyBatchRequest');
+    expect(signed).toMatchObject({ name: 'EmptyBatchRequest', $retryable: false, $metadata: { httpStatusCode: 400 } });
   });
 
   it('a session token is signed and sent, as Lambda’s role credentials carry one', async () => {

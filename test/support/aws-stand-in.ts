@@ -15,7 +15,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
  * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id).
  *
  * Every request must carry a valid Signature V4 for the stand-in's credentials (else
- * `InvalidSignatureException`, 403, as AWS answers). test/aws/signed-call.test.ts holds it to the
+ * `InvalidSignatureException`, 400, as the JSON services answer it). test/aws/signed-call.test.ts holds it to the
  * SDK: the SDK's own clients get the same answers from it as from AWS's descriptions, so it is not a
  * contract we wrote on both sides.
  */
@@ -87,8 +87,9 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
     },
     'AmazonSQS.SendMessageBatch': (input) => {
       const entries = (input.Entries as Array<{ Id: string; MessageBody: string }> | undefined) ?? [];
-      if (entries.length === 0) return error(400, 'AWS.SimpleQueueService.EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.');
-      if (entries.length > 10) return error(400, 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
+      // The JSON protocol's codes (the SDK's query mode would add the older ones in x-amzn-query-error).
+      if (entries.length === 0) return error(400, 'com.amazonaws.sqs#EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.');
+      if (entries.length > 10) return error(400, 'com.amazonaws.sqs#TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
       sent.push(...entries.map((entry) => entry.MessageBody));
       return {
         status: 200,
@@ -124,7 +125,7 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
         const answer: Answer = failure
           ? error(failure.status, failure.code, 'stand-in failure')
           : !(await signatureValid(request, text))
-            ? error(403, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
+            ? error(400, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
             : !/^application\/x-amz-json-1\.[01]$/.test(contentType)
               ? error(400, 'SerializationException', `unexpected content type ${contentType}`)
               : (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input);
