@@ -52,9 +52,13 @@ export interface AwsServices {
   /** The table (DynamoDB): every function provides it, through the SDK (`sdkTable`) or signed calls (`signedTable`). */
   table?: (env: GatewayEnvironment) => TableClient;
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
-  events?: (env: GatewayEnvironment) => EventPublisher;
-  stateMachines?: (env: GatewayEnvironment) => StateMachines;
-  pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
+  /**
+   * The next three may answer a promise: a function that rarely needs them loads their SDK client
+   * with `import()` on first use (functions/api.ts), so its usual first request does not.
+   */
+  events?: (env: GatewayEnvironment) => EventPublisher | Promise<EventPublisher>;
+  stateMachines?: (env: GatewayEnvironment) => StateMachines | Promise<StateMachines>;
+  pollerNotices?: (env: GatewayEnvironment) => PollerNotices | Promise<PollerNotices>;
   /** The credentials vault (KMS): provided by the functions that seal or open credentials. */
   vault?: (env: GatewayEnvironment) => Gateway['vault'];
 }
@@ -76,14 +80,11 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 
 function awsGateway(env: GatewayEnvironment): Gateway {
   let queues: Gateway['queues'] | undefined;
-  let events: EventPublisher | undefined;
-  let stateMachines: StateMachines | undefined;
-  let notices: PollerNotices | undefined;
   let vault: Gateway['vault'] | undefined;
   const keys = () => (vault ??= (awsServices.vault ?? (() => missing('The vault (KMS)')))(env));
-  const machines = () => (stateMachines ??= (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
-  const noticeQueue = () => (notices ??= (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
-  const publisher = (): EventPublisher => (awsServices.events ?? (() => missing('EventBridge')))(env);
+  const machines = onFirstUse(() => (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
+  const noticeQueue = onFirstUse(() => (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
+  const publisher = onFirstUse(() => (awsServices.events ?? (() => missing('EventBridge')))(env));
   const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => sqs(name).send(messages),
@@ -102,16 +103,28 @@ function awsGateway(env: GatewayEnvironment): Gateway {
       forget: (scope) => keys().forget(scope),
     },
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
-    events: countedPublisher({ publish: (batch) => (events ??= publisher()).publish(batch) }),
+    events: countedPublisher({ publish: async (batch) => (await publisher()).publish(batch) }),
     stateMachines: {
-      startLifecycle: (name, input) => machines().startLifecycle(name, input),
-      startFleet: (input) => machines().startFleet(input),
-      sendTaskSuccess: (token, output) => machines().sendTaskSuccess(token, output),
+      startLifecycle: async (name, input) => (await machines()).startLifecycle(name, input),
+      startFleet: async (input) => (await machines()).startFleet(input),
+      sendTaskSuccess: async (token, output) => (await machines()).sendTaskSuccess(token, output),
     },
     pollerNotices: {
-      tell: (notice) => noticeQueue().tell(notice),
-      receive: (options) => noticeQueue().receive(options),
+      tell: async (notice) => (await noticeQueue()).tell(notice),
+      receive: async (options) => (await noticeQueue()).receive(options),
     },
     now: () => Date.now(),
   };
+}
+
+/** A service made on its first use and kept (its factory may answer a promise); one that failed to be made is tried again next time. */
+function onFirstUse<T>(make: () => T | Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () =>
+    (made ??= Promise.resolve()
+      .then(make)
+      .catch((error: unknown) => {
+        made = undefined;
+        throw error;
+      }));
 }

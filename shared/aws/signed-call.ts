@@ -6,10 +6,11 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 /**
  * One AWS call over HTTPS, signed with the SDK's own Signature V4 signer, without an SDK client.
  *
- * Why: the webhook receivers' cold start is what a platform's delivery waits for, and the four SDK
- * clients they would make (DynamoDB, KMS, SQS, Secrets Manager) are half their bundle and two thirds
- * of their import time (docs/cold-starts.md). Their four calls are simple JSON requests, so they are
- * made here, and so is every HTTP function's one read of the origin secret. Everything else keeps the SDK.
+ * Why: the webhook receivers' and the API's cold starts are what a platform's delivery, a dashboard
+ * page and a playbook's first read wait for, and the SDK clients they would make (DynamoDB, KMS, SQS,
+ * Secrets Manager) were half a receiver's bundle and two thirds of its import time
+ * (docs/cold-starts.md). Those calls are simple JSON requests, so they are made here, and so is every
+ * HTTP function's one read of the origin secret. Everything else keeps the SDK.
  *
  * It does what the SDK's client would for these calls, checked against the SDK itself
  * (test/aws/signed-call.test.ts: the same request's target, headers and body; the same answer read):
