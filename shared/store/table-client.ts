@@ -29,27 +29,20 @@ export abstract class TableCommand<Input, Output> {
   constructor(readonly input: Input) {}
 }
 
-export class GetItemCommand extends TableCommand<GetItemCommandInput, GetItemCommandOutput> {
-  readonly operation = 'GetItem';
+/** The command class for one operation. */
+function commandFor<Input, Output>(operation: TableOperation) {
+  return class extends TableCommand<Input, Output> {
+    readonly operation = operation;
+  };
 }
-export class PutItemCommand extends TableCommand<PutItemCommandInput, PutItemCommandOutput> {
-  readonly operation = 'PutItem';
-}
-export class UpdateItemCommand extends TableCommand<UpdateItemCommandInput, UpdateItemCommandOutput> {
-  readonly operation = 'UpdateItem';
-}
-export class DeleteItemCommand extends TableCommand<DeleteItemCommandInput, DeleteItemCommandOutput> {
-  readonly operation = 'DeleteItem';
-}
-export class QueryCommand extends TableCommand<QueryCommandInput, QueryCommandOutput> {
-  readonly operation = 'Query';
-}
-export class BatchGetItemCommand extends TableCommand<BatchGetItemCommandInput, BatchGetItemCommandOutput> {
-  readonly operation = 'BatchGetItem';
-}
-export class BatchWriteItemCommand extends TableCommand<BatchWriteItemCommandInput, BatchWriteItemCommandOutput> {
-  readonly operation = 'BatchWriteItem';
-}
+
+export const GetItemCommand = /* @__PURE__ */ commandFor<GetItemCommandInput, GetItemCommandOutput>('GetItem');
+export const PutItemCommand = /* @__PURE__ */ commandFor<PutItemCommandInput, PutItemCommandOutput>('PutItem');
+export const UpdateItemCommand = /* @__PURE__ */ commandFor<UpdateItemCommandInput, UpdateItemCommandOutput>('UpdateItem');
+export const DeleteItemCommand = /* @__PURE__ */ commandFor<DeleteItemCommandInput, DeleteItemCommandOutput>('DeleteItem');
+export const QueryCommand = /* @__PURE__ */ commandFor<QueryCommandInput, QueryCommandOutput>('Query');
+export const BatchGetItemCommand = /* @__PURE__ */ commandFor<BatchGetItemCommandInput, BatchGetItemCommandOutput>('BatchGetItem');
+export const BatchWriteItemCommand = /* @__PURE__ */ commandFor<BatchWriteItemCommandInput, BatchWriteItemCommandOutput>('BatchWriteItem');
 
 /** Every DynamoDB operation the store uses: what a function's role may need on the table. */
 export const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'BatchGetItem', 'BatchWriteItem'] as const;
