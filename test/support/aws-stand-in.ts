@@ -15,7 +15,13 @@ import { SignatureV4 } from '@smithy/signature-v4';
  * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id).
  *
  * Every request must carry a valid Signature V4 for the stand-in's credentials (else
- * `InvalidSignatureException`, 400, as the JSON services answer it). test/aws/signed-call.test.ts holds it to the
+ * `InvalidSignatureException`, 400, as the JSON services answer it).
+ *
+ * Sources: the AWS KMS API Reference (GenerateDataKey, Decrypt, InvalidCiphertextException), the
+ * Amazon SQS API Reference (SendMessageBatch, ChangeMessageVisibility, EmptyBatchRequest,
+ * TooManyEntriesInBatchRequest), the AWS Secrets Manager API Reference (GetSecretValue,
+ * ResourceNotFoundException), and for the error body (`__type`, `message`, status 400) DynamoDB's
+ * "Error handling with DynamoDB", which the JSON services share. test/aws/signed-call.test.ts holds it to the
  * SDK: the SDK's own clients get the same answers from it as from AWS's descriptions, so it is not a
  * contract we wrote on both sides.
  */
