@@ -1,3 +1,4 @@
+import { MAXIMUM_RETRY_DELAY, Retry, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -19,11 +20,13 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
  * - credentials, region and endpoints from the environment as Lambda sets them
  *   (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, `AWS_REGION`), and the SDK's
  *   endpoint overrides (`AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL`) and `AWS_MAX_ATTEMPTS`;
- * - the SDK's standard retry mode (@smithy/service-error-classification, @smithy/util-retry): up to
- *   3 attempts, full-jitter exponential backoff (100 ms base, 500 ms after a throttling error or a
- *   429, at most 20 s), for throttling and transient errors, 5xx and broken connections. Not its
- *   retry quota (a token bucket that stops retrying when most calls fail) nor its clock-skew
- *   correction: Lambda's clock is kept in sync;
+ * - the SDK's standard retry mode, decided by the SDK's own classification (`@smithy/core/retry`):
+ *   up to 3 attempts, full-jitter exponential backoff from its bases (50 ms, 1 s after a throttling
+ *   error), at most 20 s, for its throttling and transient errors (500, 502, 503, 504, 429, dropped
+ *   connections and DNS failures). Not its retry quota (a token bucket that stops retrying when most
+ *   calls fail), its Retry-After hints nor its clock-skew correction: Lambda's clock is kept in sync;
+ * - each attempt has a deadline (3 s by default; the SDK sets none), so a stalled connection is
+ *   abandoned and tried again rather than holding the invocation until Lambda's timeout;
  * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`.
  */
 
@@ -55,18 +58,27 @@ export interface CallMetadata {
   totalRetryDelay: number;
 }
 
-/** A refusal or failure of a signed call: `name` is the service's error code. */
+/**
+ * A refusal or failure of a signed call: `name` is the service's error code (or, for an attempt with
+ * no answer, the socket's, also in `code`, as Node and the SDK give it).
+ */
 export class AwsCallError extends Error {
   readonly $metadata: CallMetadata;
   readonly $fault: 'client' | 'server';
-  readonly $retryable: boolean;
+  readonly code: string | undefined;
+  declare readonly cause?: Error;
 
-  constructor(code: string, message: string, details: { metadata: CallMetadata; fault: 'client' | 'server'; retryable: boolean }) {
+  constructor(code: string, message: string, details: { metadata: CallMetadata; fault: 'client' | 'server'; socketCode?: string }) {
     super(message);
     this.name = code;
     this.$metadata = details.metadata;
     this.$fault = details.fault;
-    this.$retryable = details.retryable;
+    this.code = details.socketCode;
+  }
+
+  /** Whether the SDK's standard mode would try this again. */
+  get retryable(): boolean {
+    return retryBaseMs(this) !== undefined;
   }
 }
 
@@ -80,32 +92,18 @@ export interface CallOptions {
 }
 
 const DEFAULT_ATTEMPTS = 3;
-const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
-/** The SDK's standard retry mode. */
-const RETRY_BASE_MS = 100;
-const THROTTLED_RETRY_BASE_MS = 500;
-const MAX_RETRY_DELAY_MS = 20_000;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 3_000;
 
-/** The SDK's throttling error codes (@smithy/service-error-classification). */
-const THROTTLING_CODES = new Set([
-  'BandwidthLimitExceeded', 'EC2ThrottledException', 'LimitExceededException', 'PriorRequestNotComplete',
-  'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'RequestThrottled', 'RequestThrottledException',
-  'SlowDown', 'ThrottledException', 'Throttling', 'ThrottlingException', 'TooManyRequestsException', 'TransactionInProgressException',
-]);
-/** The SDK's transient error codes and the connection failures it retries. */
-const TRANSIENT_CODES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
-
-/** Is a failure (its error code, its HTTP status if one came) tried again, and from what base delay? undefined: not retried. */
-export function retryBaseMs(code: string, status: number | undefined): number | undefined {
-  if (THROTTLING_CODES.has(code) || status === 429) return THROTTLED_RETRY_BASE_MS;
-  // Transient, and any other server error (5xx), as the SDK's standard strategy.
-  if (TRANSIENT_CODES.has(code) || (status !== undefined && status >= 500 && status <= 599)) return RETRY_BASE_MS;
+/** Is a failure tried again, and from what base delay? The SDK's own decision; undefined: not retried. */
+export function retryBaseMs(error: AwsCallError): number | undefined {
+  if (isThrottlingError(error)) return Retry.throttlingDelay();
+  if (isTransientError(error)) return Retry.delay();
   return undefined;
 }
 
 /** Full jitter, as the SDK: a random delay up to base × 2^(retry − 1), at most 20 s. */
 export function retryDelayMs(base: number, retry: number, random: () => number = Math.random): number {
-  return Math.floor(random() * Math.min(MAX_RETRY_DELAY_MS, base * 2 ** (retry - 1)));
+  return Math.floor(random() * Math.min(MAXIMUM_RETRY_DELAY, base * 2 ** (retry - 1)));
 }
 
 /**
@@ -145,7 +143,7 @@ export async function signedCall<Output>(service: AwsJsonService, operation: str
       return Object.assign(answer.text ? (JSON.parse(answer.text) as object) : {}, { $metadata: metadata }) as Output & { $metadata: CallMetadata };
     }
     const error = answer instanceof Error ? unanswered(operation, answer, metadata) : refusal(answer, metadata);
-    const base = retryBaseMs(error.name, metadata.httpStatusCode);
+    const base = retryBaseMs(error);
     if (base === undefined || attempt >= maxAttempts) throw error;
     const delay = retryDelayMs(base, attempt);
     totalRetryDelay += delay;
@@ -162,7 +160,7 @@ function blobsAsBase64(this: Record<string, unknown>, key: string, value: unknow
 /** An attempt that got no answer: the connection failed or no answer came in time. Named by the socket's code, as the SDK names it. */
 function unanswered(operation: string, failure: NodeJS.ErrnoException, metadata: CallMetadata): AwsCallError {
   const code = failure.code ?? 'NetworkingError';
-  return new AwsCallError(code, `${operation}: ${failure.message}`, { metadata, fault: 'client', retryable: retryBaseMs(code, undefined) !== undefined });
+  return new AwsCallError(code, `${operation}: ${failure.message}`, { metadata, fault: 'client', socketCode: failure.code });
 }
 
 function header(answer: Answer, name: string): string | undefined {
@@ -181,8 +179,7 @@ function refusal(answer: Answer, metadata: CallMetadata): AwsCallError {
   const raw = header(answer, 'x-amzn-errortype') ?? parsed.__type ?? `Http${answer.status}`;
   // `aws.protocoltests#Code:http://...` or `com.amazonaws.dynamodb.v20120810#Code`: the code alone.
   const code = raw.split(':')[0]!.split('#').pop()!;
-  const retryable = retryBaseMs(code, answer.status) !== undefined;
-  return new AwsCallError(code, parsed.message ?? parsed.Message ?? code, { metadata, fault: answer.status >= 500 ? 'server' : 'client', retryable });
+  return new AwsCallError(code, parsed.message ?? parsed.Message ?? code, { metadata, fault: answer.status >= 500 ? 'server' : 'client' });
 }
 
 /** SHA-256 as the signer wants it (its `Checksum`), from node:crypto. */
@@ -242,7 +239,7 @@ function post(endpoint: URL, headers: Record<string, string>, body: string, time
   const secure = endpoint.protocol === 'https:';
   return new Promise((resolve, reject) => {
     const call = (secure ? httpsRequest : httpRequest)(
-      { method: 'POST', hostname: endpoint.hostname, port: endpoint.port || undefined, path: endpoint.pathname, headers, agent: secure ? agents.https : agents.http, timeout: timeoutMs },
+      { method: 'POST', hostname: endpoint.hostname, port: endpoint.port || undefined, path: endpoint.pathname, headers, agent: secure ? agents.https : agents.http },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -250,7 +247,10 @@ function post(endpoint: URL, headers: Record<string, string>, body: string, time
         response.on('error', reject);
       },
     );
-    call.on('timeout', () => call.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'TimeoutError' })));
+    // A deadline for the whole attempt (connecting, sending, the answer to its last byte), not only
+    // for an idle socket: a half-open kept-alive connection after a freeze fails in time to be retried.
+    const deadline = setTimeout(() => call.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'TimeoutError' })), timeoutMs);
+    call.on('close', () => clearTimeout(deadline));
     call.on('error', reject);
     call.end(body);
   });

@@ -4,6 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetItemCommand as SdkGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Retry } from '@smithy/core/retry';
 import { AwsCallError, KMS, SECRETS_MANAGER, SQS, retryBaseMs, retryDelayMs, signedCall } from '../../shared/aws/signed-call';
 import { signedSqsCalls } from '../../shared/queues/signed-sqs-calls';
 import { sdkSqsCalls } from '../../shared/queues/sdk-sqs-calls';
@@ -106,6 +107,12 @@ describe('the same answers as the SDK reads', () => {
     expect((signedError as AwsCallError).name).toBe('InvalidCiphertextException');
     expect((signedError as AwsCallError).$metadata).toMatchObject({ httpStatusCode: 400, attempts: 1 });
     expect((signedError as AwsCallError).$fault).toBe('client');
+
+    // Another key named: KMS says so rather than that the ciphertext is bad, to both.
+    const otherKey = `${standIn.keyId}-other`;
+    const wrongKeyBySdk = await sdk(KMSClient).send(new DecryptCommand({ CiphertextBlob: signed.CiphertextBlob!, KeyId: otherKey, EncryptionContext: context })).catch((e: Error) => e);
+    const wrongKeySigned = await signedKmsCalls.decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: otherKey, EncryptionContext: context }).catch((e: Error) => e);
+    expect([(wrongKeyBySdk as Error).name, (wrongKeySigned as Error).name]).toEqual(['IncorrectKeyException', 'IncorrectKeyException']);
   });
 
   it('an unknown operation and a wrong signature are refused, not retried', async () => {
@@ -115,6 +122,9 @@ describe('the same answers as the SDK reads', () => {
     const wrong = { ...standIn.env, AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64') };
     const refused = await signedCall(KMS, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { env: wrong }).catch((e: AwsCallError) => e);
     expect(refused).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 400, attempts: 1 } });
+    // Signed for another service (its credential scope names sqs): refused as AWS would.
+    const misnamed = await signedCall({ ...KMS, endpointPrefix: 'sqs' }, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { env: { ...standIn.env, AWS_ENDPOINT_URL_KMS: standIn.url } }).catch((e: AwsCallError) => e);
+    expect(misnamed).toMatchObject({ name: 'InvalidSignatureException' });
     // The stand-in's check can fail the SDK too: its signature is held to the same secret.
     const bySdk = await new KMSClient({ region: standIn.region, endpoint: standIn.url, credentials: { accessKeyId: standIn.credentials.accessKeyId, secretAccessKey: wrong.AWS_SECRET_ACCESS_KEY }, maxAttempts: 1 })
       .send(new GenerateDataKeyCommand({ KeyId: standIn.keyId, KeySpec: 'AES_256' }))
@@ -127,7 +137,7 @@ describe('the same answers as the SDK reads', () => {
     const bySdk = await sdk(SQSClient).send(new SendMessageBatchCommand(input)).catch((e: Error) => e);
     const signed = await signedSqsCalls.sendMessageBatch(input).catch((e: AwsCallError) => e);
     expect((bySdk as Error).name).toBe('EmptyBatchRequest');
-    expect(signed).toMatchObject({ name: 'EmptyBatchRequest', $retryable: false, $metadata: { httpStatusCode: 400 } });
+    expect(signed).toMatchObject({ name: 'EmptyBatchRequest', retryable: false, $metadata: { httpStatusCode: 400 } });
   });
 
   it('a session token is signed and sent, as Lambda’s role credentials carry one', async () => {
@@ -159,12 +169,12 @@ describe('retries, as the SDK’s standard mode', () => {
   it('gives up after 3 attempts with the last error; a client error is not retried', async () => {
     standIn.failNext('TrentService.GenerateDataKey', 3, { status: 500, code: 'KMSInternalException' });
     const failed = await generate().catch((e: AwsCallError) => e);
-    expect(failed).toMatchObject({ name: 'KMSInternalException', $fault: 'server', $retryable: true, $metadata: { attempts: 3, httpStatusCode: 500 } });
+    expect(failed).toMatchObject({ name: 'KMSInternalException', $fault: 'server', retryable: true, $metadata: { attempts: 3, httpStatusCode: 500 } });
 
     standIn.reset();
     standIn.failNext('TrentService.GenerateDataKey', 1, { status: 400, code: 'ValidationException' });
     const refused = await generate().catch((e: AwsCallError) => e);
-    expect(refused).toMatchObject({ name: 'ValidationException', $retryable: false, $metadata: { attempts: 1 } });
+    expect(refused).toMatchObject({ name: 'ValidationException', retryable: false, $metadata: { attempts: 1 } });
     expect(standIn.calls()).toBe(1);
   });
 
@@ -174,20 +184,25 @@ describe('retries, as the SDK’s standard mode', () => {
     expect(answer.$metadata.attempts).toBe(2);
   });
 
-  it('decides as the SDK: which failures, what base, full jitter capped at 20 s', () => {
-    expect(retryBaseMs('ThrottlingException', 400)).toBe(500);
-    expect(retryBaseMs('ProvisionedThroughputExceededException', 400)).toBe(500);
-    expect(retryBaseMs('InternalServerError', 500)).toBe(100);
-    expect(retryBaseMs('KMSInternalException', 507)).toBe(100);
-    expect(retryBaseMs('Http429', 429)).toBe(500);
-    expect(retryBaseMs('ENOTFOUND', undefined)).toBeUndefined();
-    expect(retryBaseMs('ECONNRESET', undefined)).toBe(100);
-    expect(retryBaseMs('TimeoutError', undefined)).toBe(100);
-    expect(retryBaseMs('ConditionalCheckFailedException', 400)).toBeUndefined();
-    expect(retryBaseMs('AccessDeniedException', 400)).toBeUndefined();
+  it('decides as the SDK: its own classification reads the errors a signed call makes', () => {
+    const refused = (code: string, status: number) => new AwsCallError(code, code, { metadata: { httpStatusCode: status, attempts: 1, totalRetryDelay: 0 }, fault: status >= 500 ? 'server' : 'client' });
+    const unanswered = (socketCode: string) => new AwsCallError(socketCode, socketCode, { metadata: { attempts: 1, totalRetryDelay: 0 }, fault: 'client', socketCode });
+    // Throttling: the SDK's longer base.
+    expect(retryBaseMs(refused('ThrottlingException', 400))).toBe(Retry.throttlingDelay());
+    expect(retryBaseMs(refused('ProvisionedThroughputExceededException', 400))).toBe(Retry.throttlingDelay());
+    expect(retryBaseMs(refused('Http429', 429))).toBe(Retry.throttlingDelay());
+    // Transient: 500, 502, 503, 504, dropped connections, DNS failures, an attempt past its deadline.
+    for (const status of [500, 502, 503, 504]) expect(retryBaseMs(refused('InternalFailure', status)), String(status)).toBe(Retry.delay());
+    for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND']) expect(retryBaseMs(unanswered(code)), code).toBe(Retry.delay());
+    expect(retryBaseMs(unanswered('TimeoutError'))).toBe(Retry.delay());
+    // Not retried: refusals of the request itself, and server errors the SDK does not retry.
+    for (const [code, status] of [['ConditionalCheckFailedException', 400], ['AccessDeniedException', 400], ['ValidationException', 400], ['NotImplemented', 501]] as const) {
+      expect(retryBaseMs(refused(code, status)), code).toBeUndefined();
+    }
+    expect(refused('ValidationException', 400).retryable).toBe(false);
     expect(retryDelayMs(100, 1, () => 0.999)).toBe(99);
     expect(retryDelayMs(100, 3, () => 0.5)).toBe(200);
-    expect(retryDelayMs(500, 10, () => 0.999)).toBe(19_980);
+    expect(retryDelayMs(1000, 10, () => 0.999)).toBe(19_980);
     expect(retryDelayMs(100, 2, () => 0)).toBe(0);
   });
 });

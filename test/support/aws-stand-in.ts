@@ -8,8 +8,10 @@ import { SignatureV4 } from '@smithy/signature-v4';
  * (shared/aws/signed-call.ts): none of the three has a local server. It speaks their JSON protocols
  * as their API references describe them, for the five actions the gateway uses, and nothing else:
  *
- * - KMS `GenerateDataKey` and `Decrypt`: a data key decrypts only under the key id and the exact
- *   encryption context it was made with (else `InvalidCiphertextException`, 400);
+ * - KMS `GenerateDataKey` (a key spec or a number of bytes required) and `Decrypt`: a data key
+ *   decrypts only under the exact encryption context it was made with (else
+ *   `InvalidCiphertextException`) and the key that made it, if the request names one (else
+ *   `IncorrectKeyException`);
  * - SQS `SendMessageBatch` (every entry taken, with its body's MD5 as SQS answers it) and
  *   `ChangeMessageVisibility`;
  * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id).
@@ -49,6 +51,9 @@ export interface AwsStandIn {
 
 type Answer = { status: number; body: unknown };
 
+/** Each target prefix's signing name: what a request's credential scope must say. */
+const SIGNING_NAMES: Record<string, string> = { TrentService: 'kms', AmazonSQS: 'sqs', secretsmanager: 'secretsmanager' };
+
 class Sha256 {
   #hash;
   constructor(secret?: unknown) {
@@ -79,16 +84,16 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
   const actions: Record<string, (input: Record<string, unknown>) => Answer> = {
     'TrentService.GenerateDataKey': (input) => {
       if (input.KeyId !== keyId) return error(400, 'NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
-      const plaintext = randomBytes(input.KeySpec === 'AES_128' ? 16 : 32);
+      if (input.KeySpec === undefined && input.NumberOfBytes === undefined) return error(400, 'ValidationException', 'Please specify either number of bytes or key spec.');
+      const plaintext = randomBytes(input.KeySpec === 'AES_128' ? 16 : input.KeySpec === 'AES_256' ? 32 : Number(input.NumberOfBytes));
       const blob = randomBytes(48);
       dataKeys.set(blob.toString('base64'), { plaintext, context: context(input.EncryptionContext), keyId });
       return { status: 200, body: { KeyId: keyId, Plaintext: plaintext.toString('base64'), CiphertextBlob: blob.toString('base64') } };
     },
     'TrentService.Decrypt': (input) => {
       const entry = dataKeys.get(String(input.CiphertextBlob));
-      if (!entry || entry.context !== context(input.EncryptionContext) || (input.KeyId !== undefined && input.KeyId !== entry.keyId)) {
-        return error(400, 'InvalidCiphertextException', '');
-      }
+      if (entry && input.KeyId !== undefined && input.KeyId !== entry.keyId) return error(400, 'IncorrectKeyException', 'The key ID in the request does not identify the KMS key that was used to encrypt the ciphertext.');
+      if (!entry || entry.context !== context(input.EncryptionContext)) return error(400, 'InvalidCiphertextException', '');
       return { status: 200, body: { KeyId: entry.keyId, Plaintext: entry.plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' } };
     },
     'AmazonSQS.SendMessageBatch': (input) => {
@@ -130,7 +135,7 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
         if (failure === 'reset') return void request.socket.destroy();
         const answer: Answer = failure
           ? error(failure.status, failure.code, 'stand-in failure')
-          : !(await signatureValid(request, text))
+          : !(await signatureValid(request, text, SIGNING_NAMES[target.split('.')[0]!]))
             ? error(400, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
             : !/^application\/x-amz-json-1\.[01]$/.test(contentType)
               ? error(400, 'SerializationException', `unexpected content type ${contentType}`)
@@ -142,12 +147,14 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
   });
 
   /** Signature V4, checked as AWS does: the same canonical request, signed with the stand-in's secret, gives the same signature. */
-  async function signatureValid(request: IncomingMessage, body: string): Promise<boolean> {
+  async function signatureValid(request: IncomingMessage, body: string, service: string | undefined): Promise<boolean> {
     const authorization = String(request.headers.authorization ?? '');
     const parts = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
     const amzDate = String(request.headers['x-amz-date'] ?? '');
-    if (!parts || parts[1] !== credentials.accessKeyId || parts[3] !== region || !/^\d{8}T\d{6}Z$/.test(amzDate)) return false;
+    // The credential scope names this service's signing name and region; host, date and target are signed.
+    if (!parts || parts[1] !== credentials.accessKeyId || parts[3] !== region || parts[4] !== service || !/^\d{8}T\d{6}Z$/.test(amzDate)) return false;
     const signedHeaders = parts[5]!.split(';');
+    if (!['host', 'x-amz-date', 'x-amz-target'].every((name) => signedHeaders.includes(name))) return false;
     const headers = Object.fromEntries(signedHeaders.filter((name) => name !== 'x-amz-date').map((name) => [name, String(request.headers[name] ?? '')]));
     const signer = new SignatureV4({ service: parts[4]!, region, credentials, sha256: Sha256, applyChecksum: false });
     const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
