@@ -12,7 +12,8 @@ import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { signedTableClient } from '../../shared/store/signed-table-client';
 import { Store } from '../../shared/store/store';
 import { GetItemCommand } from '../../shared/store/table-client';
-import { toItem } from '../../shared/store/table-access';
+import { batchGetAll, batchWriteAll, countAll, fromItem, putVersioned, queryAll, toItem, VersionConflictError } from '../../shared/store/table-access';
+import { DeleteItemCommand } from '../../shared/store/table-client';
 import { signedKmsCalls } from '../../shared/vault/signed-kms-calls';
 import { sdkKmsCalls } from '../../shared/vault/sdk-kms-calls';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
@@ -241,5 +242,30 @@ describe('the table through signed calls (dynalite)', () => {
     expect((await signed.setIntegrationsEnabled('acct-signed', false))?.integrationsEnabled).toBe(false);
     expect((await bySdk.getAccount('acct-signed'))?.integrationsEnabled).toBe(false);
     sdkClient.destroy();
+  });
+
+  it('the API\u2019s other operations answer as through the SDK: batch writes, paged queries, batch reads, versioned puts, deletes', async () => {
+    const env = { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+    const signed = { client: signedTableClient({ env }), tableName: dynamo.tableName };
+    const bySdk = { client: sdkTableClient(localDynamoClient(dynamo.endpoint)), tableName: dynamo.tableName };
+    // 60 items of ~2 KB: three BatchWriteItem requests, and more than one page for a small query limit.
+    const items = Array.from({ length: 60 }, (_, n) => ({ pk: 'ACCOUNT#acct-ops', sk: `ITEM#${String(n).padStart(3, '0')}`, body: 'x'.repeat(2000), n }));
+    await batchWriteAll(signed, items.map((item) => ({ PutRequest: { Item: toItem(item) } })));
+    const query = { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: toItem({ ':pk': 'ACCOUNT#acct-ops' }), Limit: 7 };
+    const listed = await queryAll(signed, query);
+    expect(listed).toEqual(await queryAll(bySdk, query));
+    expect(listed.map((item) => item.n)).toEqual(items.map((item) => item.n));
+    expect(await countAll(signed, { KeyConditionExpression: query.KeyConditionExpression, ExpressionAttributeValues: query.ExpressionAttributeValues })).toBe(60);
+    const keys = items.slice(0, 30).map((item) => toItem({ pk: item.pk, sk: item.sk }));
+    const read = (await batchGetAll(signed, keys)).map(fromItem);
+    expect(read.map((item) => item.n).sort((a, b) => Number(a) - Number(b))).toEqual(items.slice(0, 30).map((item) => item.n));
+
+    const versioned = { pk: 'ACCOUNT#acct-ops', sk: 'VERSIONED', version: 0, value: 'first' };
+    expect(await putVersioned(signed, versioned, () => 'the versioned item')).toBe(1);
+    await expect(putVersioned(signed, versioned, () => 'the versioned item')).rejects.toBeInstanceOf(VersionConflictError);
+    expect(await putVersioned(bySdk, { ...versioned, version: 1, value: 'second' }, () => 'the versioned item')).toBe(2);
+
+    const deleted = await signed.client.send(new DeleteItemCommand({ TableName: dynamo.tableName, Key: toItem({ pk: 'ACCOUNT#acct-ops', sk: 'VERSIONED' }), ReturnValues: 'ALL_OLD' }));
+    expect(fromItem(deleted.Attributes!)).toMatchObject({ value: 'second', version: 2 });
   });
 });
