@@ -182,8 +182,8 @@ function refusal(answer: Answer, metadata: CallMetadata): AwsCallError {
   return new AwsCallError(code, parsed.message ?? parsed.Message ?? code, { metadata, fault: answer.status >= 500 ? 'server' : 'client' });
 }
 
-/** SHA-256 as the signer wants it (its `Checksum`), from node:crypto. */
-class Sha256 {
+/** SHA-256 as the signer wants it (its `Checksum`), from node:crypto; the tests' stand-in checks signatures with it too. */
+export class Sha256 {
   #hash: Hash | Hmac;
   readonly #secret: string | Uint8Array | undefined;
   constructor(secret?: SourceData) {

@@ -44,9 +44,8 @@ export const QueryCommand = /* @__PURE__ */ commandFor<QueryCommandInput, QueryC
 export const BatchGetItemCommand = /* @__PURE__ */ commandFor<BatchGetItemCommandInput, BatchGetItemCommandOutput>('BatchGetItem');
 export const BatchWriteItemCommand = /* @__PURE__ */ commandFor<BatchWriteItemCommandInput, BatchWriteItemCommandOutput>('BatchWriteItem');
 
-/** Every DynamoDB operation the store uses: what a function's role may need on the table. */
-export const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'BatchGetItem', 'BatchWriteItem'] as const;
-export type TableOperation = (typeof TABLE_OPERATIONS)[number];
+/** Every DynamoDB operation the store uses. */
+export type TableOperation = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchGetItem' | 'BatchWriteItem';
 
 /**
  * Sends the store's commands to the table. The answer has DynamoDB's fields and `$metadata` (the

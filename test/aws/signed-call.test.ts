@@ -3,7 +3,7 @@ import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/clie
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetItemCommand as SdkGetItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Retry } from '@smithy/core/retry';
 import { AwsCallError, KMS, SECRETS_MANAGER, SQS, retryBaseMs, retryDelayMs, signedCall } from '../../shared/aws/signed-call';
 import { signedSqsCalls } from '../../shared/queues/signed-sqs-calls';
@@ -17,7 +17,7 @@ import { DeleteItemCommand } from '../../shared/store/table-client';
 import { signedKmsCalls } from '../../shared/vault/signed-kms-calls';
 import { sdkKmsCalls } from '../../shared/vault/sdk-kms-calls';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
-import { startAwsStandIn, useStandInEnvironment, type AwsStandIn } from '../support/aws-stand-in';
+import { useAwsStandIn } from '../support/use-aws-stand-in';
 
 /**
  * The calls the webhook receivers make without the SDK (shared/aws/signed-call.ts), held to the SDK:
@@ -25,30 +25,20 @@ import { startAwsStandIn, useStandInEnvironment, type AwsStandIn } from '../supp
  * answers. KMS, SQS and Secrets Manager answer from the loopback stand-in (which the SDK's own
  * clients talk to unchanged), DynamoDB from dynalite.
  */
-let standIn: AwsStandIn;
-let restoreEnvironment: () => void;
-beforeAll(async () => {
-  standIn = await startAwsStandIn();
-  restoreEnvironment = useStandInEnvironment(standIn);
-});
-afterAll(async () => {
-  restoreEnvironment();
-  await standIn.stop();
-});
-afterEach(() => standIn.reset());
+const standIn = useAwsStandIn();
 
-const sdk = <T>(Client: new (config: object) => T): T => new Client({ region: standIn.region, endpoint: standIn.url, credentials: standIn.credentials, maxAttempts: 1 });
+const sdk = <T>(Client: new (config: object) => T): T => new Client({ region: standIn().region, endpoint: standIn().url, credentials: standIn().credentials, maxAttempts: 1 });
 const context = { account: 'acct-signed', connector: 'payment', purpose: 'webhook' };
 
 /** The last request the stand-in received, as the protocol sees it. */
 function lastRequest() {
-  const request = standIn.requests().at(-1)!;
+  const request = standIn().requests().at(-1)!;
   return { target: request.target, contentType: request.contentType, body: request.body };
 }
 
 describe('the same request as the SDK sends', () => {
   it('KMS GenerateDataKey and Decrypt: target, content type and body (blobs as base64)', async () => {
-    const input = { KeyId: standIn.keyId, KeySpec: 'AES_256' as const, EncryptionContext: context };
+    const input = { KeyId: standIn().keyId, KeySpec: 'AES_256' as const, EncryptionContext: context };
     await sdkKmsCalls(sdk(KMSClient)).generateDataKey(input);
     const bySdk = lastRequest();
     const made = await signedKmsCalls.generateDataKey(input);
@@ -56,7 +46,7 @@ describe('the same request as the SDK sends', () => {
     expect(bySdk.target).toBe('TrentService.GenerateDataKey');
     expect(bySdk.contentType).toBe('application/x-amz-json-1.1');
 
-    const decrypt = { CiphertextBlob: made.CiphertextBlob!, KeyId: standIn.keyId, EncryptionContext: context };
+    const decrypt = { CiphertextBlob: made.CiphertextBlob!, KeyId: standIn().keyId, EncryptionContext: context };
     await sdkKmsCalls(sdk(KMSClient)).decrypt(decrypt);
     const decryptBySdk = lastRequest();
     await signedKmsCalls.decrypt(decrypt);
@@ -72,13 +62,13 @@ describe('the same request as the SDK sends', () => {
     await signedSqsCalls.sendMessageBatch(input);
     expect(lastRequest()).toEqual(bySdk);
     expect(bySdk).toMatchObject({ target: 'AmazonSQS.SendMessageBatch', contentType: 'application/x-amz-json-1.0' });
-    expect(standIn.sentBodies()).toEqual(['{"eventId":"evt_1"}', '{"eventId":"evt_1"}']);
+    expect(standIn().sentBodies()).toEqual(['{"eventId":"evt_1"}', '{"eventId":"evt_1"}']);
   });
 
   it('Secrets Manager GetSecretValue', async () => {
     const secretId = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:origin-verify-AbCdEf';
     const value = randomBytes(24).toString('base64url');
-    standIn.putSecret(secretId, value);
+    standIn().putSecret(secretId, value);
     const bySdkAnswer = await sdk(SecretsManagerClient).send(new GetSecretValueCommand({ SecretId: secretId }));
     const bySdk = lastRequest();
     const answer = await signedCall<{ SecretString?: string }>(SECRETS_MANAGER, 'GetSecretValue', { SecretId: secretId });
@@ -90,18 +80,18 @@ describe('the same request as the SDK sends', () => {
 
 describe('the same answers as the SDK reads', () => {
   it('a data key made by one opens with the other, and a wrong context is refused by both alike', async () => {
-    const bySdk = await sdkKmsCalls(sdk(KMSClient)).generateDataKey({ KeyId: standIn.keyId, KeySpec: 'AES_256', EncryptionContext: context });
-    const opened = await signedKmsCalls.decrypt({ CiphertextBlob: bySdk.CiphertextBlob!, KeyId: standIn.keyId, EncryptionContext: context });
+    const bySdk = await sdkKmsCalls(sdk(KMSClient)).generateDataKey({ KeyId: standIn().keyId, KeySpec: 'AES_256', EncryptionContext: context });
+    const opened = await signedKmsCalls.decrypt({ CiphertextBlob: bySdk.CiphertextBlob!, KeyId: standIn().keyId, EncryptionContext: context });
     expect(Buffer.from(opened.Plaintext!)).toEqual(Buffer.from(bySdk.Plaintext!));
 
-    const signed = await signedKmsCalls.generateDataKey({ KeyId: standIn.keyId, KeySpec: 'AES_256', EncryptionContext: context });
-    const openedBySdk = await sdkKmsCalls(sdk(KMSClient)).decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn.keyId, EncryptionContext: context });
+    const signed = await signedKmsCalls.generateDataKey({ KeyId: standIn().keyId, KeySpec: 'AES_256', EncryptionContext: context });
+    const openedBySdk = await sdkKmsCalls(sdk(KMSClient)).decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn().keyId, EncryptionContext: context });
     expect(Buffer.from(openedBySdk.Plaintext!)).toEqual(Buffer.from(signed.Plaintext!));
     expect(signed.Plaintext).toHaveLength(32);
 
     const other = { ...context, account: 'acct-other' };
-    const bySdkError = await sdk(KMSClient).send(new DecryptCommand({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn.keyId, EncryptionContext: other })).catch((e: Error) => e);
-    const signedError = await signedKmsCalls.decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn.keyId, EncryptionContext: other }).catch((e: Error) => e);
+    const bySdkError = await sdk(KMSClient).send(new DecryptCommand({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn().keyId, EncryptionContext: other })).catch((e: Error) => e);
+    const signedError = await signedKmsCalls.decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: standIn().keyId, EncryptionContext: other }).catch((e: Error) => e);
     expect(bySdkError).toBeInstanceOf(Error);
     expect(signedError).toBeInstanceOf(AwsCallError);
     expect((signedError as AwsCallError).name).toBe((bySdkError as Error).name);
@@ -110,25 +100,25 @@ describe('the same answers as the SDK reads', () => {
     expect((signedError as AwsCallError).$fault).toBe('client');
 
     // Another key named: KMS says so rather than that the ciphertext is bad, to both.
-    const otherKey = `${standIn.keyId}-other`;
+    const otherKey = `${standIn().keyId}-other`;
     const wrongKeyBySdk = await sdk(KMSClient).send(new DecryptCommand({ CiphertextBlob: signed.CiphertextBlob!, KeyId: otherKey, EncryptionContext: context })).catch((e: Error) => e);
     const wrongKeySigned = await signedKmsCalls.decrypt({ CiphertextBlob: signed.CiphertextBlob!, KeyId: otherKey, EncryptionContext: context }).catch((e: Error) => e);
     expect([(wrongKeyBySdk as Error).name, (wrongKeySigned as Error).name]).toEqual(['IncorrectKeyException', 'IncorrectKeyException']);
   });
 
   it('an unknown operation and a wrong signature are refused, not retried', async () => {
-    const unknown = await signedCall(KMS, 'ScheduleKeyDeletion', { KeyId: standIn.keyId }).catch((e: AwsCallError) => e);
+    const unknown = await signedCall(KMS, 'ScheduleKeyDeletion', { KeyId: standIn().keyId }).catch((e: AwsCallError) => e);
     expect(unknown).toMatchObject({ name: 'UnknownOperationException', $metadata: { attempts: 1 } });
 
-    const wrong = { ...standIn.env, AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64') };
-    const refused = await signedCall(KMS, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { env: wrong }).catch((e: AwsCallError) => e);
+    const wrong = { ...standIn().env, AWS_SECRET_ACCESS_KEY: randomBytes(30).toString('base64') };
+    const refused = await signedCall(KMS, 'GenerateDataKey', { KeyId: standIn().keyId, KeySpec: 'AES_256' }, { env: wrong }).catch((e: AwsCallError) => e);
     expect(refused).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 400, attempts: 1 } });
     // Signed for another service (its credential scope names sqs): refused as AWS would.
-    const misnamed = await signedCall({ ...KMS, endpointPrefix: 'sqs' }, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { env: { ...standIn.env, AWS_ENDPOINT_URL_KMS: standIn.url } }).catch((e: AwsCallError) => e);
+    const misnamed = await signedCall({ ...KMS, endpointPrefix: 'sqs' }, 'GenerateDataKey', { KeyId: standIn().keyId, KeySpec: 'AES_256' }, { env: { ...standIn().env, AWS_ENDPOINT_URL_KMS: standIn().url } }).catch((e: AwsCallError) => e);
     expect(misnamed).toMatchObject({ name: 'InvalidSignatureException' });
     // The stand-in's check can fail the SDK too: its signature is held to the same secret.
-    const bySdk = await new KMSClient({ region: standIn.region, endpoint: standIn.url, credentials: { accessKeyId: standIn.credentials.accessKeyId, secretAccessKey: wrong.AWS_SECRET_ACCESS_KEY }, maxAttempts: 1 })
-      .send(new GenerateDataKeyCommand({ KeyId: standIn.keyId, KeySpec: 'AES_256' }))
+    const bySdk = await new KMSClient({ region: standIn().region, endpoint: standIn().url, credentials: { accessKeyId: standIn().credentials.accessKeyId, secretAccessKey: wrong.AWS_SECRET_ACCESS_KEY }, maxAttempts: 1 })
+      .send(new GenerateDataKeyCommand({ KeyId: standIn().keyId, KeySpec: 'AES_256' }))
       .catch((e: Error) => e);
     expect((bySdk as Error).name).toBe('InvalidSignatureException');
   });
@@ -143,45 +133,45 @@ describe('the same answers as the SDK reads', () => {
 
   it('a session token is signed and sent, as Lambda’s role credentials carry one', async () => {
     const token = randomBytes(40).toString('base64');
-    await signedCall(SQS, 'ChangeMessageVisibility', { QueueUrl: 'https://sqs.us-east-1.amazonaws.com/111122223333/q', ReceiptHandle: 'r', VisibilityTimeout: 5 }, { env: { ...standIn.env, AWS_SESSION_TOKEN: token } });
-    const headers = standIn.requests().at(-1)!.headers;
+    await signedCall(SQS, 'ChangeMessageVisibility', { QueueUrl: 'https://sqs.us-east-1.amazonaws.com/111122223333/q', ReceiptHandle: 'r', VisibilityTimeout: 5 }, { env: { ...standIn().env, AWS_SESSION_TOKEN: token } });
+    const headers = standIn().requests().at(-1)!.headers;
     expect(headers['x-amz-security-token']).toBe(token);
     expect(String(headers.authorization)).toContain('x-amz-security-token');
   });
 });
 
 describe('retries, as the SDK’s standard mode', () => {
-  const generate = () => signedKmsCalls.generateDataKey({ KeyId: standIn.keyId, KeySpec: 'AES_256', EncryptionContext: context });
+  const generate = () => signedKmsCalls.generateDataKey({ KeyId: standIn().keyId, KeySpec: 'AES_256', EncryptionContext: context });
 
   it('a 5xx, a throttling error and a broken connection are tried again, up to 3 attempts', async () => {
-    standIn.failNext('TrentService.GenerateDataKey', 1, { status: 503, code: 'KMSInternalException' });
-    standIn.failNext('TrentService.GenerateDataKey', 1, { status: 400, code: 'ThrottlingException' });
-    const answer = await signedCall<{ Plaintext?: string }>(KMS, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' });
+    standIn().failNext('TrentService.GenerateDataKey', 1, { status: 503, code: 'KMSInternalException' });
+    standIn().failNext('TrentService.GenerateDataKey', 1, { status: 400, code: 'ThrottlingException' });
+    const answer = await signedCall<{ Plaintext?: string }>(KMS, 'GenerateDataKey', { KeyId: standIn().keyId, KeySpec: 'AES_256' });
     expect(answer.Plaintext).toBeTruthy();
     expect(answer.$metadata.attempts).toBe(3);
-    expect(standIn.calls('TrentService.GenerateDataKey')).toBe(3);
+    expect(standIn().calls('TrentService.GenerateDataKey')).toBe(3);
 
-    standIn.reset();
-    standIn.failNext('TrentService.GenerateDataKey', 1, 'reset');
+    standIn().reset();
+    standIn().failNext('TrentService.GenerateDataKey', 1, 'reset');
     expect((await generate()).Plaintext).toHaveLength(32);
-    expect(standIn.calls('TrentService.GenerateDataKey')).toBe(2);
+    expect(standIn().calls('TrentService.GenerateDataKey')).toBe(2);
   });
 
   it('gives up after 3 attempts with the last error; a client error is not retried', async () => {
-    standIn.failNext('TrentService.GenerateDataKey', 3, { status: 500, code: 'KMSInternalException' });
+    standIn().failNext('TrentService.GenerateDataKey', 3, { status: 500, code: 'KMSInternalException' });
     const failed = await generate().catch((e: AwsCallError) => e);
     expect(failed).toMatchObject({ name: 'KMSInternalException', $fault: 'server', retryable: true, $metadata: { attempts: 3, httpStatusCode: 500 } });
 
-    standIn.reset();
-    standIn.failNext('TrentService.GenerateDataKey', 1, { status: 400, code: 'ValidationException' });
+    standIn().reset();
+    standIn().failNext('TrentService.GenerateDataKey', 1, { status: 400, code: 'ValidationException' });
     const refused = await generate().catch((e: AwsCallError) => e);
     expect(refused).toMatchObject({ name: 'ValidationException', retryable: false, $metadata: { attempts: 1 } });
-    expect(standIn.calls()).toBe(1);
+    expect(standIn().calls()).toBe(1);
   });
 
   it('an attempt with no answer in time is abandoned and tried again', async () => {
-    standIn.failNext('TrentService.GenerateDataKey', 1, 'hang');
-    const answer = await signedCall<{ Plaintext?: string }>(KMS, 'GenerateDataKey', { KeyId: standIn.keyId, KeySpec: 'AES_256' }, { attemptTimeoutMs: 200 });
+    standIn().failNext('TrentService.GenerateDataKey', 1, 'hang');
+    const answer = await signedCall<{ Plaintext?: string }>(KMS, 'GenerateDataKey', { KeyId: standIn().keyId, KeySpec: 'AES_256' }, { attemptTimeoutMs: 200 });
     expect(answer.$metadata.attempts).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { json } from '../../shared/api/http';
 import { GatewayEnvironment } from '../../shared/config';
 import { useGateway, type Gateway } from '../../shared/gateway';
@@ -8,7 +8,7 @@ import { httpFunction } from '../../shared/handler/http-function';
 import { log, setLogSink } from '../../shared/log/logger';
 import { ORIGIN_HEADER, originVerified } from '../../shared/origin/origin-check';
 import { useOriginSecret, type OriginSecretSource } from '../../shared/origin/origin-secret';
-import { startAwsStandIn, useStandInEnvironment, type AwsStandIn } from '../support/aws-stand-in';
+import { useAwsStandIn } from '../support/use-aws-stand-in';
 import { generatedKey } from '../support/local-runtime';
 
 /**
@@ -100,21 +100,11 @@ describe('in AWS: the value from Secrets Manager, read once per container', () =
   const secretArn = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:origin-verify-AbCdEf';
   const value = generatedKey('origin_');
   // Secrets Manager on loopback (test/support/aws-stand-in.ts), reached by the signed call the functions make.
-  let secrets: AwsStandIn;
-  let restoreEnvironment: () => void;
-  beforeAll(async () => {
-    secrets = await startAwsStandIn();
-    restoreEnvironment = useStandInEnvironment(secrets);
-  });
-  afterAll(async () => {
-    restoreEnvironment();
-    await secrets.stop();
-  });
-  const reads = () => secrets.calls('secretsmanager.GetSecretValue');
+  const secrets = useAwsStandIn();
+  const reads = () => secrets().calls('secretsmanager.GetSecretValue');
   let previous: Gateway | undefined;
   const handler = httpFunction(async () => json(200, { ok: true }));
   beforeEach(() => {
-    secrets.reset();
     useOriginSecret(undefined);
     previous = useGateway({ env: GatewayEnvironment.parse({ ORIGIN_SECRET_ARN: secretArn }) } as Gateway);
   });
@@ -124,16 +114,16 @@ describe('in AWS: the value from Secrets Manager, read once per container', () =
   });
 
   it('reads the secret on the first request and never again; compares every request with it', async () => {
-    secrets.putSecret(secretArn, value);
+    secrets().putSecret(secretArn, value);
     for (let n = 0; n < 5; n += 1) expect(answer(await handler(event({ [ORIGIN_HEADER]: value }))).statusCode).toBe(200);
     expect(answer(await handler(event({ [ORIGIN_HEADER]: generatedKey('origin_') }))).statusCode).toBe(403);
     expect(reads()).toBe(1);
   });
 
   it('a failed read refuses the request (nothing runs) and is tried again on the next one', async () => {
-    secrets.putSecret(secretArn, value);
+    secrets().putSecret(secretArn, value);
     // A refusal the call does not retry (retried ones would be answered on the same request).
-    secrets.failNext('secretsmanager.GetSecretValue', 1, { status: 400, code: 'AccessDeniedException' });
+    secrets().failNext('secretsmanager.GetSecretValue', 1, { status: 400, code: 'AccessDeniedException' });
     expect(answer(await handler(event({ [ORIGIN_HEADER]: value }))).statusCode).toBe(500);
     expect(answer(await handler(event({ [ORIGIN_HEADER]: value }))).statusCode).toBe(200);
     expect(reads()).toBe(2);

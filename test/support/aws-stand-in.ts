@@ -1,7 +1,8 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '../../shared/aws/signed-call';
 
 /**
  * KMS, SQS and Secrets Manager on loopback, for the calls the gateway makes without the SDK
@@ -53,19 +54,6 @@ type Answer = { status: number; body: unknown };
 
 /** Each target prefix's signing name: what a request's credential scope must say. */
 const SIGNING_NAMES: Record<string, string> = { TrentService: 'kms', AmazonSQS: 'sqs', secretsmanager: 'secretsmanager' };
-
-class Sha256 {
-  #hash;
-  constructor(secret?: unknown) {
-    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret as string | Buffer);
-  }
-  update(data: string | Uint8Array) {
-    this.#hash.update(data);
-  }
-  async digest() {
-    return new Uint8Array(this.#hash.digest());
-  }
-}
 
 export async function startAwsStandIn(options: { region?: string } = {}): Promise<AwsStandIn> {
   const region = options.region ?? 'us-east-1';
