@@ -2,12 +2,12 @@ import type { SQSEvent } from 'aws-lambda';
 import { dataClient } from '../shared/data/client';
 import { connectionTargets, ingestSqsBatch, type OpenDataSession } from '../shared/data/ingestion';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { traces } from '../shared/handler/traces';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
-import { kmsVault } from '../shared/vault/sdk-kms-calls';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 
 const openDataSession: OpenDataSession = async ({ accountId, config, credentials, env }) => dataClient({ env, accountId, config, credentials });
 
@@ -18,7 +18,7 @@ const openDataSession: OpenDataSession = async ({ accountId, config, credentials
  * outcomes and the partial batch response come from shared/data/ingestion.ts rather than a
  * per-record batch processor.
  */
-provideAwsServices({ table: sdkTable, vault: kmsVault });
+provideAwsServices({ table: signedTable, vault: signedKmsVault });
 checkSettingsAtLoad('ingest');
 
 export const handler = taskFunction(

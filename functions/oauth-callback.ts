@@ -1,13 +1,13 @@
 import { connectors } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { httpFunction } from '../shared/handler/http-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { finishAuthorization, refusalPage } from '../shared/identity/authorization-callback';
 import { log } from '../shared/log/logger';
-import { kmsVault } from '../shared/vault/sdk-kms-calls';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 
-provideAwsServices({ table: sdkTable, vault: kmsVault });
+provideAwsServices({ table: signedTable, vault: signedKmsVault });
 checkSettingsAtLoad('oauth-callback');
 
 /**

@@ -1,11 +1,11 @@
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
 import { FleetPlanInput, MAX_POLLER_SHARDS, planFleet } from '../shared/messaging/fleet';
 
-provideAwsServices({ table: sdkTable });
+provideAwsServices({ table: signedTable });
 checkSettingsAtLoad('poller-fleet-plan');
 
 /**

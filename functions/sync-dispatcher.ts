@@ -1,15 +1,15 @@
 import * as z from 'zod';
 import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { taskFunction } from '../shared/handler/engine';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { log } from '../shared/log/logger';
-import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
+import { signedSqsQueues } from '../shared/queues/signed-sqs-calls';
 import { dispatchDueRetries, dispatchDueSyncs } from '../shared/sync/dispatch-syncs';
 import { SyncFrequency } from '../shared/sync/sync-settings';
 
-provideAwsServices({ table: sdkTable, queues: sqsQueues });
+provideAwsServices({ table: signedTable, queues: signedSqsQueues });
 checkSettingsAtLoad('sync-dispatcher');
 
 /** What each EventBridge Scheduler schedule sends (see lib/sync.ts): a frequency, or the retry schedule's `{retries: true}`. */

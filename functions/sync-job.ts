@@ -1,18 +1,18 @@
 import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { queueFunction } from '../shared/handler/queue-function';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { traces } from '../shared/handler/traces';
 import { SyncJob } from '../shared/queues/messages';
-import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
+import { signedSqsQueues } from '../shared/queues/signed-sqs-calls';
 import { purgeDisconnected } from '../shared/sync/purge-disconnected';
 import { runScheduledWork } from '../shared/sync/scheduled-work';
 import { processSyncJob } from '../shared/sync/sync-job-message';
-import { kmsVault } from '../shared/vault/sdk-kms-calls';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 
 // A run that reaches its time budget hands over to a continuation job on the sync queue.
-provideAwsServices({ table: sdkTable, vault: kmsVault, queues: sqsQueues });
+provideAwsServices({ table: signedTable, vault: signedKmsVault, queues: signedSqsQueues });
 checkSettingsAtLoad('sync-job');
 
 /** Leaves this much of the invocation for saving the checkpoint and enqueueing the continuation. */

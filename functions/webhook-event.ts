@@ -1,21 +1,21 @@
 import { eventBridgeEvents } from '../shared/events/event-bridge-publisher';
 import { withReactions } from '../shared/events/reactions';
-import { sqsQueues } from '../shared/queues/sdk-sqs-calls';
+import { signedSqsQueues } from '../shared/queues/signed-sqs-calls';
 import { reactionsTo } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
-import { sdkTable } from '../shared/store/sdk-table-client';
+import { signedTable } from '../shared/store/signed-table-client';
 import { queueFunction } from '../shared/handler/queue-function';
 import { traces } from '../shared/handler/traces';
 import { WebhookEventMessage } from '../shared/queues/messages';
 import type { Connection } from '../shared/store/items';
 import { applyWebhookEvent } from '../shared/webhooks/apply';
 import { checkSettingsAtLoad } from '../shared/handler/settings-check';
-import { kmsVault } from '../shared/vault/sdk-kms-calls';
+import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 
 // Applied events are published on the gateway's bus for the playbooks. Reactions run as on every
 // publishing path (shared/events/reactions.ts), though no connector reacts to payment or billing
 // events today: the role holds no queue, and one that did react would be refused (local/iam/).
-provideAwsServices({ table: sdkTable, vault: kmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: sqsQueues });
+provideAwsServices({ table: signedTable, vault: signedKmsVault, events: withReactions(eventBridgeEvents, reactionsTo), queues: signedSqsQueues });
 checkSettingsAtLoad('webhook-event');
 
 /**

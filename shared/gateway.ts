@@ -43,18 +43,17 @@ export function useGateway(next: Gateway | undefined): Gateway | undefined {
 }
 
 /**
- * Queues, the event bus and the vault are provided by the handlers that use them
- * (`provideAwsServices({ queues: sqsQueues })`), so a function that never sends a message does not
- * bundle the SQS or EventBridge client, and one that never opens credentials not the KMS client:
- * smaller bundle, faster cold start.
+ * The AWS services are provided by the handlers that use them (`provideAwsServices({ queues:
+ * signedSqsQueues })`), so a function bundles only what it calls: in Lambda, signed calls with no SDK
+ * client (shared/aws/signed-call.ts, docs/cold-starts.md).
  */
 export interface AwsServices {
-  /** The table (DynamoDB): every function provides it, through the SDK (`sdkTable`) or signed calls (`signedTable`). */
+  /** The table (DynamoDB): every function provides it (`signedTable`). */
   table?: (env: GatewayEnvironment) => TableClient;
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
   /**
-   * The next three may answer a promise: a function that rarely needs them loads their SDK client
-   * with `import()` on first use (functions/api.ts), so its usual first request does not.
+   * The next three may answer a promise: a service a function rarely needs may be loaded with
+   * `import()` on its first use, so the function's usual first request does not load it.
    */
   events?: (env: GatewayEnvironment) => EventPublisher | Promise<EventPublisher>;
   stateMachines?: (env: GatewayEnvironment) => StateMachines | Promise<StateMachines>;

@@ -3,6 +3,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { awsCallSegment, type AwsCallOutcome } from '../tracing/segments';
 
 /**
  * One AWS call over HTTPS, signed with the SDK's own Signature V4 signer, without an SDK client.
@@ -39,16 +40,20 @@ export interface AwsJsonService {
   jsonVersion: '1.0' | '1.1';
   /** The `AWS_ENDPOINT_URL_<name>` variable that points it elsewhere (as for the SDK). */
   endpointVariable: string;
+  /** Its SDK client's name less `Client`: how X-Ray names its subsegments. */
+  clientName: string;
 }
 
-export const DYNAMODB: AwsJsonService = { endpointPrefix: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB' };
-export const KMS: AwsJsonService = { endpointPrefix: 'kms', targetPrefix: 'TrentService', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_KMS' };
+export const DYNAMODB: AwsJsonService = { endpointPrefix: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB', clientName: 'DynamoDB' };
+export const KMS: AwsJsonService = { endpointPrefix: 'kms', targetPrefix: 'TrentService', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_KMS', clientName: 'KMS' };
 /**
  * Without the `x-amzn-query-mode` header the SDK adds for SQS: errors then come with their JSON codes
  * (`QueueDoesNotExist`) rather than the older query API's; nothing in the gateway branches on an SQS error code.
  */
-export const SQS: AwsJsonService = { endpointPrefix: 'sqs', targetPrefix: 'AmazonSQS', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SQS' };
-export const SECRETS_MANAGER: AwsJsonService = { endpointPrefix: 'secretsmanager', targetPrefix: 'secretsmanager', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' };
+export const SQS: AwsJsonService = { endpointPrefix: 'sqs', targetPrefix: 'AmazonSQS', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SQS', clientName: 'SQS' };
+export const SECRETS_MANAGER: AwsJsonService = { endpointPrefix: 'secretsmanager', targetPrefix: 'secretsmanager', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER', clientName: 'SecretsManager' };
+export const EVENTBRIDGE: AwsJsonService = { endpointPrefix: 'events', targetPrefix: 'AWSEvents', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_EVENTBRIDGE', clientName: 'EventBridge' };
+export const STEP_FUNCTIONS: AwsJsonService = { endpointPrefix: 'states', targetPrefix: 'AWSStepFunctions', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SFN', clientName: 'SFN' };
 
 /** What the SDK puts on every answer, the same here. */
 export interface CallMetadata {
@@ -89,6 +94,8 @@ export interface CallOptions {
   attemptTimeoutMs?: number;
   /** The environment to read (tests); default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Abandons the call (a long poll a poller stops waiting for): the attempt is cut and not retried. */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_ATTEMPTS = 3;
@@ -115,6 +122,21 @@ export async function signedCall<Output>(service: AwsJsonService, operation: str
   const env = options.env ?? process.env;
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!region) throw new Error('AWS_REGION is not set: the region to call AWS in');
+  return awsCallSegment(
+    { service: service.clientName, operation, region, input },
+    (traceHeader) => attempts<Output>(service, operation, input, { ...options, env, region, traceHeader: traceHeader ?? invocationTraceHeader(env) }),
+    outcomeOf,
+  );
+}
+
+/** A call's attempts, retried as the SDK's standard mode decides. */
+async function attempts<Output>(
+  service: AwsJsonService,
+  operation: string,
+  input: object,
+  options: CallOptions & { env: NodeJS.ProcessEnv; region: string; traceHeader: string | undefined },
+): Promise<Output & { $metadata: CallMetadata }> {
+  const { env, region } = options;
   const endpoint = new URL(env[service.endpointVariable] ?? env.AWS_ENDPOINT_URL ?? `https://${service.endpointPrefix}.${region}.amazonaws.com`);
   const maxAttempts = options.maxAttempts ?? (Number(env.AWS_MAX_ATTEMPTS) || DEFAULT_ATTEMPTS);
   const body = JSON.stringify(input, blobsAsBase64);
@@ -134,21 +156,44 @@ export async function signedCall<Output>(service: AwsJsonService, operation: str
         'content-type': `application/x-amz-json-${service.jsonVersion}`,
         'x-amz-target': `${service.targetPrefix}.${operation}`,
         'content-length': String(Buffer.byteLength(body)),
+        // Not signed (the signer leaves it out, as AWS expects): a trace header may be added on the way.
+        ...(options.traceHeader ? { 'x-amzn-trace-id': options.traceHeader } : {}),
       },
       body,
     });
-    const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS).catch((failure: NodeJS.ErrnoException) => failure);
+    const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS, options.signal).catch((failure: NodeJS.ErrnoException) => failure);
     const metadata: CallMetadata = answer instanceof Error ? { attempts: attempt, totalRetryDelay } : { httpStatusCode: answer.status, requestId: header(answer, 'x-amzn-requestid'), attempts: attempt, totalRetryDelay };
     if (!(answer instanceof Error) && answer.status < 300) {
       return Object.assign(answer.text ? (JSON.parse(answer.text) as object) : {}, { $metadata: metadata }) as Output & { $metadata: CallMetadata };
     }
     const error = answer instanceof Error ? unanswered(operation, answer, metadata) : refusal(answer, metadata);
     const base = retryBaseMs(error);
-    if (base === undefined || attempt >= maxAttempts) throw error;
+    if (base === undefined || attempt >= maxAttempts || options.signal?.aborted) throw error;
     const delay = retryDelayMs(base, attempt);
     totalRetryDelay += delay;
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/**
+ * The invocation's trace header, sent on every call as the SDK's recursion-detection middleware
+ * sends it: in Lambda (`AWS_LAMBDA_FUNCTION_NAME`), the runtime's `_X_AMZN_TRACE_ID` (or its invoke
+ * store's, where one invocation is not alone in the process). Lambda's recursive loop detection
+ * (a function → queue → the same function, over and over) and the link from an SQS message to its
+ * consumer's trace both read it.
+ */
+export function invocationTraceHeader(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!env.AWS_LAMBDA_FUNCTION_NAME) return undefined;
+  const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda?.InvokeStore;
+  return store?.getXRayTraceId?.() || env._X_AMZN_TRACE_ID || undefined;
+}
+
+/** What a call's subsegment records of how it ended: its answer's or error's `$metadata`. */
+function outcomeOf(ended: unknown): AwsCallOutcome | undefined {
+  const metadata = (ended as { $metadata?: CallMetadata } | undefined)?.$metadata;
+  if (!metadata) return undefined;
+  const failed = ended instanceof AwsCallError;
+  return { httpStatusCode: metadata.httpStatusCode, requestId: metadata.requestId, attempts: metadata.attempts, throttled: failed && isThrottlingError(ended), output: failed ? undefined : (ended as object) };
 }
 
 /** JSON.stringify's replacer: a Uint8Array (a Buffer too, before its toJSON) as base64, the JSON protocols' blob. */
@@ -235,7 +280,7 @@ interface Answer {
   text: string;
 }
 
-function post(endpoint: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Answer> {
+function post(endpoint: URL, headers: Record<string, string>, body: string, timeoutMs: number, signal?: AbortSignal): Promise<Answer> {
   const secure = endpoint.protocol === 'https:';
   return new Promise((resolve, reject) => {
     const call = (secure ? httpsRequest : httpRequest)(
@@ -250,7 +295,13 @@ function post(endpoint: URL, headers: Record<string, string>, body: string, time
     // A deadline for the whole attempt (connecting, sending, the answer to its last byte), not only
     // for an idle socket: a half-open kept-alive connection after a freeze fails in time to be retried.
     const deadline = setTimeout(() => call.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'TimeoutError' })), timeoutMs);
-    call.on('close', () => clearTimeout(deadline));
+    const abandon = () => call.destroy(Object.assign(new Error('abandoned by its caller'), { code: 'AbortError' }));
+    if (signal?.aborted) abandon();
+    signal?.addEventListener('abort', abandon, { once: true });
+    call.on('close', () => {
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', abandon);
+    });
     call.on('error', reject);
     call.end(body);
   });

@@ -1,12 +1,12 @@
 import type { MiddlewareObj } from '@middy/core';
 import { METRICS_SERVICE } from '../metrics/catalogue';
-import { activateTracer } from '../tracing/segments';
+import { activateTracer, type AwsCallRecord } from '../tracing/segments';
 
 /**
  * X-Ray traces (Powertools Tracer): a handler subsegment with the cold start and service
- * annotations, a subsegment per AWS SDK call (the gateway's clients register with
- * `tracedAwsClient`) and one per platform call (shared/tracing/segments.ts, named by platform and
- * the path's shape, never a URL). Lambda's active tracing records every function's invocation
+ * annotations, a subsegment per AWS call (recorded as X-Ray records an SDK client's: the functions
+ * make their AWS calls without one, shared/aws/signed-call.ts) and one per platform call
+ * (shared/tracing/segments.ts, named by platform and the path's shape, never a URL). Lambda's active tracing records every function's invocation
  * anyway; this adds what happens inside.
  *
  * It costs: the X-Ray SDK is ~120 KB and ~35 ms of every cold start (measured: bundling it behind
@@ -23,13 +23,18 @@ import { activateTracer } from '../tracing/segments';
 const tracing = process.env.AWS_EXECUTION_ENV ? await loadTracing() : undefined;
 
 async function loadTracing() {
-  const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([import('@aws-lambda-powertools/tracer'), import('@aws-lambda-powertools/tracer/middleware')]);
+  const [{ Tracer }, { captureLambdaHandler }, { default: Aws }] = await Promise.all([
+    import('@aws-lambda-powertools/tracer'),
+    import('@aws-lambda-powertools/tracer/middleware'),
+    // X-Ray's record of an AWS call, for the calls made without an SDK client (Tracer loads it anyway).
+    import('aws-xray-sdk-core/dist/lib/segments/attributes/aws.js'),
+  ]);
   const tracer = new Tracer({
     serviceName: METRICS_SERVICE,
     // No automatic HTTP subsegments: they are named by URL, and URLs can carry ids and emails.
     captureHTTPsRequests: false,
   });
-  if (tracer.isTracingEnabled()) activateTracer(tracer);
+  if (tracer.isTracingEnabled()) activateTracer(Object.assign(tracer, { awsAttribute: (call: AwsCallRecord, service: string) => new Aws(call, service) }));
   return { tracer, captureLambdaHandler };
 }
 

@@ -11,7 +11,7 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * The two SQS actions a job queue makes, in the shapes of SQS's API reference: through the SDK's
- * client (shared/queues/sdk-sqs-calls.ts) or as signed calls (shared/queues/signed-sqs-calls.ts).
+ * client (test/support/sdk-calls.ts, the tests' oracle) or as signed calls (shared/queues/signed-sqs-calls.ts).
  */
 export interface SqsCalls {
   sendMessageBatch(input: SendMessageBatchRequest): Promise<Pick<SendMessageBatchResult, 'Failed'>>;
@@ -55,7 +55,7 @@ export class SqsJobQueue<T> implements JobQueue<T> {
   }
 }
 
-/** The gateway's three queues over SQS, reached through `sqs` (`provideAwsServices({ queues: sqsQueues })`). */
+/** The gateway's three queues over SQS, reached through `sqs` (`provideAwsServices({ queues: signedSqsQueues })`). */
 export function jobQueues(env: GatewayEnvironment, sqs: SqsCalls): Gateway['queues'] {
   const queue = <T>(url: string | undefined, name: string, groupOf?: (message: T) => string): JobQueue<T> =>
     url ? new SqsJobQueue<T>(sqs, url, groupOf) : { send: () => Promise.reject(new Error(`${name} queue URL is not set for this function`)) };

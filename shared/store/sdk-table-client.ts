@@ -8,10 +8,7 @@ import {
   UpdateItemCommand,
   DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { withoutCallLog } from '../aws/sdk-call-log';
-import { tracedAwsClient } from '../tracing/segments';
 import type { TableClient, TableCommand, TableOperation } from './table-client';
-import { STORE_MAX_ATTEMPTS } from './table';
 
 /** The SDK's command for each operation the store uses. */
 const SDK_COMMANDS = {
@@ -27,8 +24,9 @@ const SDK_COMMANDS = {
 type SdkCommand = Parameters<DynamoDBClient['send']>[0];
 
 /**
- * The store's commands sent through an AWS SDK DynamoDB client, with its retries, tracing and
- * middleware (locally: the IAM check and the commands tests count, on the dynalite client).
+ * The store's commands sent through an AWS SDK DynamoDB client, with its retries and middleware: the
+ * local runtime's table (the IAM check and the commands tests count, on the dynalite client). Lambda
+ * functions send them as signed calls (shared/store/signed-table-client.ts).
  */
 export function sdkTableClient(client: DynamoDBClient): TableClient {
   return {
@@ -37,9 +35,4 @@ export function sdkTableClient(client: DynamoDBClient): TableClient {
       return client.send(new Command(command.input)) as Promise<Output>;
     },
   };
-}
-
-/** The table through the SDK, for `provideAwsServices({ table: sdkTable })`: retries enough to ride out the table's refusals. */
-export function sdkTable(): TableClient {
-  return sdkTableClient(tracedAwsClient(withoutCallLog(new DynamoDBClient({ maxAttempts: STORE_MAX_ATTEMPTS }))));
 }

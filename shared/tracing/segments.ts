@@ -6,7 +6,12 @@
 
 /** The part of a Powertools Tracer this module uses. */
 export interface ActiveTracer {
-  captureAWSv3Client<T>(client: T): T;
+  /**
+   * X-Ray's own `aws` attribute for a call (aws-xray-sdk-core's Aws, with its whitelist of what to
+   * record per operation), for the calls made without an SDK client: shared/handler/traces.ts hands it
+   * over where X-Ray is loaded anyway.
+   */
+  awsAttribute(call: AwsCallRecord, service: string): object;
   provider: {
     captureAsyncFunc(name: string, work: (subsegment?: SubsegmentLike) => unknown): unknown;
   };
@@ -15,38 +20,95 @@ export interface SubsegmentLike {
   addAnnotation(key: string, value: string | number | boolean): void;
   addError(error: Error | string, remote?: boolean): void;
   close(error?: Error | string | null): void;
+  /** X-Ray's own fields and flags, which an AWS call's subsegment sets (`awsCallSegment`). */
+  id: string;
+  notTraced?: boolean;
+  segment?: { trace_id?: string; additionalTraceData?: object };
+  addAttribute(name: string, value: unknown): void;
+  addThrottleFlag(): void;
+  addErrorFlag(): void;
+  addFaultFlag(): void;
 }
 
 let active: ActiveTracer | undefined;
-/** Any AWS SDK v3 client (what X-Ray's capture needs: its middleware stack). */
-interface AwsClient {
-  middlewareStack: object;
-  send(...args: never[]): unknown;
-}
-const awsClients = new Set<AwsClient>();
-const captured = new WeakSet<AwsClient>();
-
-function capture(client: AwsClient): void {
-  if (!active || captured.has(client)) return;
-  active.captureAWSv3Client(client);
-  captured.add(client);
-}
-
-/** Marks an AWS SDK client for tracing: each of its calls becomes a subsegment once tracing is active. */
-export function tracedAwsClient<T extends AwsClient>(client: T): T {
-  awsClients.add(client);
-  capture(client);
-  return client;
-}
 
 /** Called by shared/handler/traces.ts when tracing is on (in Lambda, with active tracing). */
 export function activateTracer(tracer: ActiveTracer | undefined): void {
   active = tracer;
-  for (const client of awsClients) capture(client);
 }
 
 export function tracingActive(): boolean {
   return active !== undefined;
+}
+
+/** An AWS call made without an SDK client (shared/aws/signed-call.ts), as its subsegment names it. */
+export interface AwsCall {
+  /** The SDK client's name less `Client`, as X-Ray names the service: `DynamoDB`, `SQS`, `SFN`. */
+  service: string;
+  operation: string;
+  region: string;
+  input: object;
+}
+
+/** How an AWS call ended, read from its answer's or its error's `$metadata`. */
+export interface AwsCallOutcome {
+  httpStatusCode?: number;
+  requestId?: string;
+  attempts: number;
+  throttled: boolean;
+  /** The answer, for what X-Ray records of it (a received message count). */
+  output?: object;
+}
+
+/** A call as aws-xray-sdk-core's Aws attribute reads an SDK response (its aws3 patcher builds the same). */
+export interface AwsCallRecord {
+  requestId?: string;
+  retryCount: number;
+  data?: object;
+  request: { operation: string; params: object; httpRequest: { region: string; statusCode?: number } };
+}
+
+/**
+ * One subsegment per AWS call made without an SDK client, recorded as X-Ray's capture of an SDK
+ * client records one (aws-xray-sdk-core, patchers/aws3_p.js), so traces and the service map read the
+ * same (test/aws/traced-calls.test.ts compares them): named by the service, in the `aws` namespace,
+ * X-Ray's `aws` attribute (operation, region, request id, retries, the table or queue), the response
+ * status, and a throttle, error (4xx) or fault (5xx) flag. `work` gets the trace header to send
+ * (`Root`, this subsegment as `Parent`, `Sampled`): it links what the call causes (an SQS
+ * message's consumer) into this trace. Without an active tracer, `work` gets undefined and nothing
+ * is recorded.
+ */
+export async function awsCallSegment<T>(call: AwsCall, work: (traceHeader: string | undefined) => Promise<T>, outcomeOf: (ended: unknown) => AwsCallOutcome | undefined): Promise<T> {
+  const tracer = active;
+  if (!tracer) return work(undefined);
+  return (await tracer.provider.captureAsyncFunc(call.service, async (subsegment) => {
+    if (!subsegment) return work(undefined);
+    subsegment.addAttribute('namespace', 'aws');
+    const root = subsegment.segment;
+    const traceHeader = [`Root=${root?.trace_id ?? ''}`, `Parent=${subsegment.id}`, `Sampled=${subsegment.notTraced ? '0' : '1'}`, ...Object.entries(root?.additionalTraceData ?? {}).map(([key, value]) => `${key}=${String(value)}`)].join(';');
+    const record = (ended: unknown) => {
+      const outcome = outcomeOf(ended);
+      if (!outcome) return;
+      // X-Ray's patcher names the operation as the SDK's command does, less `Command`, first letter lowered.
+      const operation = call.operation.charAt(0).toLowerCase() + call.operation.slice(1);
+      const status = outcome.httpStatusCode;
+      subsegment.addAttribute('aws', tracer.awsAttribute({ requestId: outcome.requestId, retryCount: outcome.attempts, data: outcome.output, request: { operation, params: call.input, httpRequest: { region: call.region, statusCode: status } } }, call.service));
+      subsegment.addAttribute('http', status ? { response: { status } } : {});
+      if (outcome.throttled || status === 429) subsegment.addThrottleFlag();
+      if ((status ?? 0) >= 500) subsegment.addFaultFlag();
+      else if ((status ?? 0) >= 400) subsegment.addErrorFlag();
+    };
+    try {
+      const result = await work(root?.trace_id ? traceHeader : undefined);
+      record(result);
+      subsegment.close();
+      return result;
+    } catch (error) {
+      record(error);
+      subsegment.close(error instanceof Error ? error : String(error));
+      throw error;
+    }
+  })) as T;
 }
 
 /** An API's own words: `customers`, `payment_intents`, `v1`, `v61.0`, `queryv2`. Anything else may be data. */

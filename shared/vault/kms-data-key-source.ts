@@ -5,7 +5,7 @@ import { Vault } from './vault';
 
 /**
  * The two KMS actions the vault makes, in the shapes of KMS's API reference, blobs as bytes: through
- * the SDK's client (shared/vault/sdk-kms-calls.ts) or as signed calls (shared/vault/signed-kms-calls.ts).
+ * the SDK's client (test/support/sdk-calls.ts, the tests' oracle) or as signed calls (shared/vault/signed-kms-calls.ts).
  */
 export interface KmsCalls {
   generateDataKey(input: GenerateDataKeyRequest): Promise<{ Plaintext?: Uint8Array; CiphertextBlob?: Uint8Array }>;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Retry } from '@smithy/core/retry';
 import { AwsCallError, KMS, SECRETS_MANAGER, SQS, retryBaseMs, retryDelayMs, signedCall } from '../../shared/aws/signed-call';
 import { signedSqsCalls } from '../../shared/queues/signed-sqs-calls';
-import { sdkSqsCalls } from '../../shared/queues/sdk-sqs-calls';
+import { sdkKmsCalls, sdkSqsCalls } from '../support/sdk-calls';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { signedTableClient } from '../../shared/store/signed-table-client';
 import { Store } from '../../shared/store/store';
@@ -15,7 +15,6 @@ import { GetItemCommand } from '../../shared/store/table-client';
 import { batchGetAll, batchWriteAll, countAll, fromItem, putVersioned, queryAll, toItem, VersionConflictError } from '../../shared/store/table-access';
 import { DeleteItemCommand } from '../../shared/store/table-client';
 import { signedKmsCalls } from '../../shared/vault/signed-kms-calls';
-import { sdkKmsCalls } from '../../shared/vault/sdk-kms-calls';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 import { useAwsStandIn } from '../support/use-aws-stand-in';
 

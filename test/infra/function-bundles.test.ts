@@ -7,27 +7,25 @@ import { bundleHandler } from '../../lib/bundling';
 import { functionSettings, handlerNames } from '../../shared/handler/function-settings';
 
 /**
- * Each function bundles the AWS clients it uses and no other (docs/cold-starts.md): KMS only where
- * credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID; and the webhook
- * receivers and the API no SDK client at their cold start (signed calls, shared/aws/signed-call.ts).
+ * Each function bundles the AWS calls it makes and no other (docs/cold-starts.md): KMS only where
+ * credentials are sealed or opened, which is where the stack sets CREDENTIALS_KEY_ID; and no SDK
+ * client anywhere (signed calls, shared/aws/signed-call.ts).
  */
 describe('what each function bundles', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-contents-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('KMS goes only into the functions that open credentials; the receivers and the API load no SDK client at their cold start', async () => {
+  it('KMS goes only into the functions that open credentials; no function bundles an SDK client', async () => {
     const found: Record<string, { kms: boolean; opensCredentials: boolean; sdkClients: string[] }> = {};
     for (const name of handlerNames) {
       const { inputs } = await bundleHandler(name, join(dir, `${name}.mjs`));
       const present = (part: string) => Object.entries(inputs).some(([path, input]) => path.includes(part) && input.bytesInOutput > 0);
       const sdkClients = [...new Set(Object.keys(inputs).flatMap((path) => /@aws-sdk\/(client-[\w-]+)\//.exec(path)?.[1] ?? []))];
-      found[name] = { kms: present('@aws-sdk/client-kms/') || present('shared/vault/signed-kms-calls.ts'), opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID'), sdkClients };
+      found[name] = { kms: present('shared/vault/signed-kms-calls.ts'), opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID'), sdkClients };
     }
     for (const [name, { kms, opensCredentials }] of Object.entries(found)) expect(kms, name).toBe(opensCredentials);
-    // The functions someone waits on load no SDK client at their cold start: the receivers have none,
-    // the API loads its Step Functions, EventBridge and SQS clients on first use (chunks not counted here).
-    for (const name of ['webhook-payments', 'webhook-billing', 'api']) expect(found[name]!.sdkClients, name).toEqual([]);
-    expect(found['sync-job']!.sdkClients).toContain('client-dynamodb');
+    // No function bundles an SDK client: every AWS call is signed (the local runtime and the tests use the SDK's).
+    for (const name of handlerNames) expect(found[name]!.sdkClients, name).toEqual([]);
     // Built-ins come through require (shared/aws/builtins/): as ES modules Node reads all their exports at load.
     // Left as ES imports: node:module (the banner's createRequire) and node:zlib (read as a namespace).
     for (const name of handlerNames) {

@@ -15,15 +15,24 @@ import { Sha256 } from '../../shared/aws/signed-call';
  *   `IncorrectKeyException`);
  * - SQS `SendMessageBatch` (every entry taken, with its body's MD5 as SQS answers it) and
  *   `ChangeMessageVisibility`;
- * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id).
+ * - SQS `SendMessage`, `ReceiveMessage` (a long poll: held until a message comes or its wait
+ *   ends), `DeleteMessage` and `ChangeMessageVisibility` (0 makes a received message visible again),
+ *   on the poller-notice queue;
+ * - Secrets Manager `GetSecretValue` (`ResourceNotFoundException` for an unknown id);
+ * - EventBridge `PutEvents` (at most 10 entries; an entry whose `Detail` is not a JSON object fails
+ *   alone, `MalformedDetail`, counted in `FailedEntryCount`);
+ * - Step Functions `StartExecution` (a name used again with the same input answers the first
+ *   execution; with another input, `ExecutionAlreadyExists`) and `SendTaskSuccess`.
  *
  * Every request must carry a valid Signature V4 for the stand-in's credentials (else
  * `InvalidSignatureException`, 400, as the JSON services answer it).
  *
  * Sources: the AWS KMS API Reference (GenerateDataKey, Decrypt, InvalidCiphertextException), the
- * Amazon SQS API Reference (SendMessageBatch, ChangeMessageVisibility, EmptyBatchRequest,
- * TooManyEntriesInBatchRequest), the AWS Secrets Manager API Reference (GetSecretValue,
- * ResourceNotFoundException), and for the error body (`__type`, `message`, status 400) DynamoDB's
+ * Amazon SQS API Reference (SendMessageBatch, SendMessage, ReceiveMessage, DeleteMessage,
+ * ChangeMessageVisibility, EmptyBatchRequest, TooManyEntriesInBatchRequest), the AWS Secrets Manager
+ * API Reference (GetSecretValue, ResourceNotFoundException), the Amazon EventBridge API Reference
+ * (PutEvents, PutEventsResultEntry), the AWS Step Functions API Reference (StartExecution,
+ * ExecutionAlreadyExists, SendTaskSuccess), and for the error body (`__type`, `message`, status 400) DynamoDB's
  * "Error handling with DynamoDB", which the JSON services share. test/aws/signed-call.test.ts holds it to the
  * SDK: the SDK's own clients get the same answers from it as from AWS's descriptions, so it is not a
  * contract we wrote on both sides.
@@ -46,6 +55,15 @@ export interface AwsStandIn {
   requests(): Array<{ target: string; contentType: string; body: unknown; headers: Record<string, string | string[] | undefined> }>;
   /** The message bodies SQS took, in order. */
   sentBodies(): string[];
+  /** The entries EventBridge took, in order. */
+  events(): Array<Record<string, unknown>>;
+  /** The executions Step Functions started, and the task tokens it was answered. */
+  executions(): Array<{ stateMachineArn: string; name: string; input: string }>;
+  taskAnswers(): Array<{ taskToken: string; output: string }>;
+  /** The next `count` PutEvents entries fail alone with this `ErrorCode` (`ThrottlingException`, `InternalFailure`). */
+  failEntries(count: number, errorCode: string): void;
+  /** Messages on a queue not yet deleted (visible or received). */
+  queued(queueUrl: string): number;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -53,7 +71,17 @@ export interface AwsStandIn {
 type Answer = { status: number; body: unknown };
 
 /** Each target prefix's signing name: what a request's credential scope must say. */
-const SIGNING_NAMES: Record<string, string> = { TrentService: 'kms', AmazonSQS: 'sqs', secretsmanager: 'secretsmanager' };
+const SIGNING_NAMES: Record<string, string> = { TrentService: 'kms', AmazonSQS: 'sqs', secretsmanager: 'secretsmanager', AWSEvents: 'events', AWSStepFunctions: 'states' };
+/** The target prefixes that speak awsJson 1.1 (the others 1.0). */
+const JSON_1_1 = new Set(['TrentService', 'secretsmanager', 'AWSEvents']);
+
+interface QueuedMessage {
+  id: string;
+  body: string;
+  receiptHandle?: string;
+  /** Hidden until (epoch ms) after a receive. */
+  hiddenUntil: number;
+}
 
 export async function startAwsStandIn(options: { region?: string } = {}): Promise<AwsStandIn> {
   const region = options.region ?? 'us-east-1';
@@ -65,11 +93,19 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
   const failures = new Map<string, Array<{ status: number; code: string } | 'hang' | 'reset'>>();
   let received: ReturnType<AwsStandIn['requests']> = [];
   let sent: string[] = [];
+  let events: Array<Record<string, unknown>> = [];
+  let executions: Array<{ stateMachineArn: string; name: string; input: string }> = [];
+  let taskAnswers: Array<{ taskToken: string; output: string }> = [];
+  let failingEntries: string[] = [];
+  const queues = new Map<string, QueuedMessage[]>();
+  const queue = (url: unknown) => queues.get(String(url)) ?? queues.set(String(url), []).get(String(url))!;
+  /** SQS's default visibility timeout: a received message is hidden this long unless deleted or given back. */
+  const VISIBILITY_MS = 30_000;
 
   const error = (status: number, code: string, message: string): Answer => ({ status, body: { __type: code, message } });
   const context = (value: unknown) => JSON.stringify(Object.entries((value as Record<string, string> | undefined) ?? {}).sort());
 
-  const actions: Record<string, (input: Record<string, unknown>) => Answer> = {
+  const actions: Record<string, (input: Record<string, unknown>) => Answer | Promise<Answer>> = {
     'TrentService.GenerateDataKey': (input) => {
       if (input.KeyId !== keyId) return error(400, 'NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
       if (input.KeySpec === undefined && input.NumberOfBytes === undefined) return error(400, 'ValidationException', 'Please specify either number of bytes or key spec.');
@@ -95,7 +131,72 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
         body: { Successful: entries.map((entry) => ({ Id: entry.Id, MessageId: randomUUID(), MD5OfMessageBody: createHash('md5').update(entry.MessageBody).digest('hex') })), Failed: [] },
       };
     },
-    'AmazonSQS.ChangeMessageVisibility': () => ({ status: 200, body: {} }),
+    'AmazonSQS.ChangeMessageVisibility': (input) => {
+      const message = [...queues.values()].flat().find((m) => m.receiptHandle === input.ReceiptHandle);
+      if (message) message.hiddenUntil = Date.now() + Number(input.VisibilityTimeout ?? 0) * 1000;
+      return { status: 200, body: {} };
+    },
+    'AmazonSQS.SendMessage': (input) => {
+      const body = String(input.MessageBody ?? '');
+      if (body === '') return error(400, 'com.amazonaws.sqs#InvalidParameterValue', 'The request must contain the parameter MessageBody.');
+      const id = randomUUID();
+      queue(input.QueueUrl).push({ id, body, hiddenUntil: 0 });
+      sent.push(body);
+      return { status: 200, body: { MessageId: id, MD5OfMessageBody: createHash('md5').update(body).digest('hex') } };
+    },
+    'AmazonSQS.ReceiveMessage': async (input) => {
+      const until = Date.now() + Number(input.WaitTimeSeconds ?? 0) * 1000;
+      const max = Number(input.MaxNumberOfMessages ?? 1);
+      for (;;) {
+        const visible = queue(input.QueueUrl).filter((message) => message.hiddenUntil <= Date.now()).slice(0, max);
+        if (visible.length > 0 || Date.now() >= until) {
+          for (const message of visible) Object.assign(message, { receiptHandle: randomBytes(24).toString('base64'), hiddenUntil: Date.now() + VISIBILITY_MS });
+          // No messages: an empty object, as SQS's JSON protocol answers (no `Messages` member).
+          return { status: 200, body: visible.length === 0 ? {} : { Messages: visible.map((m) => ({ MessageId: m.id, ReceiptHandle: m.receiptHandle, MD5OfBody: createHash('md5').update(m.body).digest('hex'), Body: m.body })) } };
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    'AmazonSQS.DeleteMessage': (input) => {
+      const messages = queue(input.QueueUrl);
+      const index = messages.findIndex((m) => m.receiptHandle === input.ReceiptHandle);
+      if (index < 0) return error(400, 'com.amazonaws.sqs#ReceiptHandleIsInvalid', 'The input receipt handle is invalid.');
+      messages.splice(index, 1);
+      return { status: 200, body: {} };
+    },
+    'AWSEvents.PutEvents': (input) => {
+      const entries = (input.Entries as Array<Record<string, unknown>> | undefined) ?? [];
+      if (entries.length === 0 || entries.length > 10) return error(400, 'ValidationException', '1 validation error detected: Value at \'entries\' failed to satisfy constraint: Member must have length less than or equal to 10');
+      const results = entries.map((entry) => {
+        let detail: unknown;
+        try {
+          detail = JSON.parse(String(entry.Detail));
+        } catch {
+          detail = undefined;
+        }
+        if (!detail || typeof detail !== 'object' || Array.isArray(detail)) return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is malformed.' };
+        const failing = failingEntries.shift();
+        if (failing) return { ErrorCode: failing, ErrorMessage: 'stand-in failure' };
+        events.push(entry);
+        return { EventId: randomUUID() };
+      });
+      return { status: 200, body: { FailedEntryCount: results.filter((result) => 'ErrorCode' in result).length, Entries: results } };
+    },
+    'AWSStepFunctions.StartExecution': (input) => {
+      const stateMachineArn = String(input.stateMachineArn ?? '');
+      const name = String(input.name ?? randomUUID());
+      const inputText = String(input.input ?? '{}');
+      const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+      const earlier = executions.find((execution) => execution.stateMachineArn === stateMachineArn && execution.name === name);
+      if (earlier && earlier.input !== inputText) return error(400, 'ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+      if (!earlier) executions.push({ stateMachineArn, name, input: inputText });
+      return { status: 200, body: { executionArn, startDate: Date.now() / 1000 } };
+    },
+    'AWSStepFunctions.SendTaskSuccess': (input) => {
+      if (typeof input.taskToken !== 'string' || input.taskToken === '') return error(400, 'InvalidToken', 'Invalid Token');
+      taskAnswers.push({ taskToken: input.taskToken, output: String(input.output ?? '') });
+      return { status: 200, body: {} };
+    },
     'secretsmanager.GetSecretValue': (input) => {
       const value = secrets.get(String(input.SecretId));
       if (value === undefined) return error(400, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
@@ -127,8 +228,10 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
             ? error(400, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
             : !/^application\/x-amz-json-1\.[01]$/.test(contentType)
               ? error(400, 'SerializationException', `unexpected content type ${contentType}`)
-              : (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input);
-        const version = target.startsWith('TrentService') || target.startsWith('secretsmanager') ? '1.1' : '1.0';
+              : await (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input);
+        // The caller gave up (a long poll it abandoned): nobody to answer.
+        if (request.socket.destroyed) return;
+        const version = JSON_1_1.has(target.split('.')[0]!) ? '1.1' : '1.0';
         response.writeHead(answer.status, { 'content-type': `application/x-amz-json-${version}`, 'x-amzn-requestid': randomUUID() }).end(JSON.stringify(answer.body));
       })();
     });
@@ -162,6 +265,8 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
       AWS_ENDPOINT_URL_KMS: url,
       AWS_ENDPOINT_URL_SQS: url,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: url,
+      AWS_ENDPOINT_URL_EVENTBRIDGE: url,
+      AWS_ENDPOINT_URL_SFN: url,
       AWS_REGION: region,
       AWS_ACCESS_KEY_ID: credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
@@ -176,9 +281,19 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
     calls: (target) => (target ? received.filter((request) => request.target === target).length : received.length),
     requests: () => [...received],
     sentBodies: () => [...sent],
+    events: () => [...events],
+    executions: () => [...executions],
+    taskAnswers: () => [...taskAnswers],
+    failEntries: (count, errorCode) => void failingEntries.push(...Array.from({ length: count }, () => errorCode)),
+    queued: (queueUrl) => queue(queueUrl).length,
     reset() {
       received = [];
       sent = [];
+      events = [];
+      executions = [];
+      taskAnswers = [];
+      failingEntries = [];
+      queues.clear();
       failures.clear();
     },
     stop: () =>

@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { SqsJobQueue } from '../../shared/queues/sqs-queue';
-import { sdkSqsCalls } from '../../shared/queues/sdk-sqs-calls';
+import { sdkSqsCalls } from '../support/sdk-calls';
 import type { SyncJob } from '../../shared/queues/messages';
 import { SYNC_RETRY, retryAfterFailure, retryDelayMs, retryJobShouldRun, retryTimeline } from '../../shared/sync/sync-retry';
 

@@ -8,7 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KmsDataKeySource } from '../../shared/vault/kms-data-key-source';
-import { sdkKmsCalls } from '../../shared/vault/sdk-kms-calls';
+import { sdkKmsCalls } from '../support/sdk-calls';
 import { Vault, VaultError } from '../../shared/vault/vault';
 
 const keyId = 'arn:aws:kms:us-east-1:111122223333:key/test-credentials-key';

@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { mockClient } from 'aws-sdk-client-mock';
 import type * as z from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { responseForError } from '../../shared/api/http';
@@ -8,6 +6,7 @@ import { createRouter } from '../../shared/api/router';
 import { apiRoutes } from '../../shared/api/routes/index';
 import { PLAYBOOK_EVENT_DATA, PLAYBOOK_EVENT_TYPES, playbookEvent } from '../../shared/events/playbook-events';
 import { EventBridgePublisher } from '../../shared/events/event-bridge-publisher';
+import { useAwsStandIn } from '../support/use-aws-stand-in';
 import type { Gateway } from '../../shared/gateway';
 import { startWebhookWorld, type WebhookWorld } from './support';
 
@@ -103,17 +102,12 @@ describe('the published schema', () => {
 });
 
 describe('on EventBridge', () => {
+  const standIn = useAwsStandIn();
   it('goes to the gateway bus with the platform as source and the type as detail-type', async () => {
-    const eventBridge = mockClient(EventBridgeClient);
-    try {
-      eventBridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
-      const event = world.published.find((e) => e.type === 'subscription.created')!;
-      await new EventBridgePublisher(new EventBridgeClient({ region: 'us-east-1' }), 'integration-gateway').publish([event]);
-      const entry = eventBridge.commandCalls(PutEventsCommand)[0]!.args[0].input.Entries![0]!;
-      expect(entry).toMatchObject({ EventBusName: 'integration-gateway', Source: 'integration-gateway.payment', DetailType: 'subscription.created' });
-      expect(JSON.parse(entry.Detail!)).toEqual(event);
-    } finally {
-      eventBridge.restore();
-    }
+    const event = world.published.find((e) => e.type === 'subscription.created')!;
+    await new EventBridgePublisher('integration-gateway').publish([event]);
+    const entry = standIn().events()[0]!;
+    expect(entry).toMatchObject({ EventBusName: 'integration-gateway', Source: 'integration-gateway.payment', DetailType: 'subscription.created' });
+    expect(JSON.parse(String(entry.Detail))).toEqual(event);
   });
 });
