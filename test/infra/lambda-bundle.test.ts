@@ -14,9 +14,9 @@ import { startDynamo, type LocalDynamo } from '../support/dynamo';
 const run = promisify(execFile);
 
 /**
- * A handler bundled exactly as the stack bundles it (SDK credentials aliased to the environment
- * provider) runs in a fresh Node 24 process as Lambda would start it: settings checked at load,
- * credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, DynamoDB reached (dynalite here).
+ * A handler bundled exactly as the stack bundles it runs in a fresh Node 24 process as Lambda would
+ * start it: settings checked at load, its calls signed with the credentials Lambda puts in the
+ * environment (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN), DynamoDB reached (dynalite here).
  */
 describe('a Lambda bundle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bundle-'));
@@ -50,12 +50,12 @@ describe('a Lambda bundle', () => {
     expect(stdout).toContain('{"frequency":"hourly","enqueued":0}');
   });
 
-  it('with no credentials in the environment it fails saying so (the chain is that one provider)', async () => {
+  it('with no credentials in the environment it fails saying so (Lambda always sets them)', async () => {
     const failed = await invoke(lambdaEnv({})).then(
       () => undefined,
       (error: { stderr: string; stdout: string }) => error,
     );
-    expect(failed?.stderr ?? '').toMatch(/environment variable credentials/);
+    expect(failed?.stderr ?? '').toMatch(/AWS credentials are not in the environment \(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY\)/);
   });
 
   it('stops at load, naming each setting that is missing or wrong', async () => {
