@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { schedulingPlatforms, syncPlatforms } from '../shared/connections/registry';
+import { schedulingPlatforms, syncSchedules } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { signedTable } from '../shared/store/signed-table-client';
 import { taskFunction } from '../shared/handler/engine';
@@ -23,6 +23,6 @@ export const handler = taskFunction(async (event: unknown): Promise<{ frequency:
   const parsed = ScheduleEvent.parse(event);
   if ('retries' in parsed) return { frequency: 'retries', enqueued: await dispatchDueRetries(gateway(), log.with({ frequency: 'retries' })) };
   const { frequency } = parsed;
-  const enqueued = await dispatchDueSyncs(gateway(), syncPlatforms, frequency, log.with({ frequency }), schedulingPlatforms);
+  const enqueued = await dispatchDueSyncs(gateway(), syncSchedules, frequency, log.with({ frequency }), schedulingPlatforms);
   return { frequency, enqueued };
 });

@@ -5,7 +5,7 @@ import { billingNaming } from './naming';
 import { BillingSyncSettings } from './settings';
 import { billingSync } from './sync';
 
-/** What the sync dispatcher and the sync job run of the billing connector. */
+/** What the sync job runs of the billing connector (the dispatcher reads ./sync-schedule.ts). */
 export const billingSyncing = defineSyncPlatform<BillingSyncSettings>({
   ...billingNaming,
   settings: BillingSyncSettings,

@@ -78,7 +78,9 @@ export type ConnectorNaming = Pick<Connector, 'name' | 'platform'>;
 export interface ReceivingConnector extends ConnectorNaming {
   webhooks: WebhookReceiver;
 }
-/** What the sync dispatcher and the sync job run of a connector that syncs records (`<connector>/sync-platform.ts`). */
+/** What the sync dispatcher reads of a connector that syncs records: its settings, which say what to sync and how often (`<connector>/sync-schedule.ts`). */
+export type SyncSchedule = ConnectorNaming & Pick<SyncingConnector, 'settings'>;
+/** What the sync job runs of a connector that syncs records (`<connector>/sync-platform.ts`). */
 export type SyncPlatform = ConnectorNaming & ConnectorPlatform;
 /** What the event worker runs of a connector whose platform sends webhooks (`<connector>/webhook-endpoint.ts`). */
 export type ApplyingConnector = ConnectorNaming & Required<Pick<Connector, 'webhooks' | 'client'>>;

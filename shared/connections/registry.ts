@@ -1,4 +1,5 @@
 import { billing } from '../billing/connector';
+import { billingSyncSchedule } from '../billing/sync-schedule';
 import { billingSyncing } from '../billing/sync-platform';
 import { billingApplying } from '../billing/webhook-endpoint';
 import { billingReceiving } from '../billing/webhook-receiver';
@@ -7,11 +8,12 @@ import { dataReacting } from '../data/reactions';
 import { dataScheduling } from '../data/scheduling';
 import { messaging } from '../messaging/connector';
 import { payment } from '../payment/connector';
+import { paymentSyncSchedule } from '../payment/sync-schedule';
 import { paymentSyncing } from '../payment/sync-platform';
 import { paymentApplying } from '../payment/webhook-endpoint';
 import { paymentReceiving } from '../payment/webhook-receiver';
 import type { EventReaction } from '../events/reactions';
-import type { ApplyingConnector, Connector, ReactingConnector, ReceivingConnector, SchedulingPlatform, SyncPlatform } from './connector';
+import type { ApplyingConnector, Connector, ReactingConnector, ReceivingConnector, SchedulingPlatform, SyncPlatform, SyncSchedule } from './connector';
 import { ConnectorRegistry } from './connector-registry';
 
 /** The connectors this gateway offers: one line each. The core reads them from here only. */
@@ -30,7 +32,10 @@ export const webhookReceivers: ReceivingConnector[] = [paymentReceiving, billing
 /** Whose webhooks the event worker applies, with the client that fetches records. */
 export const webhookAppliers: Record<string, ApplyingConnector> = /* @__PURE__ */ byName([paymentApplying, billingApplying]);
 
-/** Who syncs records: what the sync dispatcher and the sync job run. */
+/** Who syncs records, as the sync dispatcher reads them: their settings (what to sync, how often). */
+export const syncSchedules: Record<string, SyncSchedule> = /* @__PURE__ */ byName([paymentSyncSchedule, billingSyncSchedule]);
+
+/** Who syncs records: what the sync job runs. */
 export const syncPlatforms: Record<string, SyncPlatform> = /* @__PURE__ */ byName([paymentSyncing, billingSyncing]);
 
 /** Who has work on the sync schedules besides record syncs. */
@@ -53,6 +58,7 @@ export function addConnector(connector: Connector): void {
   const { name, platform, webhooks, client, sync, scheduled, reactions } = connector;
   if (webhooks) webhookReceivers.push({ name, platform, webhooks });
   if (webhooks && client) webhookAppliers[name] = { name, platform, webhooks, client };
+  if (sync && client) syncSchedules[name] = { name, platform, settings: connector.settings } as SyncSchedule;
   if (sync && client) syncPlatforms[name] = { name, platform, settings: connector.settings, client, sync, problem: connector.problem } as SyncPlatform;
   if (scheduled) schedulingPlatforms[name] = { name, platform, settings: connector.settings, scheduled };
   if (reactions) reacting.push({ name, platform, reactions });

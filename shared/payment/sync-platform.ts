@@ -5,7 +5,7 @@ import { paymentNaming } from './naming';
 import { PaymentSyncSettings } from './settings';
 import { paymentSync } from './sync';
 
-/** What the sync dispatcher and the sync job run of the payment connector. */
+/** What the sync job runs of the payment connector (the dispatcher reads ./sync-schedule.ts). */
 export const paymentSyncing = defineSyncPlatform<PaymentSyncSettings>({
   ...paymentNaming,
   settings: PaymentSyncSettings,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectors, reactionsTo, receiverAt, schedulingPlatforms, syncPlatforms, webhookAppliers, webhookReceivers } from '../../shared/connections/registry';
+import { connectors, reactionsTo, receiverAt, schedulingPlatforms, syncPlatforms, syncSchedules, webhookAppliers, webhookReceivers } from '../../shared/connections/registry';
 
 /**
  * Functions load connectors by capability (bundles by capability: docs/cold-starts.md). The
@@ -36,6 +36,9 @@ describe('the registry by capability', () => {
     for (const [name, platform] of Object.entries(syncPlatforms)) {
       for (const part of ['settings', 'client', 'sync', 'problem'] as const) expect(platform[part]).toBe(syncing[name]![part]);
     }
+    // The dispatcher's view: the same connectors, with the same settings schema.
+    expect(Object.keys(syncSchedules).sort()).toEqual(Object.keys(syncPlatforms).sort());
+    for (const [name, schedule] of Object.entries(syncSchedules)) expect(schedule.settings).toBe(syncing[name]!.settings);
     const scheduling = all.filter((connector) => connector.scheduled);
     expect(Object.keys(schedulingPlatforms).sort()).toEqual(scheduling.map(({ name }) => name).sort());
     for (const connector of scheduling) expect(schedulingPlatforms[connector.name]!.scheduled).toBe(connector.scheduled);
