@@ -8,14 +8,14 @@ import { awsCallSegment, type AwsCallOutcome } from '../tracing/segments';
 /**
  * One AWS call over HTTPS, signed with the SDK's own Signature V4 signer, without an SDK client.
  *
- * Why: the webhook receivers' and the API's cold starts are what a platform's delivery, a dashboard
- * page and a playbook's first read wait for, and the SDK clients they would make (DynamoDB, KMS, SQS,
- * Secrets Manager) were half a receiver's bundle and two thirds of its import time
- * (docs/cold-starts.md). Those calls are simple JSON requests, so they are made here, and so is every
- * HTTP function's one read of the origin secret. Everything else keeps the SDK.
+ * Why: every Lambda function makes its AWS calls this way, with no SDK client. An SDK client was
+ * 170-270 KB of a bundle and most of its import time (docs/cold-starts.md), and the calls the gateway
+ * makes (DynamoDB, KMS, SQS, Secrets Manager, EventBridge, Step Functions) are simple JSON requests.
+ * The local runtime keeps the SDK's DynamoDB client, where the local IAM check sits.
  *
  * It does what the SDK's client would for these calls, checked against the SDK itself
- * (test/aws/signed-call.test.ts: the same request's target, headers and body; the same answer read):
+ * (test/aws/signed-call.test.ts and signed-services.test.ts: the same request's target, headers and
+ * body; the same answer read; test/aws/traced-calls.test.ts: the same X-Ray subsegment):
  * - the JSON protocols (awsJson 1.0 and 1.1): POST `/`, `X-Amz-Target: <service>.<Operation>`, blobs
  *   as base64;
  * - credentials, region and endpoints from the environment as Lambda sets them
@@ -28,7 +28,9 @@ import { awsCallSegment, type AwsCallOutcome } from '../tracing/segments';
  *   calls fail), its Retry-After hints nor its clock-skew correction: Lambda's clock is kept in sync;
  * - each attempt has a deadline (3 s by default; the SDK sets none), so a stalled connection is
  *   abandoned and tried again rather than holding the invocation until Lambda's timeout;
- * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`.
+ * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`;
+ * - the invocation's trace header on every call, as the SDK's recursion-detection middleware sends
+ *   it, and where the function traces, an X-Ray subsegment per call (shared/tracing/segments.ts).
  */
 
 /** A service spoken to in one of AWS's JSON protocols. */

@@ -19,7 +19,7 @@ import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../loc
 import { useAwsStandIn } from '../support/use-aws-stand-in';
 
 /**
- * The calls the webhook receivers make without the SDK (shared/aws/signed-call.ts), held to the SDK:
+ * The calls every function makes without the SDK (shared/aws/signed-call.ts), held to the SDK:
  * for the same input both send the same target, content type and JSON body, and read the same
  * answers. KMS, SQS and Secrets Manager answer from the loopback stand-in (which the SDK's own
  * clients talk to unchanged), DynamoDB from dynalite.

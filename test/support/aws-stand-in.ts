@@ -5,9 +5,10 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '../../shared/aws/signed-call';
 
 /**
- * KMS, SQS and Secrets Manager on loopback, for the calls the gateway makes without the SDK
- * (shared/aws/signed-call.ts): none of the three has a local server. It speaks their JSON protocols
- * as their API references describe them, for the five actions the gateway uses, and nothing else:
+ * KMS, SQS, Secrets Manager, EventBridge and Step Functions on loopback, for the calls the
+ * gateway's functions make without the SDK (shared/aws/signed-call.ts): none of them has a local
+ * server. It speaks their JSON protocols
+ * as their API references describe them, for the actions the gateway uses, and nothing else:
  *
  * - KMS `GenerateDataKey` (a key spec or a number of bytes required) and `Decrypt`: a data key
  *   decrypts only under the exact encryption context it was made with (else
@@ -22,7 +23,8 @@ import { Sha256 } from '../../shared/aws/signed-call';
  * - EventBridge `PutEvents` (at most 10 entries; an entry whose `Detail` is not a JSON object fails
  *   alone, `MalformedDetail`, counted in `FailedEntryCount`);
  * - Step Functions `StartExecution` (a name used again with the same input answers the first
- *   execution; with another input, `ExecutionAlreadyExists`) and `SendTaskSuccess`.
+ *   execution; with another input, `ExecutionAlreadyExists`; every execution stays open here, where
+ *   AWS answers `ExecutionAlreadyExists` for a closed one whatever the input) and `SendTaskSuccess`.
  *
  * Every request must carry a valid Signature V4 for the stand-in's credentials (else
  * `InvalidSignatureException`, 400, as the JSON services answer it).
