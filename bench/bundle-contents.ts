@@ -15,7 +15,7 @@ import { median, round } from './statistics';
  * - compile: the bundle's text wrapped in a function that is never called, less setup: what reading,
  *   parsing and compiling its top level costs;
  * - evaluation: the whole import less the two: what the modules do when they load (zod schemas
- *   built, SDK clients made, settings checked).
+ *   built, settings checked).
  *
  * With `--base <dir>` (a checkout of another commit, node_modules beside it) each function is also
  * built from there and the imports of both are taken in turn, so one run compares them under the

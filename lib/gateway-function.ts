@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, Validations, type Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, RecursiveLoop, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { GatewayEnvironment } from '../shared/config';
@@ -27,6 +27,8 @@ export interface GatewayFunctionProps {
   readonly memorySize?: number;
   /** Runs lean (lib/bundling.ts `leanRuntime`): no source maps, a small young generation. */
   readonly lean?: boolean;
+  /** @default Lambda's: a chain of more than 16 invocations through its own queue is stopped as a loop. */
+  readonly recursiveLoop?: RecursiveLoop;
   readonly logRetention: logs.RetentionDays;
 }
 
@@ -64,6 +66,7 @@ export class GatewayFunction extends LambdaFunction {
       role,
       logGroup,
       tracing: Tracing.ACTIVE,
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       environment: {
         NODE_OPTIONS: props.lean ? leanRuntime.nodeOptions : '--enable-source-maps',
         GATEWAY_MODE: 'aws' satisfies GatewayEnvironment['GATEWAY_MODE'],

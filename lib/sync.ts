@@ -1,6 +1,7 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
@@ -69,6 +70,10 @@ export class Sync extends Construct {
       timeout: jobTimeout,
       memorySize: SYNC_JOB_MEMORY_MB,
       logRetention: props.logRetention,
+      // A job that reaches its deadline sends its continuation to its own queue, carrying the
+      // invocation's trace header (as every AWS call does); Lambda counts that chain and stops it
+      // after 16 as a loop: a first sync of a large account would be cut off. The chain is meant.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     // One job per invocation: a job can run for minutes, and its failure must not retry another job.
     this.job.addEventSource(new SqsEventSource(this.work.queue, { batchSize: 1, reportBatchItemFailures: true }));

@@ -51,13 +51,9 @@ export interface AwsServices {
   /** The table (DynamoDB): every function provides it (`signedTable`). */
   table?: (env: GatewayEnvironment) => TableClient;
   queues?: (env: GatewayEnvironment) => Gateway['queues'];
-  /**
-   * The next three may answer a promise: a service a function rarely needs may be loaded with
-   * `import()` on its first use, so the function's usual first request does not load it.
-   */
-  events?: (env: GatewayEnvironment) => EventPublisher | Promise<EventPublisher>;
-  stateMachines?: (env: GatewayEnvironment) => StateMachines | Promise<StateMachines>;
-  pollerNotices?: (env: GatewayEnvironment) => PollerNotices | Promise<PollerNotices>;
+  events?: (env: GatewayEnvironment) => EventPublisher;
+  stateMachines?: (env: GatewayEnvironment) => StateMachines;
+  pollerNotices?: (env: GatewayEnvironment) => PollerNotices;
   /** The credentials vault (KMS): provided by the functions that seal or open credentials. */
   vault?: (env: GatewayEnvironment) => Gateway['vault'];
 }
@@ -102,28 +98,22 @@ function awsGateway(env: GatewayEnvironment): Gateway {
       forget: (scope) => keys().forget(scope),
     },
     queues: { syncJobs: queue('syncJobs'), webhookEvents: queue('webhookEvents'), ingestion: queue('ingestion') },
-    events: countedPublisher({ publish: async (batch) => (await publisher()).publish(batch) }),
+    events: countedPublisher({ publish: async (batch) => publisher().publish(batch) }),
     stateMachines: {
-      startLifecycle: async (name, input) => (await machines()).startLifecycle(name, input),
-      startFleet: async (input) => (await machines()).startFleet(input),
-      sendTaskSuccess: async (token, output) => (await machines()).sendTaskSuccess(token, output),
+      startLifecycle: async (name, input) => machines().startLifecycle(name, input),
+      startFleet: async (input) => machines().startFleet(input),
+      sendTaskSuccess: async (token, output) => machines().sendTaskSuccess(token, output),
     },
     pollerNotices: {
-      tell: async (notice) => (await noticeQueue()).tell(notice),
-      receive: async (options) => (await noticeQueue()).receive(options),
+      tell: async (notice) => noticeQueue().tell(notice),
+      receive: async (options) => noticeQueue().receive(options),
     },
     now: () => Date.now(),
   };
 }
 
-/** A service made on its first use and kept (its factory may answer a promise); one that failed to be made is tried again next time. */
-function onFirstUse<T>(make: () => T | Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () =>
-    (made ??= Promise.resolve()
-      .then(make)
-      .catch((error: unknown) => {
-        made = undefined;
-        throw error;
-      }));
+/** A service made on its first use and kept; one whose making failed (a setting missing) is tried again next time. */
+function onFirstUse<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= make());
 }

@@ -26,8 +26,9 @@ import { awsCallSegment, type AwsCallOutcome } from '../tracing/segments';
  *   error), at most 20 s, for its throttling and transient errors (500, 502, 503, 504, 429, dropped
  *   connections and DNS failures). Not its retry quota (a token bucket that stops retrying when most
  *   calls fail), its Retry-After hints nor its clock-skew correction: Lambda's clock is kept in sync;
- * - each attempt has a deadline (3 s by default; the SDK sets none), so a stalled connection is
- *   abandoned and tried again rather than holding the invocation until Lambda's timeout;
+ * - each attempt has a deadline (3 s by default, 10 s for what is not safe to repeat; the SDK sets
+ *   none), so a stalled connection is abandoned and tried again rather than holding the invocation
+ *   until Lambda's timeout;
  * - a refusal throws an Error named with the service's error code, with `$metadata` and `$fault`;
  * - the invocation's trace header on every call, as the SDK's recursion-detection middleware sends
  *   it, and where the function traces, an X-Ray subsegment per call (shared/tracing/segments.ts).
@@ -44,6 +45,14 @@ export interface AwsJsonService {
   endpointVariable: string;
   /** Its SDK client's name less `Client`: how X-Ray names its subsegments. */
   clientName: string;
+  /**
+   * How long one attempt may take before it is abandoned and tried again (default 3 s). An attempt
+   * that succeeded but answered later is repeated: safe for the table's conditional writes (a repeat
+   * answers as a refused condition, as after the SDK's own retry of a 500 that had succeeded), KMS,
+   * SQS sends (at least once anyway) and reads; not for a published event or an answered task
+   * token, so EventBridge and Step Functions wait 10 s, well past any answer of a live service.
+   */
+  attemptTimeoutMs?: number;
 }
 
 export const DYNAMODB: AwsJsonService = { endpointPrefix: 'dynamodb', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_DYNAMODB', clientName: 'DynamoDB' };
@@ -54,8 +63,9 @@ export const KMS: AwsJsonService = { endpointPrefix: 'kms', targetPrefix: 'Trent
  */
 export const SQS: AwsJsonService = { endpointPrefix: 'sqs', targetPrefix: 'AmazonSQS', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SQS', clientName: 'SQS' };
 export const SECRETS_MANAGER: AwsJsonService = { endpointPrefix: 'secretsmanager', targetPrefix: 'secretsmanager', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_SECRETS_MANAGER', clientName: 'SecretsManager' };
-export const EVENTBRIDGE: AwsJsonService = { endpointPrefix: 'events', targetPrefix: 'AWSEvents', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_EVENTBRIDGE', clientName: 'EventBridge' };
-export const STEP_FUNCTIONS: AwsJsonService = { endpointPrefix: 'states', targetPrefix: 'AWSStepFunctions', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SFN', clientName: 'SFN' };
+const NOT_SAFE_TO_REPEAT_TIMEOUT_MS = 10_000;
+export const EVENTBRIDGE: AwsJsonService = { endpointPrefix: 'events', targetPrefix: 'AWSEvents', jsonVersion: '1.1', endpointVariable: 'AWS_ENDPOINT_URL_EVENTBRIDGE', clientName: 'EventBridge', attemptTimeoutMs: NOT_SAFE_TO_REPEAT_TIMEOUT_MS };
+export const STEP_FUNCTIONS: AwsJsonService = { endpointPrefix: 'states', targetPrefix: 'AWSStepFunctions', jsonVersion: '1.0', endpointVariable: 'AWS_ENDPOINT_URL_SFN', clientName: 'SFN', attemptTimeoutMs: NOT_SAFE_TO_REPEAT_TIMEOUT_MS };
 
 /** What the SDK puts on every answer, the same here. */
 export interface CallMetadata {
@@ -63,6 +73,8 @@ export interface CallMetadata {
   requestId?: string;
   attempts: number;
   totalRetryDelay: number;
+  /** Not in the SDK's: the answer's `Content-Length`, which X-Ray records of a call. */
+  contentLength?: number;
 }
 
 /**
@@ -126,7 +138,7 @@ export async function signedCall<Output>(service: AwsJsonService, operation: str
   if (!region) throw new Error('AWS_REGION is not set: the region to call AWS in');
   return awsCallSegment(
     { service: service.clientName, operation, region, input },
-    (traceHeader) => attempts<Output>(service, operation, input, { ...options, env, region, traceHeader: traceHeader ?? invocationTraceHeader(env) }),
+    (traceHeader) => attempts<Output>(service, operation, input, { ...options, env, region, traceHeader: traceHeader ?? invocationTraceHeader(env), traceContext: env.AWS_LAMBDA_FUNCTION_NAME ? invocationTraceContext() : {} }),
     outcomeOf,
   );
 }
@@ -136,7 +148,7 @@ async function attempts<Output>(
   service: AwsJsonService,
   operation: string,
   input: object,
-  options: CallOptions & { env: NodeJS.ProcessEnv; region: string; traceHeader: string | undefined },
+  options: CallOptions & { env: NodeJS.ProcessEnv; region: string; traceHeader: string | undefined; traceContext: Record<string, string> },
 ): Promise<Output & { $metadata: CallMetadata }> {
   const { env, region } = options;
   const endpoint = new URL(env[service.endpointVariable] ?? env.AWS_ENDPOINT_URL ?? `https://${service.endpointPrefix}.${region}.amazonaws.com`);
@@ -163,8 +175,12 @@ async function attempts<Output>(
       },
       body,
     });
-    const answer = await post(endpoint, signed.headers, body, options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS, options.signal).catch((failure: NodeJS.ErrnoException) => failure);
-    const metadata: CallMetadata = answer instanceof Error ? { attempts: attempt, totalRetryDelay } : { httpStatusCode: answer.status, requestId: header(answer, 'x-amzn-requestid'), attempts: attempt, totalRetryDelay };
+    const deadline = options.attemptTimeoutMs ?? service.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    const answer = await post(endpoint, { ...signed.headers, ...options.traceContext }, body, deadline, options.signal).catch((failure: NodeJS.ErrnoException) => failure);
+    const metadata: CallMetadata =
+      answer instanceof Error
+        ? { attempts: attempt, totalRetryDelay }
+        : { httpStatusCode: answer.status, requestId: header(answer, 'x-amzn-requestid'), attempts: attempt, totalRetryDelay, contentLength: Number(header(answer, 'content-length')) || undefined };
     if (!(answer instanceof Error) && answer.status < 300) {
       return Object.assign(answer.text ? (JSON.parse(answer.text) as object) : {}, { $metadata: metadata }) as Output & { $metadata: CallMetadata };
     }
@@ -173,21 +189,53 @@ async function attempts<Output>(
     if (base === undefined || attempt >= maxAttempts || options.signal?.aborted) throw error;
     const delay = retryDelayMs(base, attempt);
     totalRetryDelay += delay;
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await pause(delay, options.signal);
+    if (options.signal?.aborted) throw error;
   }
 }
 
 /**
  * The invocation's trace header, sent on every call as the SDK's recursion-detection middleware
- * sends it: in Lambda (`AWS_LAMBDA_FUNCTION_NAME`), the runtime's `_X_AMZN_TRACE_ID` (or its invoke
- * store's, where one invocation is not alone in the process). Lambda's recursive loop detection
- * (a function → queue → the same function, over and over) and the link from an SQS message to its
- * consumer's trace both read it.
+ * sends it: in Lambda (`AWS_LAMBDA_FUNCTION_NAME`), the runtime's invoke store's trace id, else its
+ * `_X_AMZN_TRACE_ID`. Lambda's recursive loop detection (a function → queue → the same function,
+ * over and over) and the link from an SQS message to its consumer's trace both read it.
  */
 export function invocationTraceHeader(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!env.AWS_LAMBDA_FUNCTION_NAME) return undefined;
-  const store = (globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } } }).awslambda?.InvokeStore;
-  return store?.getXRayTraceId?.() || env._X_AMZN_TRACE_ID || undefined;
+  const traceId = invokeStore()?.getXRayTraceId?.() ?? env._X_AMZN_TRACE_ID;
+  return traceId ? traceId : undefined;
+}
+
+/** The W3C trace context the runtime's invoke store holds, forwarded as the same middleware forwards it. */
+function invocationTraceContext(): Record<string, string> {
+  const store = invokeStore();
+  const traceparent = store?.getTraceparent?.();
+  if (!traceparent) return {};
+  const tracestate = store?.getTracestate?.();
+  const baggage = store?.getBaggage?.();
+  return { traceparent, ...(tracestate ? { tracestate, ...(baggage ? { baggage } : {}) } : {}) };
+}
+
+interface InvokeStore {
+  getXRayTraceId?(): string | undefined;
+  getTraceparent?(): string | undefined;
+  getTracestate?(): string | undefined;
+  getBaggage?(): string | undefined;
+}
+/** The Lambda runtime's per-invocation store (`@aws/lambda-invoke-store`), where the runtime installs one. */
+const invokeStore = () => (globalThis as { awslambda?: { InvokeStore?: InvokeStore } }).awslambda?.InvokeStore;
+
+/** Waits out a retry's backoff, or less if the caller abandons the call. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** What a call's subsegment records of how it ended: its answer's or error's `$metadata`. */
@@ -195,7 +243,15 @@ function outcomeOf(ended: unknown): AwsCallOutcome | undefined {
   const metadata = (ended as { $metadata?: CallMetadata } | undefined)?.$metadata;
   if (!metadata) return undefined;
   const failed = ended instanceof AwsCallError;
-  return { httpStatusCode: metadata.httpStatusCode, requestId: metadata.requestId, attempts: metadata.attempts, throttled: failed && isThrottlingError(ended), output: failed ? undefined : (ended as object) };
+  return {
+    httpStatusCode: metadata.httpStatusCode,
+    requestId: metadata.requestId,
+    // X-Ray reads it from a response's headers, which the SDK's errors do not carry.
+    contentLength: failed ? undefined : metadata.contentLength,
+    attempts: metadata.attempts,
+    throttled: failed && isThrottlingError(ended),
+    output: failed ? undefined : (ended as object),
+  };
 }
 
 /** JSON.stringify's replacer: a Uint8Array (a Buffer too, before its toJSON) as base64, the JSON protocols' blob. */
@@ -204,7 +260,11 @@ function blobsAsBase64(this: Record<string, unknown>, key: string, value: unknow
   return original instanceof Uint8Array ? Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') : value;
 }
 
-/** An attempt that got no answer: the connection failed or no answer came in time. Named by the socket's code, as the SDK names it. */
+/**
+ * An attempt that got no answer: the connection failed or no answer came in time. Named by the
+ * socket's code (`ECONNRESET`, `TimeoutError`), which the SDK's classification reads as transient
+ * (the SDK's own HTTP handler may name the same failure otherwise, as `TimeoutError`).
+ */
 function unanswered(operation: string, failure: NodeJS.ErrnoException, metadata: CallMetadata): AwsCallError {
   const code = failure.code ?? 'NetworkingError';
   return new AwsCallError(code, `${operation}: ${failure.message}`, { metadata, fault: 'client', socketCode: failure.code });

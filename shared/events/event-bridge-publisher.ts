@@ -9,7 +9,7 @@ const PUT_EVENTS_BATCH = 10;
 
 /**
  * The gateway's bus on EventBridge: PutEvents as a signed call (shared/aws/signed-call.ts says why
- * no SDK client), in the shapes of the EventBridge API reference; test/aws/signed-call.test.ts holds
+ * no SDK client), in the shapes of the EventBridge API reference; test/aws/signed-services.test.ts holds
  * the request to the SDK's.
  */
 export class EventBridgePublisher implements EventPublisher {

@@ -42,8 +42,8 @@ export function reactingPublisher(
  * the reactions run after each publish on this process's gateway.
  */
 export function withReactions(
-  bus: (env: GatewayEnvironment) => EventPublisher | Promise<EventPublisher>,
+  bus: (env: GatewayEnvironment) => EventPublisher,
   reactionsTo: (eventType: string) => readonly EventReaction[],
-): (env: GatewayEnvironment) => Promise<EventPublisher> {
-  return async (env) => reactingPublisher(await bus(env), reactionsTo, gateway);
+): (env: GatewayEnvironment) => EventPublisher {
+  return (env) => reactingPublisher(bus(env), reactionsTo, gateway);
 }

@@ -9,7 +9,7 @@ export const signedSqsCalls: SqsCalls = {
   changeMessageVisibility: (input) => signedCall(SQS, 'ChangeMessageVisibility', input),
 };
 
-/** The gateway's three queues as signed calls, for the webhook receivers and the API: `provideAwsServices({ queues: signedSqsQueues })`. */
+/** The gateway's three queues as signed calls: `provideAwsServices({ queues: signedSqsQueues })`. */
 export function signedSqsQueues(env: GatewayEnvironment): Gateway['queues'] {
   return jobQueues(env, signedSqsCalls);
 }

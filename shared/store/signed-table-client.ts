@@ -5,7 +5,7 @@ import type { TableClient, TableCommand } from './table-client';
 
 /**
  * The store's commands as signed calls to DynamoDB's JSON API, without the SDK's client
- * (shared/aws/signed-call.ts says why): the webhook receivers' and the API's table.
+ * (shared/aws/signed-call.ts says why): every Lambda function's table.
  */
 export function signedTableClient(options: CallOptions = {}): TableClient {
   return {

@@ -18,9 +18,9 @@ import type {
 /**
  * The DynamoDB requests the store makes, as plain values: an operation's name and its input, in the
  * shapes of DynamoDB's JSON API (the SDK's types, imported as types only). A TableClient sends them:
- * the AWS SDK's client in most functions and locally (shared/store/sdk-table-client.ts), a signed
- * HTTPS call in the webhook receivers and the API, which must start fast (shared/store/signed-table-client.ts).
- * So the store's code never loads an SDK client itself.
+ * a signed HTTPS call in every Lambda function (shared/store/signed-table-client.ts), the AWS SDK's
+ * client in the local runtime and the tests (shared/store/sdk-table-client.ts). So the store's code
+ * never loads an SDK client itself.
  */
 export abstract class TableCommand<Input, Output> {
   abstract readonly operation: TableOperation;

@@ -19,10 +19,12 @@ export interface ActiveTracer {
 export interface SubsegmentLike {
   addAnnotation(key: string, value: string | number | boolean): void;
   addError(error: Error | string, remote?: boolean): void;
-  close(error?: Error | string | null): void;
+  close(error?: Error | string | null | { message: string; name: string; stack?: string }, remote?: boolean): void;
   /** X-Ray's own fields and flags, which an AWS call's subsegment sets (`awsCallSegment`). */
   id: string;
   notTraced?: boolean;
+  /** A segment X-Ray does not record (Lambda's PassThrough tracing): no trace header of its own. */
+  noOp?: boolean;
   segment?: { trace_id?: string; additionalTraceData?: object };
   addAttribute(name: string, value: unknown): void;
   addThrottleFlag(): void;
@@ -54,6 +56,7 @@ export interface AwsCall {
 export interface AwsCallOutcome {
   httpStatusCode?: number;
   requestId?: string;
+  contentLength?: number;
   attempts: number;
   throttled: boolean;
   /** The answer, for what X-Ray records of it (a received message count). */
@@ -93,21 +96,34 @@ export async function awsCallSegment<T>(call: AwsCall, work: (traceHeader: strin
       const operation = call.operation.charAt(0).toLowerCase() + call.operation.slice(1);
       const status = outcome.httpStatusCode;
       subsegment.addAttribute('aws', tracer.awsAttribute({ requestId: outcome.requestId, retryCount: outcome.attempts, data: outcome.output, request: { operation, params: call.input, httpRequest: { region: call.region, statusCode: status } } }, call.service));
-      subsegment.addAttribute('http', status ? { response: { status } } : {});
+      const response = { ...(status ? { status } : {}), ...(outcome.contentLength !== undefined ? { content_length: outcome.contentLength } : {}) };
+      subsegment.addAttribute('http', Object.keys(response).length > 0 ? { response } : {});
       if (outcome.throttled || status === 429) subsegment.addThrottleFlag();
       if ((status ?? 0) >= 500) subsegment.addFaultFlag();
       else if ((status ?? 0) >= 400) subsegment.addErrorFlag();
     };
+    // A trace that cannot be written never changes what the call answered.
+    const recordSafely = (ended: unknown) => {
+      try {
+        record(ended);
+      } catch {
+        // The subsegment lacks its record; the call's outcome stands.
+      }
+    };
+    let result: T;
     try {
-      const result = await work(root?.trace_id ? traceHeader : undefined);
-      record(result);
-      subsegment.close();
-      return result;
+      // A segment X-Ray does not record sends no header of its own: the invocation's goes instead.
+      result = await work(root?.trace_id && !subsegment.noOp ? traceHeader : undefined);
     } catch (error) {
-      record(error);
-      subsegment.close(error instanceof Error ? error : String(error));
+      recordSafely(error);
+      // As X-Ray's patcher closes it: a copy of the error, marked remote (the service refused).
+      const failure = error instanceof Error ? error : new Error(String(error));
+      subsegment.close({ message: failure.message, name: failure.name, stack: failure.stack }, true);
       throw error;
     }
+    recordSafely(result);
+    subsegment.close();
+    return result;
   })) as T;
 }
 

@@ -18,7 +18,7 @@ export const signedKmsCalls: KmsCalls = {
   },
 };
 
-/** The vault over KMS as signed calls, for the webhook receivers and the API: `provideAwsServices({ vault: signedKmsVault })`. */
+/** The vault over KMS as signed calls, for the functions that open credentials: `provideAwsServices({ vault: signedKmsVault })`. */
 export function signedKmsVault(env: GatewayEnvironment): Vault {
   return kmsVaultOver(env, signedKmsCalls);
 }

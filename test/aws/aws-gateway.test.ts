@@ -5,8 +5,7 @@ import type { StateMachines } from '../../shared/workflows/state-machines';
 
 /**
  * The gateway as Lambda builds it from the services a handler provides (shared/gateway.ts): a
- * service may be made by a promise (the API loads its Step Functions, EventBridge and poller-notice
- * clients with `import()` on first use), is made once, and is made again after a failure.
+ * service is made on its first use, once, and made again after its making failed (a setting missing).
  */
 describe('the AWS gateway’s services made on first use', () => {
   const saved = { ...process.env };
@@ -22,7 +21,7 @@ describe('the AWS gateway’s services made on first use', () => {
 
   const unusedTable: TableClient = { send: () => Promise.reject(new Error('the table is not used here')) };
 
-  it('a service its factory answers with a promise is made on the first call and kept', async () => {
+  it('a service is made on the first call and kept', async () => {
     const started: string[] = [];
     let made = 0;
     const machines: StateMachines = {
@@ -32,7 +31,7 @@ describe('the AWS gateway’s services made on first use', () => {
     };
     provideAwsServices({
       table: () => unusedTable,
-      stateMachines: async () => {
+      stateMachines: () => {
         made += 1;
         return machines;
       },
@@ -51,14 +50,14 @@ describe('the AWS gateway’s services made on first use', () => {
     const told: unknown[] = [];
     provideAwsServices({
       table: () => unusedTable,
-      pollerNotices: async () => {
+      pollerNotices: () => {
         attempts += 1;
-        if (attempts === 1) throw new Error('chunk failed to load');
+        if (attempts === 1) throw new Error('POLLER_NOTICE_QUEUE_URL is not set for this function');
         return { tell: async (notice) => void told.push(notice), receive: async () => [] };
       },
     });
     const aws = gateway();
-    await expect(aws.pollerNotices.tell({ conversationId: 'c' } as never)).rejects.toThrow('chunk failed to load');
+    await expect(aws.pollerNotices.tell({ conversationId: 'c' } as never)).rejects.toThrow('POLLER_NOTICE_QUEUE_URL is not set');
     await aws.pollerNotices.tell({ conversationId: 'c' } as never);
     await aws.pollerNotices.tell({ conversationId: 'd' } as never);
     expect(attempts).toBe(2);

@@ -132,7 +132,7 @@ describe('the same answers as the SDK reads', () => {
 
   it('a session token is signed and sent, as Lambda’s role credentials carry one', async () => {
     const token = randomBytes(40).toString('base64');
-    await signedCall(SQS, 'ChangeMessageVisibility', { QueueUrl: 'https://sqs.us-east-1.amazonaws.com/111122223333/q', ReceiptHandle: 'r', VisibilityTimeout: 5 }, { env: { ...standIn().env, AWS_SESSION_TOKEN: token } });
+    await signedCall(SQS, 'SendMessage', { QueueUrl: 'https://sqs.us-east-1.amazonaws.com/111122223333/q', MessageBody: '{}' }, { env: { ...standIn().env, AWS_SESSION_TOKEN: token } });
     const headers = standIn().requests().at(-1)!.headers;
     expect(headers['x-amz-security-token']).toBe(token);
     expect(String(headers.authorization)).toContain('x-amz-security-token');

@@ -1,7 +1,7 @@
 import { PutEventsCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SendTaskSuccessCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { invocationTraceHeader } from '../../shared/aws/signed-call';
 import { EventBridgePublisher } from '../../shared/events/event-bridge-publisher';
 import type { GatewayEvent } from '../../shared/events/gateway-event';
@@ -136,7 +136,8 @@ describe('the poller-notice queue (SQS)', () => {
     const abandoned = notices.receive({ max: 1, waitMs: 20_000, signal: stop.signal });
     setTimeout(() => stop.abort(), 50);
     expect(await abandoned).toEqual([]);
-    // Abandoned, not retried: one ReceiveMessage for it.
+    // Cut, not waited out: the stand-in saw its caller leave before its 20 s wait ended. And not retried.
+    await vi.waitFor(() => expect(standIn().abandoned('AmazonSQS.ReceiveMessage')).toBe(1));
     expect(standIn().calls('AmazonSQS.ReceiveMessage')).toBe(2);
   });
 });
@@ -158,6 +159,34 @@ describe('the invocation’s trace header', () => {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
+    }
+  });
+
+  it('where the runtime keeps the invocation in its invoke store, its trace id and W3C trace context go, as the SDK sends them', async () => {
+    const saved = process.env.AWS_LAMBDA_FUNCTION_NAME;
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'poller';
+    // The runtime's protocol (@aws/lambda-invoke-store): the store on globalThis.awslambda, run per invocation.
+    const { InvokeStore } = await import('@aws/lambda-invoke-store');
+    const store = await InvokeStore.getInstanceAsync();
+    const context = {
+      [Symbol.for('_AWS_LAMBDA_X_RAY_TRACE_ID')]: 'Root=1-6789abcd-0123456789abcdef01234567;Parent=1122334455667788;Sampled=1',
+      [Symbol.for('_AWS_LAMBDA_TRACEPARENT')]: '00-6789abcd0123456789abcdef01234567-1122334455667788-01',
+      [Symbol.for('_AWS_LAMBDA_TRACESTATE')]: 'vendor=value',
+    };
+    const traced = (request: { headers: Record<string, unknown> }) => ({ trace: request.headers['x-amzn-trace-id'], traceparent: request.headers.traceparent, tracestate: request.headers.tracestate });
+    try {
+      await store.run(context, async () => {
+        await new SqsPollerNotices(NOTICES).tell({ accountId: 'acct', conversationId: 'conv-1', at: 1 });
+        const ours = traced(standIn().requests().at(-1)!);
+        await sdk(SQSClient).send(new SendMessageCommand({ QueueUrl: NOTICES, MessageBody: '{}' }));
+        expect(ours).toEqual(traced(standIn().requests().at(-1)!));
+        expect(ours.traceparent).toBe(context[Symbol.for('_AWS_LAMBDA_TRACEPARENT')]);
+      });
+    } finally {
+      // The runtime replaces the context at the next invocation; here, an empty one.
+      store.run({}, () => undefined);
+      if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+      else process.env.AWS_LAMBDA_FUNCTION_NAME = saved;
     }
   });
 

@@ -273,6 +273,10 @@ describe('queues', () => {
     // One whole vCPU: the job's CPU per page, not its memory, bounds how fast it pages (lib/sync.ts).
     expect(functionOf('sync-job')[1].Properties.MemorySize).toBe(SYNC_JOB_MEMORY_MB);
     expect(SYNC_JOB_MEMORY_MB).toBeGreaterThanOrEqual(1769);
+    // Its continuations go through its own queue with the invocation's trace header: Lambda's loop
+    // detection would stop a long sync after 16; every other function keeps it.
+    expect(functionOf('sync-job')[1].Properties.RecursiveLoop).toBe('Allow');
+    for (const name of ['webhook-event', 'ingest', 'api', 'poller'] as const) expect(functionOf(name)[1].Properties.RecursiveLoop, name).toBeUndefined();
 
     // AWS: visibility timeout >= 6x the consumer's timeout (+ batching window).
     for (const mapping of mappings) {

@@ -53,6 +53,8 @@ export interface AwsStandIn {
   failNext(target: string, times: number, failure: { status: number; code: string } | 'hang' | 'reset'): void;
   /** Requests received, by target (failed ones too). */
   calls(target?: string): number;
+  /** Requests their caller gave up on before the stand-in answered (a long poll abandoned), by target. */
+  abandoned(target: string): number;
   /** Each request as received: target, content type and body (JSON parsed). */
   requests(): Array<{ target: string; contentType: string; body: unknown; headers: Record<string, string | string[] | undefined> }>;
   /** The message bodies SQS took, in order. */
@@ -107,7 +109,11 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
   const error = (status: number, code: string, message: string): Answer => ({ status, body: { __type: code, message } });
   const context = (value: unknown) => JSON.stringify(Object.entries((value as Record<string, string> | undefined) ?? {}).sort());
 
-  const actions: Record<string, (input: Record<string, unknown>) => Answer | Promise<Answer>> = {
+  /** Bumped by `reset`: a long poll of an earlier test stops rather than take a later test's messages. */
+  let generation = 0;
+  let abandoned: string[] = [];
+  /** `gone()`: the caller left, or the stand-in was reset since the request came. */
+  const actions: Record<string, (input: Record<string, unknown>, request: { gone(): boolean }) => Answer | Promise<Answer>> = {
     'TrentService.GenerateDataKey': (input) => {
       if (input.KeyId !== keyId) return error(400, 'NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
       if (input.KeySpec === undefined && input.NumberOfBytes === undefined) return error(400, 'ValidationException', 'Please specify either number of bytes or key spec.');
@@ -135,7 +141,8 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
     },
     'AmazonSQS.ChangeMessageVisibility': (input) => {
       const message = [...queues.values()].flat().find((m) => m.receiptHandle === input.ReceiptHandle);
-      if (message) message.hiddenUntil = Date.now() + Number(input.VisibilityTimeout ?? 0) * 1000;
+      if (!message) return error(400, 'com.amazonaws.sqs#ReceiptHandleIsInvalid', `The input receipt handle "${String(input.ReceiptHandle)}" is not a valid receipt handle.`);
+      message.hiddenUntil = Date.now() + Number(input.VisibilityTimeout ?? 0) * 1000;
       return { status: 200, body: {} };
     },
     'AmazonSQS.SendMessage': (input) => {
@@ -146,14 +153,16 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
       sent.push(body);
       return { status: 200, body: { MessageId: id, MD5OfMessageBody: createHash('md5').update(body).digest('hex') } };
     },
-    'AmazonSQS.ReceiveMessage': async (input) => {
+    'AmazonSQS.ReceiveMessage': async (input, request) => {
       const until = Date.now() + Number(input.WaitTimeSeconds ?? 0) * 1000;
       const max = Number(input.MaxNumberOfMessages ?? 1);
       for (;;) {
+        if (request.gone()) return { status: 200, body: {} };
         const visible = queue(input.QueueUrl).filter((message) => message.hiddenUntil <= Date.now()).slice(0, max);
         if (visible.length > 0 || Date.now() >= until) {
           for (const message of visible) Object.assign(message, { receiptHandle: randomBytes(24).toString('base64'), hiddenUntil: Date.now() + VISIBILITY_MS });
-          // No messages: an empty object, as SQS's JSON protocol answers (no `Messages` member).
+          // No messages: no `Messages` member (the API reference gives none for this case; SQS has been
+          // seen to answer `{}`, and the gateway reads an absent or empty list alike).
           return { status: 200, body: visible.length === 0 ? {} : { Messages: visible.map((m) => ({ MessageId: m.id, ReceiptHandle: m.receiptHandle, MD5OfBody: createHash('md5').update(m.body).digest('hex'), Body: m.body })) } };
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -162,8 +171,8 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
     'AmazonSQS.DeleteMessage': (input) => {
       const messages = queue(input.QueueUrl);
       const index = messages.findIndex((m) => m.receiptHandle === input.ReceiptHandle);
-      if (index < 0) return error(400, 'com.amazonaws.sqs#ReceiptHandleIsInvalid', 'The input receipt handle is invalid.');
-      messages.splice(index, 1);
+      // The API reference: a handle from an earlier receive succeeds without deleting the message.
+      if (index >= 0) messages.splice(index, 1);
       return { status: 200, body: {} };
     },
     'AWSEvents.PutEvents': (input) => {
@@ -207,6 +216,13 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
   };
 
   const server = createServer((request, response) => {
+    const born = generation;
+    let answered = false;
+    let left = false;
+    response.on('close', () => {
+      left = !answered;
+      if (left) abandoned.push(String(request.headers['x-amz-target'] ?? ''));
+    });
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -230,11 +246,16 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
             ? error(400, 'InvalidSignatureException', 'The request signature we calculated does not match the signature you provided.')
             : !/^application\/x-amz-json-1\.[01]$/.test(contentType)
               ? error(400, 'SerializationException', `unexpected content type ${contentType}`)
-              : await (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input);
+              : await (actions[target] ?? (() => error(400, 'UnknownOperationException', `stand-in does not answer ${target}`)))(input, { gone: () => left || generation !== born });
         // The caller gave up (a long poll it abandoned): nobody to answer.
-        if (request.socket.destroyed) return;
+        if (left || request.socket.destroyed) return;
         const version = JSON_1_1.has(target.split('.')[0]!) ? '1.1' : '1.0';
-        response.writeHead(answer.status, { 'content-type': `application/x-amz-json-${version}`, 'x-amzn-requestid': randomUUID() }).end(JSON.stringify(answer.body));
+        const answerText = JSON.stringify(answer.body);
+        answered = true;
+        // With its length, as AWS answers (X-Ray records it), not chunked.
+        response
+          .writeHead(answer.status, { 'content-type': `application/x-amz-json-${version}`, 'x-amzn-requestid': randomUUID(), 'content-length': String(Buffer.byteLength(answerText)) })
+          .end(answerText);
       })();
     });
   });
@@ -281,6 +302,7 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
       failures.set(target, [...(failures.get(target) ?? []), ...Array.from({ length: times }, () => failure)]);
     },
     calls: (target) => (target ? received.filter((request) => request.target === target).length : received.length),
+    abandoned: (target) => abandoned.filter((each) => each === target).length,
     requests: () => [...received],
     sentBodies: () => [...sent],
     events: () => [...events],
@@ -289,6 +311,8 @@ export async function startAwsStandIn(options: { region?: string } = {}): Promis
     failEntries: (count, errorCode) => void failingEntries.push(...Array.from({ length: count }, () => errorCode)),
     queued: (queueUrl) => queue(queueUrl).length,
     reset() {
+      generation += 1;
+      abandoned = [];
       received = [];
       sent = [];
       events = [];
