@@ -37,6 +37,7 @@ interface LambdaProperties {
   MemorySize?: number;
   Role: GetAtt;
   TracingConfig?: { Mode: string };
+  RecursiveLoop?: string;
   LoggingConfig?: { LogGroup: Ref };
   Environment: { Variables: Record<string, unknown> };
 }
