@@ -172,11 +172,13 @@ async function attempts<Output>(
         'content-length': String(Buffer.byteLength(body)),
         // Not signed (the signer leaves it out, as AWS expects): a trace header may be added on the way.
         ...(options.traceHeader ? { 'x-amzn-trace-id': options.traceHeader } : {}),
+        // Signed, as the SDK's middleware adds them before its signer runs.
+        ...options.traceContext,
       },
       body,
     });
     const deadline = options.attemptTimeoutMs ?? service.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
-    const answer = await post(endpoint, { ...signed.headers, ...options.traceContext }, body, deadline, options.signal).catch((failure: NodeJS.ErrnoException) => failure);
+    const answer = await post(endpoint, signed.headers, body, deadline, options.signal).catch((failure: NodeJS.ErrnoException) => failure);
     const metadata: CallMetadata =
       answer instanceof Error
         ? { attempts: attempt, totalRetryDelay }

@@ -173,7 +173,9 @@ describe('the invocation’s trace header', () => {
       [Symbol.for('_AWS_LAMBDA_TRACEPARENT')]: '00-6789abcd0123456789abcdef01234567-1122334455667788-01',
       [Symbol.for('_AWS_LAMBDA_TRACESTATE')]: 'vendor=value',
     };
-    const traced = (request: { headers: Record<string, unknown> }) => ({ trace: request.headers['x-amzn-trace-id'], traceparent: request.headers.traceparent, tracestate: request.headers.tracestate });
+    // The W3C headers signed (the SDK adds them before its signer runs), the X-Ray one not.
+    const signedHeaders = (request: { headers: Record<string, unknown> }) => /SignedHeaders=([^,]+)/.exec(String(request.headers.authorization))?.[1]?.split(';').filter((name) => /trace|baggage/.test(name));
+    const traced = (request: { headers: Record<string, unknown> }) => ({ trace: request.headers['x-amzn-trace-id'], traceparent: request.headers.traceparent, tracestate: request.headers.tracestate, signed: signedHeaders(request) });
     try {
       await store.run(context, async () => {
         await new SqsPollerNotices(NOTICES).tell({ accountId: 'acct', conversationId: 'conv-1', at: 1 });
@@ -181,6 +183,7 @@ describe('the invocation’s trace header', () => {
         await sdk(SQSClient).send(new SendMessageCommand({ QueueUrl: NOTICES, MessageBody: '{}' }));
         expect(ours).toEqual(traced(standIn().requests().at(-1)!));
         expect(ours.traceparent).toBe(context[Symbol.for('_AWS_LAMBDA_TRACEPARENT')]);
+        expect(ours.signed).toEqual(['traceparent', 'tracestate']);
       });
     } finally {
       // The runtime replaces the context at the next invocation; here, an empty one.
