@@ -12,10 +12,8 @@ import { signedKmsVault } from '../shared/vault/signed-kms-calls';
 import { sqsPollerNotices } from '../shared/workflows/poller-notices';
 import { stepFunctionsStateMachines } from '../shared/workflows/state-machines';
 
-// A dashboard page after a quiet hour and a playbook's first read wait on this function's cold start:
-// every AWS call is signed, with no SDK client (docs/cold-starts.md). Sync now, Disconnect (purge jobs)
-// and engagement events go to their queues; conversations start lifecycles, tell the poller fleet
-// and publish events (connectors may react to them).
+// Sync now, Disconnect (purge jobs) and engagement events go to their queues; conversations start
+// lifecycles, tell the poller fleet and publish events (connectors may react to them).
 provideAwsServices({
   table: signedTable,
   vault: signedKmsVault,

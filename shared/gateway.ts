@@ -74,13 +74,17 @@ function required(env: GatewayEnvironment, name: keyof GatewayEnvironment): stri
 }
 
 function awsGateway(env: GatewayEnvironment): Gateway {
-  let queues: Gateway['queues'] | undefined;
-  let vault: Gateway['vault'] | undefined;
-  const keys = () => (vault ??= (awsServices.vault ?? (() => missing('The vault (KMS)')))(env));
-  const machines = onFirstUse(() => (awsServices.stateMachines ?? (() => missing('Step Functions')))(env));
-  const noticeQueue = onFirstUse(() => (awsServices.pollerNotices ?? (() => missing('the poller notice queue')))(env));
-  const publisher = onFirstUse(() => (awsServices.events ?? (() => missing('EventBridge')))(env));
-  const sqs = <Q extends QueueName>(name: Q) => (queues ??= (awsServices.queues ?? (() => missing('SQS')))(env))[name];
+  /** The service the handler provided, made on its first use and kept; one whose making failed (a setting missing) is made again next time. */
+  const provided = <K extends keyof AwsServices>(name: K, what: string) => {
+    let made: ReturnType<NonNullable<AwsServices[K]>> | undefined;
+    return () => (made ??= ((awsServices[name] ?? missing(what)) as (env: GatewayEnvironment) => ReturnType<NonNullable<AwsServices[K]>>)(env));
+  };
+  const keys = provided('vault', 'The vault (KMS)');
+  const machines = provided('stateMachines', 'Step Functions');
+  const noticeQueue = provided('pollerNotices', 'the poller notice queue');
+  const publisher = provided('events', 'EventBridge');
+  const jobQueues = provided('queues', 'SQS');
+  const sqs = <Q extends QueueName>(name: Q) => jobQueues()[name];
   const queue = <Q extends QueueName>(name: Q): JobQueue<QueueMessage<Q>> => ({
     send: (messages) => sqs(name).send(messages),
     changeVisibility: async (receiptHandle, seconds) => {
@@ -91,7 +95,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: (awsServices.table ?? (() => missing('The table (DynamoDB)')))(env), tableName: required(env, 'TABLE_NAME') }),
+    store: new Store({ client: provided('table', 'The table (DynamoDB)')(), tableName: required(env, 'TABLE_NAME') }),
     vault: {
       seal: (scope, credentials, options) => keys().seal(scope, credentials, options),
       open: (scope, sealed, options) => keys().open(scope, sealed, options),
@@ -110,10 +114,4 @@ function awsGateway(env: GatewayEnvironment): Gateway {
     },
     now: () => Date.now(),
   };
-}
-
-/** A service made on its first use and kept; one whose making failed (a setting missing) is tried again next time. */
-function onFirstUse<T>(make: () => T): () => T {
-  let made: T | undefined;
-  return () => (made ??= make());
 }

@@ -104,7 +104,7 @@ export class AwsCallError extends Error {
 export interface CallOptions {
   /** Attempts in all (the SDK's `maxAttempts`); default `AWS_MAX_ATTEMPTS`, else 3. */
   maxAttempts?: number;
-  /** How long one attempt may take before it is abandoned and counted as a transient failure. */
+  /** How long one attempt may take before it is abandoned and counted as a transient failure; default the service's. */
   attemptTimeoutMs?: number;
   /** The environment to read (tests); default `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -263,9 +263,8 @@ function blobsAsBase64(this: Record<string, unknown>, key: string, value: unknow
 }
 
 /**
- * An attempt that got no answer: the connection failed or no answer came in time. Named by the
- * socket's code (`ECONNRESET`, `TimeoutError`), which the SDK's classification reads as transient
- * (the SDK's own HTTP handler may name the same failure otherwise, as `TimeoutError`).
+ * An attempt that got no answer: the connection failed (named by the socket's code, `ECONNRESET`) or
+ * no answer came in time (`TimeoutError`). The SDK's classification reads both as transient.
  */
 function unanswered(operation: string, failure: NodeJS.ErrnoException, metadata: CallMetadata): AwsCallError {
   const code = failure.code ?? 'NetworkingError';
@@ -328,10 +327,11 @@ function signerFor(service: string, region: string, env: NodeJS.ProcessEnv): Sig
     if (!accessKeyId || !secretAccessKey) throw new Error('AWS credentials are not in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
     return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined };
   };
-  if (env !== process.env) return new SignatureV4({ service, region, credentials, sha256: Sha256, applyChecksum: false });
+  const make = () => new SignatureV4({ service, region, credentials, sha256: Sha256, applyChecksum: false });
+  if (env !== process.env) return make();
   const key = `${service} ${region}`;
   let signer = signers.get(key);
-  if (!signer) signers.set(key, (signer = new SignatureV4({ service, region, credentials, sha256: Sha256, applyChecksum: false })));
+  if (!signer) signers.set(key, (signer = make()));
   return signer;
 }
 
