@@ -215,7 +215,7 @@ function invocationTraceContext(): Record<string, string> {
   if (!traceparent) return {};
   const tracestate = store?.getTracestate?.();
   const baggage = store?.getBaggage?.();
-  return { traceparent, ...(tracestate ? { tracestate, ...(baggage ? { baggage } : {}) } : {}) };
+  return { traceparent, ...(tracestate ? { tracestate } : {}), ...(baggage ? { baggage } : {}) };
 }
 
 interface InvokeStore {

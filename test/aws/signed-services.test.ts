@@ -185,6 +185,15 @@ describe('the invocation’s trace header', () => {
         expect(ours.traceparent).toBe(context[Symbol.for('_AWS_LAMBDA_TRACEPARENT')]);
         expect(ours.signed).toEqual(['traceparent', 'tracestate']);
       });
+      // Baggage goes with the traceparent whether or not a tracestate does, as the SDK sends it.
+      const { [Symbol.for('_AWS_LAMBDA_TRACESTATE')]: _tracestate, ...withoutState } = context;
+      await store.run({ ...withoutState, [Symbol.for('_AWS_LAMBDA_BAGGAGE')]: 'userId=alice' }, async () => {
+        await new SqsPollerNotices(NOTICES).tell({ accountId: 'acct', conversationId: 'conv-2', at: 2 });
+        const ours = { ...traced(standIn().requests().at(-1)!), baggage: standIn().requests().at(-1)!.headers.baggage };
+        await sdk(SQSClient).send(new SendMessageCommand({ QueueUrl: NOTICES, MessageBody: '{}' }));
+        expect(ours).toEqual({ ...traced(standIn().requests().at(-1)!), baggage: standIn().requests().at(-1)!.headers.baggage });
+        expect(ours.baggage).toBe('userId=alice');
+      });
     } finally {
       // The runtime replaces the context at the next invocation; here, an empty one.
       store.run({}, () => undefined);
