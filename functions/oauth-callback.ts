@@ -1,4 +1,4 @@
-import { connectors } from '../shared/connections/registry';
+import { authorizerAt } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { signedTable } from '../shared/store/signed-table-client';
 import { httpFunction } from '../shared/handler/http-function';
@@ -19,7 +19,7 @@ checkSettingsAtLoad('oauth-callback');
 export const handler = httpFunction(async (request) => {
   // The query holds the code and state: only the route is logged.
   const requestLog = log.with({ route: request.path });
-  const connector = connectors.authorizing(request.path);
+  const connector = authorizerAt(request.path);
   if (!connector) return refusalPage(404, 'Unknown callback address', 'This address is not an OAuth callback of the gateway.', '/');
   try {
     return await finishAuthorization(gateway(), request, connector, requestLog);

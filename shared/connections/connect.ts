@@ -15,7 +15,7 @@ import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
-function defaultSettings(connector: Connector): Record<string, unknown> {
+function defaultSettings(connector: Pick<Connector, 'settings'>): Record<string, unknown> {
   return { ...connector.settings.parse({}) };
 }
 
@@ -74,7 +74,8 @@ export async function saveConnection(
   log: Logger,
   input: {
     accountId: string;
-    connector: Connector;
+    /** What saving reads of the connector (the OAuth callback holds only its browser flow's part). */
+    connector: Pick<Connector, 'name' | 'settings' | 'webhooks' | 'sync'>;
     existing: Connection | undefined;
     kept?: { credentials: Record<string, string>; config: Connection['config']; maskedSecrets: Record<string, string> };
     parts: ConnectionParts;

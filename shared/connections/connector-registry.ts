@@ -47,11 +47,6 @@ export class ConnectorRegistry {
     return Object.fromEntries(this.all().filter(isSyncing).map((connector) => [connector.name, connector]));
   }
 
-  /** The connector whose OAuth callback is at this path (`/auth/crmdata/callback`), if any. */
-  authorizing(callbackPath: string): Connector | undefined {
-    return this.all().find((connector) => connector.authorization?.callbackPath === callbackPath);
-  }
-
   /** Connectors whose platforms send webhooks. */
   withWebhooks(): WebhookConnector[] {
     return this.all().filter((connector): connector is WebhookConnector => connector.webhooks !== undefined);

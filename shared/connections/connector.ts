@@ -88,6 +88,12 @@ export type ApplyingConnector = ConnectorNaming & Required<Pick<Connector, 'webh
 export type SchedulingPlatform = ConnectorNaming & Pick<SchedulingConnector, 'settings' | 'scheduled'>;
 /** Reactions to published events (`<connector>/reactions.ts`). */
 export type ReactingConnector = ConnectorNaming & Required<Pick<Connector, 'reactions'>>;
+/**
+ * What the OAuth callback runs of a connector that connects through the browser
+ * (`<connector>/authorization-code.ts`): the flow, the settings a new connection starts with, and
+ * Test Connection.
+ */
+export type AuthorizingConnector = ConnectorNaming & Pick<Connector, 'settings' | 'testConnection' | 'problem'> & Required<Pick<Connector, 'authorization'>>;
 
 /** Types a sync platform with the connector's own settings while the registry holds them all (as `defineConnector`). */
 export function defineSyncPlatform<Settings extends CommonSyncSettings>(
@@ -99,6 +105,13 @@ export function defineSyncPlatform<Settings extends CommonSyncSettings>(
 /** Types scheduled work with the connector's own settings (as `defineConnector`). */
 export function defineScheduling<Settings extends object>(part: ConnectorNaming & Pick<Connector<Settings>, 'settings'> & Required<Pick<Connector<Settings>, 'scheduled'>>): SchedulingPlatform {
   return part as unknown as SchedulingPlatform;
+}
+
+/** Types the browser flow's part with the connector's own settings (as `defineConnector`). */
+export function defineAuthorizing<Settings extends object>(
+  part: ConnectorNaming & Pick<Connector<Settings>, 'settings' | 'testConnection' | 'problem'> & Required<Pick<Connector<Settings>, 'authorization'>>,
+): AuthorizingConnector {
+  return part as unknown as AuthorizingConnector;
 }
 
 /** Helps a connector's folder type its definition with its own settings while the registry holds them all. */

@@ -3,9 +3,11 @@ import { billingSyncSchedule } from '../billing/sync-schedule';
 import { billingSyncing } from '../billing/sync-platform';
 import { billingApplying } from '../billing/webhook-endpoint';
 import { billingReceiving } from '../billing/webhook-receiver';
+import { dataAuthorizing } from '../data/authorization-code';
 import { data } from '../data/connector';
 import { dataReacting } from '../data/reactions';
 import { dataScheduling } from '../data/scheduling';
+import { messagingAuthorizing } from '../messaging/authorization-code';
 import { messaging } from '../messaging/connector';
 import { payment } from '../payment/connector';
 import { paymentSyncSchedule } from '../payment/sync-schedule';
@@ -13,7 +15,7 @@ import { paymentSyncing } from '../payment/sync-platform';
 import { paymentApplying } from '../payment/webhook-endpoint';
 import { paymentReceiving } from '../payment/webhook-receiver';
 import type { EventReaction } from '../events/reactions';
-import type { ApplyingConnector, Connector, ReactingConnector, ReceivingConnector, SchedulingPlatform, SyncPlatform, SyncSchedule } from './connector';
+import type { ApplyingConnector, AuthorizingConnector, Connector, ReactingConnector, ReceivingConnector, SchedulingPlatform, SyncPlatform, SyncSchedule } from './connector';
 import { ConnectorRegistry } from './connector-registry';
 
 /** The connectors this gateway offers: one line each. The core reads them from here only. */
@@ -41,6 +43,9 @@ export const syncPlatforms: Record<string, SyncPlatform> = /* @__PURE__ */ byNam
 /** Who has work on the sync schedules besides record syncs. */
 export const schedulingPlatforms: Record<string, SchedulingPlatform> = /* @__PURE__ */ byName([dataScheduling]);
 
+/** Who connects through the browser (OAuth authorization code): what the OAuth callback runs. */
+export const authorizers: AuthorizingConnector[] = [dataAuthorizing, messagingAuthorizing];
+
 /** Who reacts to events the gateway publishes. */
 const reacting: ReactingConnector[] = [dataReacting];
 
@@ -55,13 +60,14 @@ export function reactionsTo(eventType: string): EventReaction[] {
  */
 export function addConnector(connector: Connector): void {
   connectors.add(connector);
-  const { name, platform, webhooks, client, sync, scheduled, reactions } = connector;
+  const { name, platform, webhooks, client, sync, scheduled, reactions, authorization } = connector;
   if (webhooks) webhookReceivers.push({ name, platform, webhooks });
   if (webhooks && client) webhookAppliers[name] = { name, platform, webhooks, client };
   if (sync && client) syncSchedules[name] = { name, platform, settings: connector.settings } as SyncSchedule;
   if (sync && client) syncPlatforms[name] = { name, platform, settings: connector.settings, client, sync, problem: connector.problem } as SyncPlatform;
   if (scheduled) schedulingPlatforms[name] = { name, platform, settings: connector.settings, scheduled };
   if (reactions) reacting.push({ name, platform, reactions });
+  if (authorization) authorizers.push({ name, platform, settings: connector.settings, testConnection: connector.testConnection, problem: connector.problem, authorization });
 }
 
 /** The receive side of the connector whose webhooks arrive at this path (`/webhooks/payments`). */
@@ -69,6 +75,11 @@ export function receiverAt(path: string): ReceivingConnector {
   const receiving = webhookReceivers.find((candidate) => candidate.webhooks.path === path);
   if (!receiving) throw new Error(`no connector receives webhooks at ${path}`);
   return receiving;
+}
+
+/** The connector whose OAuth callback is at this path (`/auth/crmdata/callback`), if any. */
+export function authorizerAt(callbackPath: string): AuthorizingConnector | undefined {
+  return authorizers.find((candidate) => candidate.authorization.callbackPath === callbackPath);
 }
 
 function byName<Part extends { name: string }>(parts: readonly Part[]): Record<string, Part> {

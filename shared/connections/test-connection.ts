@@ -1,9 +1,8 @@
 import * as z from 'zod';
-import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
-import { connectors } from './registry';
+import type { Connector } from './connector';
 import { ConnectionHealth } from './connection-view';
 
 export const TestConnectionResult = z
@@ -23,12 +22,12 @@ export type TestConnectionResult = z.infer<typeof TestConnectionResult>;
 export async function testConnection(
   gateway: Gateway,
   accountId: string,
-  connector: ConnectorName,
+  check: Pick<Connector, 'name' | 'testConnection' | 'problem'>,
   log: Logger,
 ): Promise<TestConnectionResult> {
+  const connector = check.name;
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
-  const check = connectors.get(connector);
   const checkedAt = new Date(gateway.now()).toISOString();
   let result: TestConnectionResult;
   try {

@@ -1,14 +1,12 @@
 import { defineConnector } from '../connections/connector';
 import { revokeToken } from '../identity/identity-client';
 import { forgetDataTokens, loginUrlFor } from './auth';
-import { dataClient } from './client';
+import { dataAuthorizing } from './authorization-code';
 import { DataLoginChoice, dataConnectionForm } from './config';
-import { dataProblem } from './errors';
-import { dataRoutes } from './routes';
 import { sendHeldOnFrequencyChange } from './delivery';
 import { dataReacting } from './reactions';
 import { dataScheduling } from './scheduling';
-import { testDataConnection } from './test-connection';
+import { dataRoutes } from './routes';
 
 /**
  * The data connector: a customer data platform, reached through the CRM's identity service. It
@@ -19,20 +17,13 @@ import { testDataConnection } from './test-connection';
 export const data = defineConnector({
   ...dataScheduling,
   ...dataReacting,
+  ...dataAuthorizing,
   connection: dataConnectionForm,
-  testConnection: (options) => testDataConnection(dataClient(options)),
-  problem: dataProblem,
   revoke: async ({ accountId, env, config, credentials }) => {
     forgetDataTokens(accountId);
     if (!credentials.refreshToken) return;
     const loginUrl = loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl));
     await revokeToken({ loginUrl, platform: 'data', allowInsecure: env.ALLOW_INSECURE_PLATFORM_URLS, timeoutMs: env.PLATFORM_TIMEOUT_MS }, credentials.refreshToken);
-  },
-  authorization: {
-    callbackPath: '/auth/crmdata/callback',
-    // Spec Authentication, data connector rule 4.
-    scopes: ['api', 'refresh_token', 'offline_access', 'cdp_query_api', 'cdp_profile_api', 'cdp_ingest_api'],
-    loginUrl: (config, env) => loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl)),
   },
   routes: dataRoutes,
   settingsChanged: sendHeldOnFrequencyChange,

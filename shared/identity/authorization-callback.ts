@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse } from '../api/http';
 import { SECURITY_HEADERS } from '../api/http';
-import type { Connector } from '../connections/connector';
+import type { AuthorizingConnector } from '../connections/connector';
 import type { ConnectionProblem } from '../connections/connector-platform';
 import { saveConnection } from '../connections/connect';
 import { testConnection } from '../connections/test-connection';
@@ -59,14 +59,14 @@ export function sameBrowser(cookieHeader: string | undefined, storedHash: string
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export async function finishAuthorization(gateway: Gateway, request: HttpRequest, connector: Connector, log: Logger): Promise<HttpResponse> {
+export async function finishAuthorization(gateway: Gateway, request: HttpRequest, connector: AuthorizingConnector, log: Logger): Promise<HttpResponse> {
   const answer = await finish(gateway, request, connector, log);
   // The binding has done its work whatever the outcome: the browser forgets it.
   const secure = gatewayBaseUrl(gateway.env, request).startsWith('https:');
-  return { ...answer, headers: { ...answer.headers, 'set-cookie': browserBindingCookie('', connector.authorization?.callbackPath ?? '/', secure, 0) } };
+  return { ...answer, headers: { ...answer.headers, 'set-cookie': browserBindingCookie('', connector.authorization.callbackPath, secure, 0) } };
 }
 
-async function finish(gateway: Gateway, request: HttpRequest, connector: Connector, log: Logger): Promise<HttpResponse> {
+async function finish(gateway: Gateway, request: HttpRequest, connector: AuthorizingConnector, log: Logger): Promise<HttpResponse> {
   const dashboard = dashboardBase(gateway, request);
   const startAgain = `Open the dashboard and start Connect Account for the ${connector.platform} again.`;
   const state = request.query.state;
@@ -110,7 +110,7 @@ async function finish(gateway: Gateway, request: HttpRequest, connector: Connect
 
   const opened = await gateway.vault.open({ accountId, connector: connector.name }, pending.credentials);
   const { codeVerifier, ...formCredentials } = opened;
-  const support = connector.authorization!;
+  const support = connector.authorization;
   let refreshToken: string | undefined;
   try {
     const tokens = await authorizationCodeGrant(
@@ -134,7 +134,7 @@ async function finish(gateway: Gateway, request: HttpRequest, connector: Connect
 
   const existing = await gateway.store.getConnection(accountId, connector.name);
   await saveConnection(gateway, flowLog, { accountId, connector, existing, parts: { config: formConfig(pending.config), credentials: { ...formCredentials, refreshToken }, warnings: [] } });
-  const tested = await testConnection(gateway, accountId, connector.name, flowLog);
+  const tested = await testConnection(gateway, accountId, connector, flowLog);
   flowLog.info('authorization finished', { tested: tested.ok });
   return tested.ok
     ? back(true, `The ${connector.platform} is connected and Test Connection succeeded.`)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectors, reactionsTo, receiverAt, schedulingPlatforms, syncPlatforms, syncSchedules, webhookAppliers, webhookReceivers } from '../../shared/connections/registry';
+import { authorizerAt, authorizers, connectors, reactionsTo, receiverAt, schedulingPlatforms, syncPlatforms, syncSchedules, webhookAppliers, webhookReceivers } from '../../shared/connections/registry';
 
 /**
  * Functions load connectors by capability (bundles by capability: docs/cold-starts.md). The
@@ -42,6 +42,19 @@ describe('the registry by capability', () => {
     const scheduling = all.filter((connector) => connector.scheduled);
     expect(Object.keys(schedulingPlatforms).sort()).toEqual(scheduling.map(({ name }) => name).sort());
     for (const connector of scheduling) expect(schedulingPlatforms[connector.name]!.scheduled).toBe(connector.scheduled);
+  });
+
+  it('lists each connector that connects through the browser with the parts the OAuth callback runs', () => {
+    const authorizing = all.filter((connector) => connector.authorization);
+    expect(authorizing.length).toBeGreaterThan(0);
+    expect(authorizers.map(({ name }) => name).sort()).toEqual(authorizing.map(({ name }) => name).sort());
+    for (const connector of authorizing) {
+      const part = authorizerAt(connector.authorization!.callbackPath);
+      expect(part?.name).toBe(connector.name);
+      expect(part?.platform).toBe(connector.platform);
+      for (const piece of ['settings', 'testConnection', 'problem', 'authorization'] as const) expect(part?.[piece]).toBe(connector[piece]);
+    }
+    expect(authorizerAt('/auth/nowhere/callback')).toBeUndefined();
   });
 
   it('gives the reactions every connector has to an event type', () => {

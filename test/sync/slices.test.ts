@@ -433,7 +433,7 @@ describe('slices in flight under one rate budget per connection', () => {
     const before = await c.bucket();
     const otherBefore = await other.bucket();
     // Test Connection (in the API function): one reservation on the connection's time line.
-    expect(await testConnection(local.gateway, c.accountId, 'payment', log)).toMatchObject({ ok: true });
+    expect(await testConnection(local.gateway, c.accountId, connectors.get('payment'), log)).toMatchObject({ ok: true });
     const afterTest = await c.bucket();
     expect(afterTest.tat).toBeGreaterThan(before.tat);
     // The webhook worker, another Lambda (its own store client, so its own process-side budget),

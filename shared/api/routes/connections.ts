@@ -56,7 +56,7 @@ export const connectionRoutes = [
       if (outcome.kind !== 'connected') return json(202, outcome.started, { 'set-cookie': outcome.setCookie });
       if (query.test === 'false') return outcome.view;
       // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
-      const tested = await testConnection(gateway, params.accountId, params.connector, log);
+      const tested = await testConnection(gateway, params.accountId, connectors.get(params.connector), log);
       return { ...outcome.view, health: tested.health };
     },
   }),

@@ -29,7 +29,7 @@ export const syncRoutes = [
     response: { status: 200, description: 'The outcome, with the remedy when it failed', schema: TestConnectionResult },
     async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      return testConnection(gateway, params.accountId, params.connector, log);
+      return testConnection(gateway, params.accountId, connectors.get(params.connector), log);
     },
   }),
   route({
