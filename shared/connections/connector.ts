@@ -91,9 +91,12 @@ export type ReactingConnector = ConnectorNaming & Required<Pick<Connector, 'reac
 /**
  * What the OAuth callback runs of a connector that connects through the browser
  * (`<connector>/authorization-code.ts`): the flow, the settings a new connection starts with, and
- * Test Connection.
+ * Test Connection; and, for a connector that has them, the webhooks and sync whose secret fields and
+ * objects saving a connection reads (the data and messaging connectors have neither).
  */
-export type AuthorizingConnector = ConnectorNaming & Pick<Connector, 'settings' | 'testConnection' | 'problem'> & Required<Pick<Connector, 'authorization'>>;
+export type AuthorizingConnector = ConnectorNaming &
+  Pick<Connector, 'settings' | 'testConnection' | 'problem' | 'webhooks' | 'sync'> &
+  Required<Pick<Connector, 'authorization'>>;
 
 /** Types a sync platform with the connector's own settings while the registry holds them all (as `defineConnector`). */
 export function defineSyncPlatform<Settings extends CommonSyncSettings>(
@@ -109,7 +112,7 @@ export function defineScheduling<Settings extends object>(part: ConnectorNaming 
 
 /** Types the browser flow's part with the connector's own settings (as `defineConnector`). */
 export function defineAuthorizing<Settings extends object>(
-  part: ConnectorNaming & Pick<Connector<Settings>, 'settings' | 'testConnection' | 'problem'> & Required<Pick<Connector<Settings>, 'authorization'>>,
+  part: ConnectorNaming & Pick<Connector<Settings>, 'settings' | 'testConnection' | 'problem' | 'webhooks' | 'sync'> & Required<Pick<Connector<Settings>, 'authorization'>>,
 ): AuthorizingConnector {
   return part as unknown as AuthorizingConnector;
 }

@@ -67,7 +67,7 @@ export function addConnector(connector: Connector): void {
   if (sync && client) syncPlatforms[name] = { name, platform, settings: connector.settings, client, sync, problem: connector.problem } as SyncPlatform;
   if (scheduled) schedulingPlatforms[name] = { name, platform, settings: connector.settings, scheduled };
   if (reactions) reacting.push({ name, platform, reactions });
-  if (authorization) authorizers.push({ name, platform, settings: connector.settings, testConnection: connector.testConnection, problem: connector.problem, authorization });
+  if (authorization) authorizers.push({ name, platform, settings: connector.settings, testConnection: connector.testConnection, problem: connector.problem, webhooks, sync, authorization });
 }
 
 /** The receive side of the connector whose webhooks arrive at this path (`/webhooks/payments`). */

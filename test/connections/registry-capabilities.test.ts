@@ -52,7 +52,7 @@ describe('the registry by capability', () => {
       const part = authorizerAt(connector.authorization!.callbackPath);
       expect(part?.name).toBe(connector.name);
       expect(part?.platform).toBe(connector.platform);
-      for (const piece of ['settings', 'testConnection', 'problem', 'authorization'] as const) expect(part?.[piece]).toBe(connector[piece]);
+      for (const piece of ['settings', 'testConnection', 'problem', 'webhooks', 'sync', 'authorization'] as const) expect(part?.[piece]).toBe(connector[piece]);
     }
     expect(authorizerAt('/auth/nowhere/callback')).toBeUndefined();
   });
