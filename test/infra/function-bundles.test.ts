@@ -38,6 +38,27 @@ describe('what each function bundles', () => {
     expect(Object.values(found).filter((f) => !f.kms).length).toBeGreaterThan(0);
   }, 120_000);
 
+  it('only the API bundles full connectors; every other function bundles the capabilities it runs', async () => {
+    const CONNECTORS = ['payment', 'billing', 'data', 'messaging'];
+    const bundled: Record<string, { definitions: string[]; folders: string[] }> = {};
+    for (const name of handlerNames) {
+      const { inputs } = await bundleHandler(name, join(dir, `${name}.connectors.mjs`));
+      const kept = Object.entries(inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path);
+      bundled[name] = {
+        // A connector's definition and its own API routes: what only the API runs.
+        definitions: kept.filter((path) => /shared\/(payment|billing|data|messaging)\/(connector|routes)\.ts$/.test(path)),
+        folders: CONNECTORS.filter((connector) => kept.some((path) => path.startsWith(`shared/${connector}/`))),
+      };
+    }
+    expect(bundled.api!.definitions.length).toBeGreaterThan(0);
+    for (const name of handlerNames.filter((n) => n !== 'api')) expect(bundled[name]!.definitions, name).toEqual([]);
+    // Only the connectors with that capability: the receivers share one list (the path picks the
+    // connector), and the OAuth callback runs the two that connect through the browser.
+    expect(bundled['webhook-payments']!.folders).toEqual(['payment', 'billing']);
+    expect(bundled['webhook-billing']!.folders).toEqual(['payment', 'billing']);
+    expect(bundled['oauth-callback']!.folders).toEqual(['data', 'messaging']);
+  }, 120_000);
+
   it('an unminified bundle (the benchmarks count its schemas) is valid JavaScript beside the banner', async () => {
     const file = join(dir, 'sync-job.plain.mjs');
     await bundleHandler('sync-job', file, { minify: false });
