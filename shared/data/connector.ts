@@ -1,8 +1,8 @@
 import { defineConnector } from '../connections/connector';
 import { revokeToken } from '../identity/identity-client';
-import { forgetDataTokens, loginUrlFor } from './auth';
+import { forgetDataTokens } from './auth';
 import { dataAuthorizing } from './authorization-code';
-import { DataLoginChoice, dataConnectionForm } from './config';
+import { dataConnectionForm } from './config';
 import { sendHeldOnFrequencyChange } from './delivery';
 import { dataReacting } from './reactions';
 import { dataScheduling } from './scheduling';
@@ -22,7 +22,8 @@ export const data = defineConnector({
   revoke: async ({ accountId, env, config, credentials }) => {
     forgetDataTokens(accountId);
     if (!credentials.refreshToken) return;
-    const loginUrl = loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl));
+    // The same identity service the connection signed in through.
+    const loginUrl = dataAuthorizing.authorization.loginUrl(config, env);
     await revokeToken({ loginUrl, platform: 'data', allowInsecure: env.ALLOW_INSECURE_PLATFORM_URLS, timeoutMs: env.PLATFORM_TIMEOUT_MS }, credentials.refreshToken);
   },
   routes: dataRoutes,
