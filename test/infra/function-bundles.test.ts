@@ -14,11 +14,14 @@ import { functionSettings, handlerNames } from '../../shared/handler/function-se
 describe('what each function bundles', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-contents-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // Each function is built once, as the stack builds it, and read by every check below.
+  const built = new Map<string, ReturnType<typeof bundleHandler>>();
+  const bundleOf = (name: string) => built.get(name) ?? built.set(name, bundleHandler(name, join(dir, `${name}.mjs`))).get(name)!;
 
   it('KMS goes only into the functions that open credentials; no function bundles an SDK client', async () => {
     const found: Record<string, { kms: boolean; opensCredentials: boolean; sdkClients: string[] }> = {};
     for (const name of handlerNames) {
-      const { inputs } = await bundleHandler(name, join(dir, `${name}.mjs`));
+      const { inputs } = await bundleOf(name);
       const present = (part: string) => Object.entries(inputs).some(([path, input]) => path.includes(part) && input.bytesInOutput > 0);
       const sdkClients = [...new Set(Object.keys(inputs).flatMap((path) => /@aws-sdk\/(client-[\w-]+)\//.exec(path)?.[1] ?? []))];
       found[name] = { kms: present('shared/vault/signed-kms-calls.ts'), opensCredentials: functionSettings[name].includes('CREDENTIALS_KEY_ID'), sdkClients };
@@ -42,7 +45,7 @@ describe('what each function bundles', () => {
     const CONNECTORS = ['payment', 'billing', 'data', 'messaging'];
     const bundled: Record<string, { definitions: string[]; folders: string[] }> = {};
     for (const name of handlerNames) {
-      const { inputs } = await bundleHandler(name, join(dir, `${name}.connectors.mjs`));
+      const { inputs } = await bundleOf(name);
       const kept = Object.entries(inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path);
       bundled[name] = {
         // A connector's definition and its own API routes: what only the API runs.
@@ -68,7 +71,7 @@ describe('what each function bundles', () => {
   it('outside the API, the history schemas load with the first history read, not with the function', async () => {
     const HISTORY_SCHEMAS = 'shared/history/history-schemas.ts';
     const loadedBy = async (name: string) => {
-      const { imports } = await bundleHandler(name, join(dir, `${name}.history.mjs`));
+      const { imports } = await bundleOf(name);
       const importers = Object.entries(imports).flatMap(([from, list]) => list.filter((i) => i.path.endsWith(HISTORY_SCHEMAS)).map((i) => ({ from, kind: i.kind })));
       return { atLoad: importers.filter((i) => i.kind !== 'dynamic-import').map((i) => i.from), onRead: importers.filter((i) => i.kind === 'dynamic-import').map((i) => i.from) };
     };
