@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    setupFiles: ['test/support/quiet-logs.ts'],
+    setupFiles: ['test/support/quiet-logs.ts', 'test/support/english-messages.ts'],
     // Records each function's AWS calls as judged against its role (docs/permissions.md).
     globalSetup: ['test/support/iam-usage.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],

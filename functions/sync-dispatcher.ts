@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { schedulingPlatforms, syncSchedules } from '../shared/connections/registry';
 import { gateway, provideAwsServices } from '../shared/gateway';
 import { signedTable } from '../shared/store/signed-table-client';

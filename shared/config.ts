@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Everything a handler reads from its environment, in one schema. The CDK stack sets these on
@@ -7,24 +7,24 @@ import * as z from 'zod';
  */
 export const GatewayEnvironment = z.object({
   /** `aws` inside Lambda; `local` under `npm start` and the tests. */
-  GATEWAY_MODE: z.enum(['aws', 'local']).default('aws'),
-  TABLE_NAME: z.string().min(3).optional(),
+  GATEWAY_MODE: z._default(z.enum(['aws', 'local']), 'aws'),
+  TABLE_NAME: z.optional(z.string().check(z.minLength(3))),
   /** DynamoDB endpoint override (dynalite / DynamoDB Local on loopback). */
-  DYNAMODB_ENDPOINT: z.url().optional(),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
   /** KMS key (ARN or id) that wraps each connection's data keys. */
-  CREDENTIALS_KEY_ID: z.string().optional(),
+  CREDENTIALS_KEY_ID: z.optional(z.string()),
   /** Local mode: the key file that stands in for KMS. */
-  LOCAL_KEY_FILE: z.string().optional(),
+  LOCAL_KEY_FILE: z.optional(z.string()),
   /** How long decrypted credentials stay in a warm function's memory. */
-  VAULT_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),
-  SYNC_QUEUE_URL: z.string().optional(),
-  WEBHOOK_QUEUE_URL: z.string().optional(),
-  INGESTION_QUEUE_URL: z.string().optional(),
-  EVENT_BUS_NAME: z.string().optional(),
-  CONVERSATION_STATE_MACHINE_ARN: z.string().optional(),
-  POLLER_FLEET_STATE_MACHINE_ARN: z.string().optional(),
+  VAULT_CACHE_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(3600)), 300),
+  SYNC_QUEUE_URL: z.optional(z.string()),
+  WEBHOOK_QUEUE_URL: z.optional(z.string()),
+  INGESTION_QUEUE_URL: z.optional(z.string()),
+  EVENT_BUS_NAME: z.optional(z.string()),
+  CONVERSATION_STATE_MACHINE_ARN: z.optional(z.string()),
+  POLLER_FLEET_STATE_MACHINE_ARN: z.optional(z.string()),
   /** SQS queue through which new conversations reach the running pollers. */
-  POLLER_NOTICE_QUEUE_URL: z.string().optional(),
+  POLLER_NOTICE_QUEUE_URL: z.optional(z.string()),
   /**
    * Long-polls one poller run holds at most (default 230), within what a 128 MB poller holds with a
    * fifth of its memory free (shared/messaging/fleet.ts pollerCapacity, POLLER_MEMORY_BUDGET).
@@ -37,56 +37,56 @@ export const GatewayEnvironment = z.object({
    * a conversation-hour 17% cheaper (docs/conversations.md, "Conversation cost"). Larger pollers need a larger
    * function (and this raised with it).
    */
-  POLLER_CAPACITY: z.coerce.number().int().min(1).max(2000).default(230),
+  POLLER_CAPACITY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(2000)), 230),
   /** How long a poller run lasts before it hands over (seconds; the Lambda's limit is 900). */
-  POLLER_RUN_SECONDS: z.coerce.number().min(1).max(880).default(840),
+  POLLER_RUN_SECONDS: z._default(z.coerce.number().check(z.minimum(1), z.maximum(880)), 840),
   /** A poller run's heartbeat period and how long its leases hold without one (seconds). */
-  POLLER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(60).default(5),
-  POLLER_LEASE_SECONDS: z.coerce.number().min(0.2).max(300).default(20),
+  POLLER_HEARTBEAT_SECONDS: z._default(z.coerce.number().check(z.minimum(0.05), z.maximum(60)), 5),
+  POLLER_LEASE_SECONDS: z._default(z.coerce.number().check(z.minimum(0.2), z.maximum(300)), 20),
   /**
    * How often a poller run lists every live conversation for one nobody holds, besides its first look
    * and a look whenever a run's heartbeat lapsed (seconds): a listing reads every live item.
    */
-  POLLER_SWEEP_SECONDS: z.coerce.number().min(0.05).max(600).default(30),
+  POLLER_SWEEP_SECONDS: z._default(z.coerce.number().check(z.minimum(0.05), z.maximum(600)), 30),
   /**
    * How long after a lease's release the next holder opens its first poll (seconds): the platform
    * must have seen the released run's aborted poll close, or it answers the new one 409.
    */
-  POLLER_HANDOVER_GRACE_SECONDS: z.coerce.number().min(0).max(10).default(1),
+  POLLER_HANDOVER_GRACE_SECONDS: z._default(z.coerce.number().check(z.minimum(0), z.maximum(10)), 1),
   /** A poller run holding nothing for this long ends early, so an idle fleet stops (seconds). */
-  POLLER_IDLE_SECONDS: z.coerce.number().min(0.1).max(900).default(60),
+  POLLER_IDLE_SECONDS: z._default(z.coerce.number().check(z.minimum(0.1), z.maximum(900)), 60),
   /** The long-poll's `timeout` (spec: 30). */
-  LONG_POLL_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(30),
+  LONG_POLL_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(120)), 30),
   /** The Secrets Manager secret whose value the distribution sends in its origin header (HTTP functions only). */
-  ORIGIN_SECRET_ARN: z.string().optional(),
+  ORIGIN_SECRET_ARN: z.optional(z.string()),
   /** The gateway's own public address ({base_url} in the spec). */
-  BASE_URL: z.url('BASE_URL must be an absolute address, such as https://gateway.example.com').optional(),
+  BASE_URL: z.optional(z.url('BASE_URL must be an absolute address, such as https://gateway.example.com')),
   /** Platform addresses: real ones by default; the sandbox simulators' under `npm start`. */
-  PAYMENT_API_BASE_URL: z.url().default('https://api.stripe.com'),
+  PAYMENT_API_BASE_URL: z._default(z.url(), 'https://api.stripe.com'),
   /** `{site}` is replaced by the connection's Site Name. */
-  BILLING_BASE_URL_TEMPLATE: z.string().default('https://{site}.chargebee.com'),
-  DATA_LOGIN_URL: z.url().default('https://login.salesforce.com'),
-  DATA_SANDBOX_LOGIN_URL: z.url().default('https://test.salesforce.com'),
+  BILLING_BASE_URL_TEMPLATE: z._default(z.string(), 'https://{site}.chargebee.com'),
+  DATA_LOGIN_URL: z._default(z.url(), 'https://login.salesforce.com'),
+  DATA_SANDBOX_LOGIN_URL: z._default(z.url(), 'https://test.salesforce.com'),
   /**
    * The CRM org's session timeout (seconds): its identity access tokens carry no expiry, so the
    * gateway renews them this long after sign-in, less five minutes. 7,200 is the platform's default.
    */
-  IDENTITY_SESSION_SECONDS: z.coerce.number().int().min(600).max(86_400).default(7_200),
+  IDENTITY_SESSION_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(600), z.maximum(86_400)), 7_200),
   /** Where the OAuth callbacks send the browser back to (the dashboard's address); default: the gateway's own `/`. */
-  DASHBOARD_URL: z.url().optional(),
+  DASHBOARD_URL: z.optional(z.url()),
   /** Per-attempt timeout of every platform call; a hung platform never hangs a sync. */
-  PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  PLATFORM_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.minimum(100), z.maximum(120_000)), 10_000),
   /** Allows http:// platform addresses (loopback simulators only). Never set in AWS. */
-  ALLOW_INSECURE_PLATFORM_URLS: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+  ALLOW_INSECURE_PLATFORM_URLS: z.pipe(
+    z._default(z.enum(['true', 'false']), 'false'),
+    z.transform((v) => v === 'true'),
+  ),
   /**
    * How far (seconds) a payment webhook's signed timestamp may lie from now: older deliveries are
    * refused as possible replays. 300 is the platform libraries' default.
    */
-  WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  WEBHOOK_TOLERANCE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(86_400)), 300),
+  LOG_LEVEL: z._default(z.enum(['debug', 'info', 'warn', 'error']), 'info'),
 });
 export type GatewayEnvironment = z.infer<typeof GatewayEnvironment>;
 
@@ -123,7 +123,7 @@ const REQUIRED_BECAUSE: Partial<Record<GatewayVariable, string>> = {
   WEBHOOK_QUEUE_URL: 'the SQS queue this function sends verified webhook events to',
   INGESTION_QUEUE_URL: 'the SQS queue this function sends engagement events to',
   EVENT_BUS_NAME: 'the EventBridge bus this function publishes events on',
-  CONVERSATION_STATE_MACHINE_ARN: 'the state machine that runs each conversation\'s lifecycle',
+  CONVERSATION_STATE_MACHINE_ARN: "the state machine that runs each conversation's lifecycle",
   POLLER_FLEET_STATE_MACHINE_ARN: 'the poller fleet state machine this function starts',
   POLLER_NOTICE_QUEUE_URL: 'the SQS queue through which new conversations reach the pollers',
   ORIGIN_SECRET_ARN: 'the secret the distribution sends in its origin header; without it every request is refused',
@@ -168,7 +168,9 @@ export function settingsProblems(env: Record<string, string | undefined>, requir
   }
   const template = settings.BILLING_BASE_URL_TEMPLATE;
   if (!template.includes('{site}')) {
-    problems.push(`BILLING_BASE_URL_TEMPLATE: must contain {site}, where each connection's Site Name goes (e.g. https://{site}.chargebee.com); got "${template}"`);
+    problems.push(
+      `BILLING_BASE_URL_TEMPLATE: must contain {site}, where each connection's Site Name goes (e.g. https://{site}.chargebee.com); got "${template}"`,
+    );
   } else {
     const problem = addressProblem(template.split('{site}').join('acme-test'), insecure);
     if (problem) problems.push(`BILLING_BASE_URL_TEMPLATE: with {site} filled in, ${problem}`);

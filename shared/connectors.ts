@@ -1,11 +1,11 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A connector's name: the gateway's neutral word for a platform (`messaging`, `data`, `billing`,
  * `payment`), safe inside keys, paths and KMS encryption contexts. Which names exist is the
  * registry's business (shared/connections/registry.ts); stored items only need the name's shape.
  */
-export const ConnectorName = z.string().regex(/^[a-z][a-z0-9]{1,31}$/, 'a connector name is 2-32 lower-case letters or digits');
+export const ConnectorName = z.string().check(z.regex(/^[a-z][a-z0-9]{1,31}$/, 'a connector name is 2-32 lower-case letters or digits'));
 export type ConnectorName = z.infer<typeof ConnectorName>;
 
 /**
@@ -13,9 +13,7 @@ export type ConnectorName = z.infer<typeof ConnectorName>;
  * DynamoDB keys (`ACCOUNT#<id>`), URLs and KMS encryption contexts without escaping.
  */
 const ACCOUNT_ID = /^[a-z0-9][a-z0-9-]{1,62}$/;
-export const AccountId = z
-  .string()
-  .regex(ACCOUNT_ID, 'an account id is 2-63 lower-case letters, digits or dashes, starting with a letter or digit');
+export const AccountId = z.string().check(z.regex(ACCOUNT_ID, 'an account id is 2-63 lower-case letters, digits or dashes, starting with a letter or digit'));
 export type AccountId = z.infer<typeof AccountId>;
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { AccountId } from '../connectors';
 
 /**
@@ -23,7 +23,11 @@ export function hashApiKey(key: string): string {
 }
 
 export function newApiKey(accountId: string): { key: string; keyId: string; hash: string } {
-  const keyId = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12);
+  const keyId = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12);
   const key = `igk_${accountId}_${keyId}_${randomBytes(32).toString('base64url')}`;
   return { key, keyId, hash: hashApiKey(key) };
 }

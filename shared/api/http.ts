@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { PROBLEM_CONTENT_TYPE, ProblemError, fieldErrors, problems, type Problem } from './problem';
 
 /**
@@ -101,7 +101,7 @@ export function assertBodyWithin(request: HttpRequest, limitBytes: number): void
  * Checks size, content type and JSON, then validates with the route's schema. Every failure is a
  * problem document; the body's values are never echoed back (they may hold secrets).
  */
-export function parseJsonBody<S extends z.ZodType>(request: HttpRequest, schema: S, limitBytes: number = BODY_LIMITS.api): z.infer<S> {
+export function parseJsonBody<S extends z.core.$ZodType>(request: HttpRequest, schema: S, limitBytes: number = BODY_LIMITS.api): z.infer<S> {
   assertBodyWithin(request, limitBytes);
   const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (contentType !== 'application/json') throw problems.unsupportedMediaType('application/json');
@@ -111,7 +111,7 @@ export function parseJsonBody<S extends z.ZodType>(request: HttpRequest, schema:
   } catch {
     throw problems.malformedJson();
   }
-  const result = schema.safeParse(parsed);
+  const result = z.safeParse(schema, parsed);
   if (!result.success) throw problems.invalidBody(fieldErrors(result.error));
   return result.data;
 }

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { Problem } from './problem';
 import type { Route } from './route';
 import { needsIntegrations } from '../tenants/account-guard';
@@ -14,7 +14,7 @@ export function openApiDocument(routes: Route[]): JsonSchema {
   const components: Record<string, JsonSchema> = {};
 
   /** Converts a schema, moving its named parts (`.meta({id})`) into components. */
-  const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const toSchema = (schema: z.core.$ZodType, io: 'input' | 'output'): JsonSchema => {
     const converted = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
     const defs = (converted.$defs ?? {}) as Record<string, JsonSchema>;
     delete converted.$defs;
@@ -45,8 +45,8 @@ export function openApiDocument(routes: Route[]): JsonSchema {
   const problemContent = () => ({ 'application/problem+json': { schema: toSchema(Problem, 'output') } });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const shape = route.params instanceof z.ZodObject ? (route.params.shape as Record<string, z.ZodType>) : {};
-    const queryShape = route.query instanceof z.ZodObject ? (route.query.shape as Record<string, z.ZodType>) : {};
+    const shape = shapeOf(route.params);
+    const queryShape = shapeOf(route.query);
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
@@ -62,8 +62,8 @@ export function openApiDocument(routes: Route[]): JsonSchema {
           name,
           in: 'query',
           // Optional and defaulted parameters accept absence.
-          required: !schema.safeParse(undefined).success,
-          ...(schema.description ? { description: schema.description } : {}),
+          required: !z.safeParse(schema, undefined).success,
+          ...descriptionOf(schema),
           schema: toSchema(schema, 'input'),
         })),
       ],
@@ -79,7 +79,12 @@ export function openApiDocument(routes: Route[]): JsonSchema {
           ]),
         ),
         ...(needsIntegrations(route)
-          ? { '403': { description: "The account's Integrations are switched off (problem integrations-disabled), or the caller may not do this", content: problemContent() } }
+          ? {
+              '403': {
+                description: "The account's Integrations are switched off (problem integrations-disabled), or the caller may not do this",
+                content: problemContent(),
+              },
+            }
           : {}),
         ...(route.quota ? { '429': quotaResponse(route.quota.kind, problemContent()) } : {}),
         default: {
@@ -138,4 +143,15 @@ function rewriteRefs(value: JsonSchema, rename: (id: string) => string): JsonSch
     return out;
   };
   return walk(value) as JsonSchema;
+}
+
+/** A query parameter's description, where its schema has one. */
+function descriptionOf(schema: z.core.$ZodType): { description?: string } {
+  const description = z.globalRegistry.get(schema)?.description;
+  return description ? { description } : {};
+}
+
+/** An object schema's fields (by its kind: `instanceof z.core.$ZodObject` would bundle zod's core namespace, every locale with it). */
+function shapeOf(schema: z.core.$ZodType | undefined): Record<string, z.core.$ZodType> {
+  return schema?._zod.def.type === 'object' ? (schema._zod.def as z.core.$ZodObjectDef).shape : {};
 }

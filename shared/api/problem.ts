@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Every error the gateway returns is an RFC 9457 problem document (`application/problem+json`),
@@ -6,16 +6,16 @@ import * as z from 'zod';
  */
 export const Problem = z
   .object({
-    type: z.string().describe('A URI naming the kind of problem'),
+    type: z.string().check(z.describe('A URI naming the kind of problem')),
     title: z.string(),
-    status: z.number().int(),
-    detail: z.string().optional(),
-    remedy: z.string().optional().describe('What the user can do about it'),
-    instance: z.string().optional(),
+    status: z.number().check(z.int()),
+    detail: z.optional(z.string()),
+    remedy: z.optional(z.string()).check(z.describe('What the user can do about it')),
+    instance: z.optional(z.string()),
     /** Field-level validation failures: where, and what is wrong (never the value sent). */
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    errors: z.optional(z.array(z.object({ path: z.string(), message: z.string() }))),
   })
-  .meta({ id: 'Problem' });
+  .register(z.globalRegistry, { id: 'Problem' });
 export type Problem = z.infer<typeof Problem>;
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -42,8 +42,7 @@ export const problems = {
   invalidBody: (errors: Problem['errors'], detail = 'The request body does not match the schema.') =>
     make('invalid-body', 'Invalid request body', 400, detail, { errors }),
   malformedJson: () => make('malformed-json', 'Malformed JSON', 400, 'The request body is not valid JSON.'),
-  invalidParameter: (errors: Problem['errors']) =>
-    make('invalid-parameter', 'Invalid parameter', 400, 'A path or query parameter is not valid.', { errors }),
+  invalidParameter: (errors: Problem['errors']) => make('invalid-parameter', 'Invalid parameter', 400, 'A path or query parameter is not valid.', { errors }),
   unauthorized: (detail: string) => make('unauthorized', 'Unauthorized', 401, detail),
   forbidden: (detail: string) => make('forbidden', 'Forbidden', 403, detail),
   notFound: (detail: string) => make('not-found', 'Not found', 404, detail),
@@ -62,7 +61,7 @@ export const problems = {
     }),
   integrationsDisabled: () =>
     make('integrations-disabled', 'Integrations are not enabled', 403, 'The Integrations section is not enabled for this account.', {
-      remedy: "Ask your support contact to enable Integrations for the account.",
+      remedy: 'Ask your support contact to enable Integrations for the account.',
     }),
   /** An account over one of its quotas: 429 with `Retry-After` (whole seconds). */
   overQuota: (what: string, retryAfterSeconds: number) =>
@@ -80,7 +79,7 @@ export const problems = {
 } as const;
 
 /** Turns a zod error into the field list of a problem, without echoing any value that was sent. */
-export function fieldErrors(error: z.ZodError): NonNullable<Problem['errors']> {
+export function fieldErrors(error: z.core.$ZodError): NonNullable<Problem['errors']> {
   return error.issues.map((issue) => ({
     path: issue.path.length ? issue.path.map(String).join('.') : '(body)',
     message: issue.message,

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { QuotaKind } from '../tenants/quotas';
 import type { Logger } from '../log/logger';
@@ -24,10 +24,10 @@ export interface RouteContext<P, B, Q = undefined> {
  * so the published contract cannot drift from what the code accepts.
  */
 export interface Route<
-  P extends z.ZodType = z.ZodType,
-  B extends z.ZodType | undefined = z.ZodType | undefined,
-  R extends z.ZodType | undefined = z.ZodType | undefined,
-  Q extends z.ZodType | undefined = z.ZodType | undefined,
+  P extends z.core.$ZodType = z.core.$ZodType,
+  B extends z.core.$ZodType | undefined = z.core.$ZodType | undefined,
+  R extends z.core.$ZodType | undefined = z.core.$ZodType | undefined,
+  Q extends z.core.$ZodType | undefined = z.core.$ZodType | undefined,
 > {
   method: Method;
   /** OpenAPI-style template: `/api/v1/accounts/{accountId}`. */
@@ -47,23 +47,26 @@ export interface Route<
    */
   integrations?: 'not-required';
   /** The account quota this route draws from, and how much a request costs (default 1). */
-  quota?: { kind: QuotaKind; cost?(body: B extends z.ZodType ? z.infer<B> : undefined): number };
+  quota?: { kind: QuotaKind; cost?(body: B extends z.core.$ZodType ? z.infer<B> : undefined): number };
   /** Query string parameters: validated after the caller is known (400 problem), published as `in: query`. */
   query?: Q;
   body?: B;
   /** What the OpenAPI document shows for the body when `body` is looser than the real forms. */
-  documentedBody?: z.ZodType;
+  documentedBody?: z.core.$ZodType;
   response: { status: number; description: string; schema?: R };
   /** Other successful answers the handler gives as HttpResponses (documented only). */
-  otherResponses?: ReadonlyArray<{ status: number; description: string; schema?: z.ZodType }>;
+  otherResponses?: ReadonlyArray<{ status: number; description: string; schema?: z.core.$ZodType }>;
   handle(
-    context: RouteContext<z.infer<P>, B extends z.ZodType ? z.infer<B> : undefined, Q extends z.ZodType ? z.infer<Q> : undefined>,
-  ): Promise<(R extends z.ZodType ? z.infer<R> : undefined) | HttpResponse>;
+    context: RouteContext<z.infer<P>, B extends z.core.$ZodType ? z.infer<B> : undefined, Q extends z.core.$ZodType ? z.infer<Q> : undefined>,
+  ): Promise<(R extends z.core.$ZodType ? z.infer<R> : undefined) | HttpResponse>;
 }
 
 /** Keeps each route's types precise while collecting routes of different shapes in one list. */
-export function route<P extends z.ZodType, B extends z.ZodType | undefined, R extends z.ZodType | undefined, Q extends z.ZodType | undefined = undefined>(
-  definition: Route<P, B, R, Q>,
-): Route {
+export function route<
+  P extends z.core.$ZodType,
+  B extends z.core.$ZodType | undefined,
+  R extends z.core.$ZodType | undefined,
+  Q extends z.core.$ZodType | undefined = undefined,
+>(definition: Route<P, B, R, Q>): Route {
   return definition as unknown as Route;
 }

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { gateway as defaultGateway, type Gateway } from '../gateway';
 import { addToLogContext } from '../log/log-context';
 import { log as rootLogger } from '../log/logger';
@@ -64,12 +64,15 @@ export function createRouter(areas: readonly RouteArea[], options: { gateway?: (
 
     let values: string[];
     try {
-      values = match.pattern.exec(request.path)!.slice(1).map((v) => decodeURIComponent(v));
+      values = match.pattern
+        .exec(request.path)!
+        .slice(1)
+        .map((v) => decodeURIComponent(v));
     } catch {
       throw problems.invalidParameter([{ path: '(path)', message: 'The address has a malformed percent-encoding.' }]);
     }
     const rawParams = Object.fromEntries(match.names.map((name, i) => [name, values[i]]));
-    const params = match.route.params.safeParse(rawParams);
+    const params = z.safeParse(match.route.params, rawParams);
     if (!params.success) throw problems.invalidParameter(fieldErrors(params.error));
 
     const gateway = gatewayOf();
@@ -97,8 +100,8 @@ export function createRouter(areas: readonly RouteArea[], options: { gateway?: (
 }
 
 /** Validates the query string; failures name the parameter (never the value sent). */
-function parseQuery(request: HttpRequest, schema: z.ZodType): unknown {
-  const parsed = schema.safeParse(request.query);
+function parseQuery(request: HttpRequest, schema: z.core.$ZodType): unknown {
+  const parsed = z.safeParse(schema, request.query);
   if (parsed.success) return parsed.data;
   throw problems.invalidParameter(fieldErrors(parsed.error).map((error) => (error.path === '(body)' ? { ...error, path: '(query)' } : error)));
 }

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
 import type { ClientOptions } from '../connections/connector-platform';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
@@ -18,14 +18,12 @@ export const DEFAULT_BILLING_REQUESTS_PER_MINUTE = 150;
 export const MAX_BILLING_REQUESTS_PER_MINUTE = 3_500;
 
 /** The stored (non-secret) connection config this client reads; other fields pass through. */
-export const BillingClientConfig = z
-  .object({
-    siteName: BillingSiteName,
-    environment: z.enum(['test', 'live']).optional(),
-    /** The site's plan allows more than the floor (up to 3,500 a minute on large plans). */
-    requestsPerMinute: z.coerce.number().int().min(1).max(MAX_BILLING_REQUESTS_PER_MINUTE).optional(),
-  })
-  .loose();
+export const BillingClientConfig = z.looseObject({
+  siteName: BillingSiteName,
+  environment: z.optional(z.enum(['test', 'live'])),
+  /** The site's plan allows more than the floor (up to 3,500 a minute on large plans). */
+  requestsPerMinute: z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_BILLING_REQUESTS_PER_MINUTE))),
+});
 export type BillingClientConfig = z.input<typeof BillingClientConfig>;
 
 /**

@@ -1,15 +1,14 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ConnectionForm } from '../connections/connector-definition';
 import { formField } from '../connections/form-fields';
 import { placeholderProblem } from '../connections/placeholders';
 
 const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export const BillingSiteName = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .superRefine((site, ctx) => {
+export const BillingSiteName = z.string().check(
+  z.trim(),
+  z.toLowerCase(),
+  z.superRefine((site, ctx) => {
     if (site.includes('://') || site.includes('.') || site.includes('/')) {
       ctx.addIssue({
         code: 'custom',
@@ -18,33 +17,40 @@ export const BillingSiteName = z
     } else if (!SUBDOMAIN.test(site)) {
       ctx.addIssue({ code: 'custom', message: 'A site name is letters, digits and dashes (the subdomain of your billing site address).' });
     }
-  });
+  }),
+);
 
 /** Billing connection, as the spec's Resources lists it. */
 export const BillingConnectionInput = z
   .strictObject({
-    siteName: BillingSiteName.describe('The subdomain of the billing site address: for https://acme-test.chargebee.com enter acme-test').meta(formField.text('Site Name')),
-    apiKey: z
-      .string()
-      .trim()
-      .min(8, 'The API key is too short: copy the whole key.')
-      .superRefine((key, ctx) => {
+    siteName: BillingSiteName.check(
+      z.describe('The subdomain of the billing site address: for https://acme-test.chargebee.com enter acme-test'),
+      z.meta(formField.text('Site Name')),
+    ),
+    apiKey: z.string().check(
+      z.trim(),
+      z.minLength(8, 'The API key is too short: copy the whole key.'),
+      z.superRefine((key, ctx) => {
         const problem = placeholderProblem(key, 'API key');
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
-      })
-      .describe('A read-only key is preferred')
-      .meta(formField.secret('API Key')),
-    environment: z.enum(['test', 'live']).describe("Test Mode or Live Mode: the site's mode, which the API key must match").meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
+      }),
+      z.describe('A read-only key is preferred'),
+      z.meta(formField.secret('API Key')),
+    ),
+    environment: z
+      .enum(['test', 'live'])
+      .check(
+        z.describe("Test Mode or Live Mode: the site's mode, which the API key must match"),
+        z.meta(formField.choice('Environment', { test: 'Test Mode', live: 'Live Mode' })),
+      ),
     requestsPerMinute: z
-      .number()
-      .int()
-      .min(1)
-      .max(3_500)
-      .optional()
-      .describe("Your billing plan's API limit per minute (default 150, the smallest plans' limit; up to 3,500)")
-      .meta(formField.advanced('Requests per minute')),
+      .optional(z.number().check(z.int(), z.minimum(1), z.maximum(3_500)))
+      .check(
+        z.describe("Your billing plan's API limit per minute (default 150, the smallest plans' limit; up to 3,500)"),
+        z.meta(formField.advanced('Requests per minute')),
+      ),
   })
-  .meta({ id: 'BillingConnectionInput' });
+  .register(z.globalRegistry, { id: 'BillingConnectionInput' });
 export type BillingConnectionInput = z.infer<typeof BillingConnectionInput>;
 
 /** Connect Account for the billing connector: the spec's fields, and which of them are secrets. */

@@ -1,4 +1,6 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+// The error class by name: `z.core.$ZodError` would bundle zod's core namespace, every locale with it.
+import { $ZodError } from 'zod/v4/core';
 import {
   NormalisedCustomer,
   NormalisedInvoice,
@@ -20,104 +22,94 @@ import type { BillingObject } from './settings';
  * accepted too). Timestamps are Unix seconds; amounts are in the currency's minor unit.
  */
 
-const UnixSeconds = z.number().int().nonnegative();
-const Amount = z.number().int();
-const maybe = <T extends z.ZodType>(schema: T) => schema.nullish();
+const UnixSeconds = z.number().check(z.int(), z.nonnegative());
+const Amount = z.number().check(z.int());
+const maybe = <T extends z.core.SomeType>(schema: T) => z.nullish(schema);
 
 /** What every record carries: the fields a sync's cursor, versions and deletions rest on. */
 const versioned = {
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   /** Absent on some records in the wild: such records cannot be found by an incremental window. */
   updated_at: maybe(UnixSeconds),
   /** Grows with every change (milliseconds on the real platform). */
-  resource_version: maybe(z.number().int().nonnegative()),
+  resource_version: maybe(z.number().check(z.int(), z.nonnegative())),
   deleted: maybe(z.boolean()),
 };
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 export const BillingCustomerRecord = z.lazy(() =>
-  z
-    .object({
-      ...versioned,
-      email: maybe(z.string()),
-      first_name: maybe(z.string()),
-      last_name: maybe(z.string()),
-      company: maybe(z.string()),
-      created_at: maybe(UnixSeconds),
-    })
-    .loose(),
+  z.looseObject({
+    ...versioned,
+    email: maybe(z.string()),
+    first_name: maybe(z.string()),
+    last_name: maybe(z.string()),
+    company: maybe(z.string()),
+    created_at: maybe(UnixSeconds),
+  }),
 );
 export type BillingCustomerRecord = z.infer<typeof BillingCustomerRecord>;
 
 const SubscriptionItem = z.lazy(() =>
-  z
-    .object({
-      item_price_id: z.string(),
-      item_type: maybe(z.string()),
-      quantity: maybe(z.number()),
-      unit_price: maybe(Amount),
-      amount: maybe(Amount),
-    })
-    .loose(),
+  z.looseObject({
+    item_price_id: z.string(),
+    item_type: maybe(z.string()),
+    quantity: maybe(z.number()),
+    unit_price: maybe(Amount),
+    amount: maybe(Amount),
+  }),
 );
 
 export const BillingSubscriptionRecord = z.lazy(() =>
-  z
-    .object({
-      ...versioned,
-      customer_id: z.string().min(1),
-      /** A string, not an enum: a status the gateway does not know yet maps to 'other' instead of failing the sync. */
-      status: z.string().min(1),
-      currency_code: maybe(z.string()),
-      current_term_end: maybe(UnixSeconds),
-      next_billing_at: maybe(UnixSeconds),
-      cancelled_at: maybe(UnixSeconds),
-      created_at: maybe(UnixSeconds),
-      /** Product catalog 2.0 sites: the plan and addons as item prices. */
-      subscription_items: maybe(z.array(SubscriptionItem)),
-      /** Product catalog 1.0 sites: the plan on the subscription itself. */
-      plan_id: maybe(z.string()),
-      plan_amount: maybe(Amount),
-    })
-    .loose(),
+  z.looseObject({
+    ...versioned,
+    customer_id: z.string().check(z.minLength(1)),
+    /** A string, not an enum: a status the gateway does not know yet maps to 'other' instead of failing the sync. */
+    status: z.string().check(z.minLength(1)),
+    currency_code: maybe(z.string()),
+    current_term_end: maybe(UnixSeconds),
+    next_billing_at: maybe(UnixSeconds),
+    cancelled_at: maybe(UnixSeconds),
+    created_at: maybe(UnixSeconds),
+    /** Product catalog 2.0 sites: the plan and addons as item prices. */
+    subscription_items: maybe(z.array(SubscriptionItem)),
+    /** Product catalog 1.0 sites: the plan on the subscription itself. */
+    plan_id: maybe(z.string()),
+    plan_amount: maybe(Amount),
+  }),
 );
 export type BillingSubscriptionRecord = z.infer<typeof BillingSubscriptionRecord>;
 
 export const BillingInvoiceRecord = z.lazy(() =>
-  z
-    .object({
-      ...versioned,
-      customer_id: z.string().min(1),
-      subscription_id: maybe(z.string()),
-      status: z.string().min(1),
-      total: maybe(Amount),
-      amount_due: maybe(Amount),
-      amount_paid: maybe(Amount),
-      currency_code: maybe(z.string()),
-      date: maybe(UnixSeconds),
-      due_date: maybe(UnixSeconds),
-      next_retry_at: maybe(UnixSeconds),
-    })
-    .loose(),
+  z.looseObject({
+    ...versioned,
+    customer_id: z.string().check(z.minLength(1)),
+    subscription_id: maybe(z.string()),
+    status: z.string().check(z.minLength(1)),
+    total: maybe(Amount),
+    amount_due: maybe(Amount),
+    amount_paid: maybe(Amount),
+    currency_code: maybe(z.string()),
+    date: maybe(UnixSeconds),
+    due_date: maybe(UnixSeconds),
+    next_retry_at: maybe(UnixSeconds),
+  }),
 );
 export type BillingInvoiceRecord = z.infer<typeof BillingInvoiceRecord>;
 
 /** A transaction of type `payment`: the billing platform's payments (it has no payments resource). */
 export const BillingTransactionRecord = z.lazy(() =>
-  z
-    .object({
-      ...versioned,
-      customer_id: z.string().min(1),
-      subscription_id: maybe(z.string()),
-      type: maybe(z.string()),
-      status: z.string().min(1),
-      amount: Amount,
-      currency_code: maybe(z.string()),
-      date: maybe(UnixSeconds),
-      error_text: maybe(z.string()),
-      linked_invoices: maybe(z.array(z.object({ invoice_id: z.string() }).loose())),
-    })
-    .loose(),
+  z.looseObject({
+    ...versioned,
+    customer_id: z.string().check(z.minLength(1)),
+    subscription_id: maybe(z.string()),
+    type: maybe(z.string()),
+    status: z.string().check(z.minLength(1)),
+    amount: Amount,
+    currency_code: maybe(z.string()),
+    date: maybe(UnixSeconds),
+    error_text: maybe(z.string()),
+    linked_invoices: maybe(z.array(z.looseObject({ invoice_id: z.string() }))),
+  }),
 );
 export type BillingTransactionRecord = z.infer<typeof BillingTransactionRecord>;
 
@@ -127,21 +119,17 @@ export type BillingTransactionRecord = z.infer<typeof BillingTransactionRecord>;
  * named with its index and id.
  */
 export const BillingListEnvelope = z.lazy(() =>
-  z
-    .object({
-      list: z.array(z.record(z.string(), z.unknown())),
-      /** Present only when more rows exist; opaque, passed back as `offset` untouched. */
-      next_offset: z.string().min(1).optional(),
-    })
-    .loose(),
+  z.looseObject({
+    list: z.array(z.record(z.string(), z.unknown())),
+    /** Present only when more rows exist; opaque, passed back as `offset` untouched. */
+    next_offset: z.optional(z.string().check(z.minLength(1))),
+  }),
 );
 export type BillingListEnvelope = z.infer<typeof BillingListEnvelope>;
 
 /** Enough of a row's resource to tell a deleted one apart (deleted rows need nothing else). */
 export const BillingRowIdentity = z.lazy(() =>
-  z
-    .object({ id: z.string().min(1), deleted: maybe(z.boolean()), resource_version: maybe(z.number()), updated_at: maybe(z.number()) })
-    .loose(),
+  z.looseObject({ id: z.string().check(z.minLength(1)), deleted: maybe(z.boolean()), resource_version: maybe(z.number()), updated_at: maybe(z.number()) }),
 );
 
 // ---- status vocabularies ----
@@ -307,13 +295,13 @@ export function readBillingRecord(object: BillingObject, raw: unknown): BillingR
     return { ok: true, record: normalise(parsed.data) };
   } catch (error) {
     // A value the checks above let through but the normalised shape refuses (a date past year 9999...).
-    if (error instanceof z.ZodError) return { ok: false, problem: issuesText(error) };
+    if (error instanceof $ZodError) return { ok: false, problem: issuesText(error) };
     if (error instanceof RangeError) return { ok: false, problem: 'a timestamp is out of range' };
     throw error;
   }
 }
 
-function issuesText(error: z.ZodError): string {
+function issuesText(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.map(String).join('.') || '(record)'}: ${issue.message}`)

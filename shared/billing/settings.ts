@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { formField } from '../connections/form-fields';
 import { SyncFrequency, SyncMethod, dataObjectList } from '../sync/sync-settings';
 
@@ -8,16 +8,15 @@ export type BillingObject = (typeof BILLING_OBJECTS)[number];
 /** Billing sync settings, as the spec lists them. */
 export const BillingSyncSettings = z
   .strictObject({
-    dataObjects: dataObjectList(BILLING_OBJECTS)
-      .default([...BILLING_OBJECTS])
-      .meta(formField.choice('Data objects', { customers: 'Customers', subscriptions: 'Subscriptions', invoices: 'Invoices', payments: 'Payments' })),
-    frequency: SyncFrequency.default('daily'),
-    method: SyncMethod.default('api'),
+    dataObjects: z
+      ._default(dataObjectList(BILLING_OBJECTS), [...BILLING_OBJECTS])
+      .check(z.meta(formField.choice('Data objects', { customers: 'Customers', subscriptions: 'Subscriptions', invoices: 'Invoices', payments: 'Payments' }))),
+    frequency: z._default(SyncFrequency, 'daily'),
+    method: z._default(SyncMethod, 'api'),
     /** Which subscriptions are kept: Active, Cancelled or All. */
     subscriptionStatus: z
-      .enum(['active', 'cancelled', 'all'])
-      .default('all')
-      .meta(formField.choice('Subscription status filter', { active: 'Active', cancelled: 'Cancelled', all: 'All' })),
+      ._default(z.enum(['active', 'cancelled', 'all']), 'all')
+      .check(z.meta(formField.choice('Subscription status filter', { active: 'Active', cancelled: 'Cancelled', all: 'All' }))),
   })
-  .meta({ id: 'BillingSyncSettings' });
+  .register(z.globalRegistry, { id: 'BillingSyncSettings' });
 export type BillingSyncSettings = z.infer<typeof BillingSyncSettings>;

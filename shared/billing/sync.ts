@@ -1,7 +1,16 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import { listLimit, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
+import {
+  listLimit,
+  type ConnectorSync,
+  type NormalisedRecord,
+  type PageCursor,
+  type SliceRange,
+  type SyncPage,
+  type SyncSource,
+  type SyncWindow,
+} from '../sync/sync-source';
 import { BillingListEnvelope, BillingRowIdentity, billingRowKey, readBillingRecord } from './objects';
 import { BILLING_OBJECTS, type BillingObject, type BillingSyncSettings } from './settings';
 
@@ -60,8 +69,8 @@ export const SUBSCRIPTION_STATUS_FILTERS: Record<Exclude<BillingSyncSettings['su
  * exactly the same list and continues after the last row it read.
  */
 export const BillingPageCursor = z.discriminatedUnion('mode', [
-  z.object({ mode: z.literal('full'), offset: z.string().min(1) }),
-  z.object({ mode: z.literal('incremental'), since: z.number().int(), offset: z.string().min(1) }),
+  z.object({ mode: z.literal('full'), offset: z.string().check(z.minLength(1)) }),
+  z.object({ mode: z.literal('incremental'), since: z.number().check(z.int()), offset: z.string().check(z.minLength(1)) }),
 ]);
 export type BillingPageCursor = z.infer<typeof BillingPageCursor>;
 
@@ -181,7 +190,11 @@ export function billingSource(object: BillingObject, client: PlatformClient, set
       }
       const reading = readBillingRecord(object, raw);
       if (!reading.ok) {
-        throw unusablePage(response.status, response.attempts, `list row ${index} (${rowKey} ${identity.data.id}) does not have the expected shape (${reading.problem})`);
+        throw unusablePage(
+          response.status,
+          response.attempts,
+          `list row ${index} (${rowKey} ${identity.data.id}) does not have the expected shape (${reading.problem})`,
+        );
       }
       records.push(reading.record);
     });

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { problems } from '../api/problem';
 import { maskSecret } from '../connections/connector-definition';
 import { requireIntegrationsEnabled } from '../tenants/account-guard';
@@ -11,11 +11,11 @@ import { billingWebhookReceiver } from './webhook-receiver';
 
 export const BillingWebhookCredentials = z
   .object({
-    url: z.string().describe('The webhook address to enter on the billing platform'),
+    url: z.string().check(z.describe('The webhook address to enter on the billing platform')),
     username: z.string(),
-    password: z.string().describe('Shown this once: enter it on the billing platform now'),
+    password: z.string().check(z.describe('Shown this once: enter it on the billing platform now')),
   })
-  .meta({ id: 'BillingWebhookCredentials' });
+  .register(z.globalRegistry, { id: 'BillingWebhookCredentials' });
 export type BillingWebhookCredentials = z.infer<typeof BillingWebhookCredentials>;
 
 /** Concurrent edits of the connection (a settings save, a health update) are rare; a few tries settle them. */

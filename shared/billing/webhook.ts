@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlaybookEventType } from '../events/playbook-events';
 import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
 import { BillingEventEnvelope, isTrimmed } from '../webhooks/event-envelope';
@@ -53,7 +53,7 @@ const PUBLISHED: Record<string, PlaybookEventType> = {
   invoice_generated: 'invoice.generated',
 };
 
-const Snapshot = z.looseObject({ id: z.string().min(1), deleted: z.boolean().nullish(), type: z.string().nullish() });
+const Snapshot = z.looseObject({ id: z.string().check(z.minLength(1)), deleted: z.nullish(z.boolean()), type: z.nullish(z.string()) });
 
 export function billingEventEffects(payload: unknown): WebhookEffects {
   const parsed = BillingEventEnvelope.safeParse(payload);

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import { problems } from '../api/problem';
@@ -16,9 +17,8 @@ import type { ConnectionView } from './connection-view';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
 function defaultSettings(connector: Pick<Connector, 'settings'>): Record<string, unknown> {
-  return { ...connector.settings.parse({}) };
+  return { ...z.parse(connector.settings, {}) };
 }
-
 
 export function viewOf(connection: Connection, warnings?: string[]): ConnectionView {
   return {
@@ -54,7 +54,7 @@ export async function connectAccount(
   const definition = connectors.get(connector);
   await requireIntegrationsEnabled(gateway, accountId);
   const form = definition.connection;
-  const parsed = form.input.safeParse(body);
+  const parsed = z.safeParse(form.input, body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
 
   const existing = await gateway.store.getConnection(accountId, connector);

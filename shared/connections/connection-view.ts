@@ -1,14 +1,14 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { AccountId, ConnectorName } from '../connectors';
 
 export const ConnectionHealth = z
   .object({
     state: z.enum(['unknown', 'healthy', 'degraded', 'needs_reconnect']),
-    checkedAt: z.iso.datetime().optional(),
-    reason: z.string().optional(),
-    remedy: z.string().optional(),
+    checkedAt: z.optional(z.iso.datetime()),
+    reason: z.optional(z.string()),
+    remedy: z.optional(z.string()),
   })
-  .meta({ id: 'ConnectionHealth' });
+  .register(z.globalRegistry, { id: 'ConnectionHealth' });
 export type ConnectionHealth = z.infer<typeof ConnectionHealth>;
 
 /** A connection as the API returns it: config and masked secrets, never a secret. */
@@ -17,12 +17,12 @@ export const ConnectionView = z
     accountId: AccountId,
     connector: ConnectorName,
     config: z.record(z.string(), z.union([z.string(), z.boolean(), z.number()])),
-    maskedSecrets: z.record(z.string(), z.string()).describe('Each stored secret as its last four characters'),
+    maskedSecrets: z.record(z.string(), z.string()).check(z.describe('Each stored secret as its last four characters')),
     syncSettings: z.record(z.string(), z.unknown()),
     health: ConnectionHealth,
-    warnings: z.array(z.string()).optional(),
+    warnings: z.optional(z.array(z.string())),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'Connection' });
+  .register(z.globalRegistry, { id: 'Connection' });
 export type ConnectionView = z.infer<typeof ConnectionView>;

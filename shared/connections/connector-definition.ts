@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 
 /** What Connect Account stores for a connector: non-secret config, and secrets for the vault. */
 export interface ConnectionParts {
@@ -13,7 +13,7 @@ export interface ConnectionParts {
 export type AuthenticationMethod = 'api_key' | 'jwt_bearer' | 'authorization_code';
 
 /** One connector's Connect Account form: its schema (the dashboard and OpenAPI use it) and how to split it. */
-export interface ConnectionForm<S extends z.ZodType = z.ZodType> {
+export interface ConnectionForm<S extends z.core.$ZodType = z.core.$ZodType> {
   /** The methods the form offers, the preferred first; the form's `authenticationMethod` picks one. */
   methods: readonly AuthenticationMethod[];
   input: S;

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { Route } from '../api/route';
 import type { PlatformClient } from '../http/platform-client';
 import type { ConnectorWebhooks, WebhookReceiver } from '../webhooks/connector-webhooks';
@@ -32,7 +32,7 @@ export interface Connector<Settings extends object = object> {
   /** Connect Account: the form (one schema per authentication method) and how it splits into config and secrets. */
   connection: ConnectionForm;
   /** The connection's settings (the spec's Sync settings table): validated on save, defaults from `parse({})`. */
-  settings: z.ZodType<Settings, unknown>;
+  settings: z.core.$ZodType<Settings, unknown>;
   /** Test Connection: one cheap authenticated call; throws what `problem` explains. */
   testConnection(options: ClientOptions): Promise<unknown>;
   /** A failure in the user's words, with the spec's remedy and the connection's health. */
@@ -106,13 +106,17 @@ export function defineSyncPlatform<Settings extends CommonSyncSettings>(
 }
 
 /** Types scheduled work with the connector's own settings (as `defineConnector`). */
-export function defineScheduling<Settings extends object>(part: ConnectorNaming & Pick<Connector<Settings>, 'settings'> & Required<Pick<Connector<Settings>, 'scheduled'>>): SchedulingPlatform {
+export function defineScheduling<Settings extends object>(
+  part: ConnectorNaming & Pick<Connector<Settings>, 'settings'> & Required<Pick<Connector<Settings>, 'scheduled'>>,
+): SchedulingPlatform {
   return part as unknown as SchedulingPlatform;
 }
 
 /** Types the browser flow's part with the connector's own settings (as `defineConnector`). */
 export function defineAuthorizing<Settings extends object>(
-  part: ConnectorNaming & Pick<Connector<Settings>, 'settings' | 'testConnection' | 'problem' | 'webhooks' | 'sync'> & Required<Pick<Connector<Settings>, 'authorization'>>,
+  part: ConnectorNaming &
+    Pick<Connector<Settings>, 'settings' | 'testConnection' | 'problem' | 'webhooks' | 'sync'> &
+    Required<Pick<Connector<Settings>, 'authorization'>>,
 ): AuthorizingConnector {
   return part as unknown as AuthorizingConnector;
 }

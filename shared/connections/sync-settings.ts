@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { ConnectorName } from '../connectors';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
@@ -17,15 +18,9 @@ function sameSelection(before: Record<string, unknown>, after: Record<string, un
  * Saves a connection's sync settings, validated by its connector's schema. The new frequency and
  * method take effect at the next schedule (the schedule index is written with the connection).
  */
-export async function saveSyncSettings(
-  gateway: Gateway,
-  accountId: string,
-  connector: ConnectorName,
-  body: unknown,
-  log: Logger,
-): Promise<ConnectionView> {
+export async function saveSyncSettings(gateway: Gateway, accountId: string, connector: ConnectorName, body: unknown, log: Logger): Promise<ConnectionView> {
   const schema = connectors.get(connector).settings;
-  const parsed = schema.safeParse(body);
+  const parsed = z.safeParse(schema, body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
   const connection = await gateway.store.getConnection(accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
@@ -9,9 +9,9 @@ export const TestConnectionResult = z
   .object({
     ok: z.boolean(),
     health: ConnectionHealth,
-    platformMessage: z.string().optional().describe('What the platform itself said, when it refused'),
+    platformMessage: z.optional(z.string()).check(z.describe('What the platform itself said, when it refused')),
   })
-  .meta({ id: 'TestConnectionResult' });
+  .register(z.globalRegistry, { id: 'TestConnectionResult' });
 export type TestConnectionResult = z.infer<typeof TestConnectionResult>;
 
 /**

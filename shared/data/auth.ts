@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
 import { createPlatformClient, type PlatformCall } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
@@ -86,9 +86,9 @@ export function loginUrlFor(env: Pick<GatewayEnvironment, 'DATA_LOGIN_URL' | 'DA
 }
 
 const DataTokenAnswer = z.looseObject({
-  access_token: z.string().min(1),
-  instance_url: z.string().min(1),
-  expires_in: z.coerce.number().positive().optional(),
+  access_token: z.string().check(z.minLength(1)),
+  instance_url: z.string().check(z.minLength(1)),
+  expires_in: z.optional(z.coerce.number().check(z.positive())),
 });
 
 // ---- the two calls ----
@@ -163,7 +163,11 @@ function identityToken(settings: DataAuthSettings) {
  * OAuth client and test again at once.
  */
 const cache = new TokenCache<DataTokens>(
-  (error, key) => (JSON.parse(key) as string[])[5] === 'refresh' && error instanceof PlatformError && error.path === IDENTITY_TOKEN_PATH && error.platformCode === 'invalid_grant',
+  (error, key) =>
+    (JSON.parse(key) as string[])[5] === 'refresh' &&
+    error instanceof PlatformError &&
+    error.path === IDENTITY_TOKEN_PATH &&
+    error.platformCode === 'invalid_grant',
 );
 
 /**
@@ -173,7 +177,14 @@ const cache = new TokenCache<DataTokens>(
 export function tokenCacheKey(settings: Pick<DataAuthSettings, 'accountId' | 'clientId' | 'username' | 'loginUrl' | 'privateKey' | 'refreshToken'>): string {
   const credential = settings.refreshToken ?? normalisePem(settings.privateKey ?? '');
   const fingerprint = createHash('sha256').update(credential).digest('base64url').slice(0, 16);
-  return JSON.stringify([settings.accountId, settings.clientId, settings.username ?? '', settings.loginUrl, fingerprint, settings.refreshToken ? 'refresh' : 'jwt']);
+  return JSON.stringify([
+    settings.accountId,
+    settings.clientId,
+    settings.username ?? '',
+    settings.loginUrl,
+    fingerprint,
+    settings.refreshToken ? 'refresh' : 'jwt',
+  ]);
 }
 
 /** A data-platform token good for a while yet: the cached one, or a new one (shared by concurrent callers). */

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { defineAuthorizing } from '../connections/connector';
 import { loginUrlFor } from './auth';
 import { dataClient } from './client';
@@ -20,6 +21,6 @@ export const dataAuthorizing = defineAuthorizing<DataSyncSettings>({
     callbackPath: '/auth/crmdata/callback',
     // Spec Authentication, data connector rule 4.
     scopes: ['api', 'refresh_token', 'offline_access', 'cdp_query_api', 'cdp_profile_api', 'cdp_ingest_api'],
-    loginUrl: (config, env) => loginUrlFor(env, DataLoginChoice.catch('production').parse(config.loginUrl)),
+    loginUrl: (config, env) => loginUrlFor(env, z.catch(DataLoginChoice, 'production').parse(config.loginUrl)),
   },
 });

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ENGAGEMENT_EVENT_FIELDS } from './ingestion-schema';
 import type { DataObjectDefinition } from './sql';
 
@@ -12,7 +12,7 @@ import type { DataObjectDefinition } from './sql';
 /** A platform API name: letters, digits, underscores, starting with a letter (`Order__dlm`). */
 export const DataIdentifier = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, 'a name of letters, digits and underscores (at most 80), starting with a letter');
+  .check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, 'a name of letters, digits and underscores (at most 80), starting with a letter'));
 
 export const ColumnType = z.enum(['text', 'number', 'datetime']);
 export type ColumnType = z.infer<typeof ColumnType>;
@@ -21,24 +21,27 @@ export const CustomObject = z
   .strictObject({
     /** The object's API name on the platform (a custom DMO ends in `__dlm`). */
     name: DataIdentifier,
-    columns: z
-      .array(z.strictObject({ name: DataIdentifier, type: ColumnType.default('text') }))
-      .min(1)
-      .max(100),
+    columns: z.array(z.strictObject({ name: DataIdentifier, type: z._default(ColumnType, 'text') })).check(z.minLength(1), z.maxLength(100)),
     /** A column unique per row, used to page through the object. */
     keyColumn: DataIdentifier,
     /** The column holding the person's email, if any (per-person reads). */
-    emailColumn: DataIdentifier.optional(),
+    emailColumn: z.optional(DataIdentifier),
   })
-  .superRefine((object, context) => {
-    const names = object.columns.map((c) => c.name.toLowerCase());
-    if (new Set(names).size !== names.length) context.addIssue({ code: 'custom', path: ['columns'], message: 'column names must be unique' });
-    for (const field of ['keyColumn', 'emailColumn'] as const) {
-      const name = object[field];
-      if (name !== undefined && !names.includes(name.toLowerCase())) context.addIssue({ code: 'custom', path: [field], message: 'must be one of the declared columns' });
-    }
-  })
-  .meta({ id: 'CustomDataObject', description: 'A custom data model object the playbooks may read: its API name and the columns they may name' });
+  .check(
+    z.superRefine((object, context) => {
+      const names = object.columns.map((c) => c.name.toLowerCase());
+      if (new Set(names).size !== names.length) context.addIssue({ code: 'custom', path: ['columns'], message: 'column names must be unique' });
+      for (const field of ['keyColumn', 'emailColumn'] as const) {
+        const name = object[field];
+        if (name !== undefined && !names.includes(name.toLowerCase()))
+          context.addIssue({ code: 'custom', path: [field], message: 'must be one of the declared columns' });
+      }
+    }),
+  )
+  .register(z.globalRegistry, {
+    id: 'CustomDataObject',
+    description: 'A custom data model object the playbooks may read: its API name and the columns they may name',
+  });
 export type CustomObject = z.infer<typeof CustomObject>;
 
 export type DataModelObject = 'unified_individual' | 'engagement' | 'custom';
@@ -118,7 +121,9 @@ export class DataCatalog {
         {
           aliases: object.aliases,
           columns: Object.keys(object.columns),
-          numericColumns: Object.entries(object.columns).filter(([, type]) => type === 'number').map(([name]) => name),
+          numericColumns: Object.entries(object.columns)
+            .filter(([, type]) => type === 'number')
+            .map(([name]) => name),
         },
       ]),
     );

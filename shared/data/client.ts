@@ -1,6 +1,13 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
-import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions, type PlatformRequest, type PlatformResponse } from '../http/platform-client';
+import {
+  createPlatformClient,
+  transportOptions,
+  type PlatformClient,
+  type PlatformTransportOptions,
+  type PlatformRequest,
+  type PlatformResponse,
+} from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
 import { connectionRateKey, rateBudgetFor, type RateBudget, type RateLimits } from '../http/rate-budget';
 import { dataTokens, DataSetupError, loginUrlFor, renewDataTokens, type DataAuthSettings, type DataTokens } from './auth';
@@ -25,12 +32,12 @@ export interface DataPlatformSession {
 
 /** The stored (non-secret) connection config this client reads; other fields pass through. */
 export const DataClientConfig = z.looseObject({
-  authenticationMethod: z.enum(['jwt_bearer', 'authorization_code']).default('jwt_bearer'),
-  clientId: z.string().trim().min(1),
-  username: z.string().trim().min(1).optional(),
+  authenticationMethod: z._default(z.enum(['jwt_bearer', 'authorization_code']), 'jwt_bearer'),
+  clientId: z.string().check(z.trim(), z.minLength(1)),
+  username: z.optional(z.string().check(z.trim(), z.minLength(1))),
   loginUrl: DataLoginChoice,
-  apiRegion: DataApiRegion.optional(),
-  requestsPerSecond: z.coerce.number().int().min(1).max(MAX_DATA_REQUESTS_PER_SECOND).optional(),
+  apiRegion: z.optional(DataApiRegion),
+  requestsPerSecond: z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_DATA_REQUESTS_PER_SECOND))),
 });
 export type DataClientConfig = z.input<typeof DataClientConfig>;
 
@@ -38,9 +45,7 @@ export type DataClientConfig = z.input<typeof DataClientConfig>;
 export function dataRateLimits(config: { requestsPerSecond?: number | undefined }): RateLimits {
   const requested = config.requestsPerSecond;
   const perSecond =
-    requested !== undefined && Number.isFinite(requested)
-      ? Math.min(MAX_DATA_REQUESTS_PER_SECOND, Math.max(1, requested))
-      : DEFAULT_DATA_REQUESTS_PER_SECOND;
+    requested !== undefined && Number.isFinite(requested) ? Math.min(MAX_DATA_REQUESTS_PER_SECOND, Math.max(1, requested)) : DEFAULT_DATA_REQUESTS_PER_SECOND;
   return { ratePerSecond: perSecond, burst: Math.min(20, Math.max(2, Math.round(perSecond))) };
 }
 
@@ -60,7 +65,10 @@ export interface DataClientOptions extends PlatformTransportOptions {
 }
 
 /** What signs the connection in, by its method: the username and private key, or the refresh token. */
-function signInOf(config: z.infer<typeof DataClientConfig>, credentials: Record<string, string>): Pick<DataAuthSettings, 'username' | 'privateKey' | 'clientSecret' | 'refreshToken'> {
+function signInOf(
+  config: z.infer<typeof DataClientConfig>,
+  credentials: Record<string, string>,
+): Pick<DataAuthSettings, 'username' | 'privateKey' | 'clientSecret' | 'refreshToken'> {
   if (config.authenticationMethod === 'authorization_code') {
     const { clientSecret, refreshToken } = credentials;
     if (!clientSecret || !refreshToken) throw new DataSetupError('no client secret or refresh token is stored for it');

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ConnectionForm, ConnectionParts } from '../connections/connector-definition';
 import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { IntegrationUsername, OAuthClientId, OAuthClientSecret, PrivateKeyPem } from '../identity/identity-fields';
@@ -31,29 +31,31 @@ export const DataApiRegion = z.enum(['US', 'EU']);
 export type DataApiRegion = z.infer<typeof DataApiRegion>;
 
 const RequestsPerSecond = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_DATA_REQUESTS_PER_SECOND)
-  .optional()
-  .describe(`Data platform requests per second the gateway may make (default ${DEFAULT_DATA_REQUESTS_PER_SECOND})`)
-  .meta(formField.advanced('Requests per second'));
+  .optional(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_DATA_REQUESTS_PER_SECOND)))
+  .check(
+    z.describe(`Data platform requests per second the gateway may make (default ${DEFAULT_DATA_REQUESTS_PER_SECOND})`),
+    z.meta(formField.advanced('Requests per second')),
+  );
 
 const loginTitles = { production: 'Production (the login URL)', sandbox: 'Sandbox (the sandbox login URL)' };
-const loginUrl = DataLoginChoice.describe('production (the production login URL) or sandbox (the sandbox login URL)').meta(formField.choice('Login URL', loginTitles));
-const apiRegion = DataApiRegion.describe('API Region of the data platform tenant').meta(formField.choice('API Region', { US: 'US', EU: 'EU' }));
-const clientId = OAuthClientId.meta(formField.text('Client ID'));
+const loginUrl = DataLoginChoice.check(
+  z.describe('production (the production login URL) or sandbox (the sandbox login URL)'),
+  z.meta(formField.choice('Login URL', loginTitles)),
+);
+const apiRegion = DataApiRegion.check(z.describe('API Region of the data platform tenant'), z.meta(formField.choice('API Region', { US: 'US', EU: 'EU' })));
+const clientId = OAuthClientId.check(z.meta(formField.text('Client ID')));
 
 /** Data connection by JWT bearer (the spec's preferred method and its field table); the default method. */
 export const DataJwtBearerInput = z.strictObject({
   authenticationMethod: z
-    .literal('jwt_bearer')
-    .default('jwt_bearer')
-    .describe('JWT bearer (preferred; no browser redirect)')
-    .meta({ title: authenticationMethodTitles.jwt_bearer }),
+    ._default(z.literal('jwt_bearer'), 'jwt_bearer')
+    .check(z.describe('JWT bearer (preferred; no browser redirect)'), z.meta({ title: authenticationMethodTitles.jwt_bearer })),
   clientId,
-  privateKey: PrivateKeyPem.describe('Content of the private key that matches the certificate uploaded to the OAuth client (PEM)').meta(formField.privateKey('Private Key')),
-  username: IntegrationUsername.meta(formField.text('Username')),
+  privateKey: PrivateKeyPem.check(
+    z.describe('Content of the private key that matches the certificate uploaded to the OAuth client (PEM)'),
+    z.meta(formField.privateKey('Private Key')),
+  ),
+  username: IntegrationUsername.check(z.meta(formField.text('Username'))),
   loginUrl,
   apiRegion,
   requestsPerSecond: RequestsPerSecond,
@@ -63,17 +65,21 @@ export const DataJwtBearerInput = z.strictObject({
 export const DataAuthorizationCodeInput = z.strictObject({
   authenticationMethod: z
     .literal('authorization_code')
-    .describe('Authorization code (interactive: the browser signs in to the platform)')
-    .meta({ title: authenticationMethodTitles.authorization_code }),
+    .check(
+      z.describe('Authorization code (interactive: the browser signs in to the platform)'),
+      z.meta({ title: authenticationMethodTitles.authorization_code }),
+    ),
   clientId,
-  clientSecret: OAuthClientSecret.meta(formField.secret('Client Secret')),
+  clientSecret: OAuthClientSecret.check(z.meta(formField.secret('Client Secret'))),
   loginUrl,
   apiRegion,
   requestsPerSecond: RequestsPerSecond,
 });
 
 /** Data connection, as the spec's Resources lists it: one form per authentication method. */
-export const DataConnectionInput = z.discriminatedUnion('authenticationMethod', [DataJwtBearerInput, DataAuthorizationCodeInput]).meta({ id: 'DataConnectionInput' });
+export const DataConnectionInput = z
+  .discriminatedUnion('authenticationMethod', [DataJwtBearerInput, DataAuthorizationCodeInput])
+  .register(z.globalRegistry, { id: 'DataConnectionInput' });
 export type DataConnectionInput = z.infer<typeof DataConnectionInput>;
 
 /** `ann@acme.com.uat`: a domain, then a sandbox name of 3+ characters (2-letter ones look like countries). */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEvent } from '../events/gateway-event';
 import type { EventReaction } from '../events/reactions';
 import type { EngagementEvent } from '../queues/messages';
@@ -19,10 +19,10 @@ export const CONVERSATION_ENDED_TYPE = 'conversation_ended';
 
 /** What the conversation.ended detail carries (docs/events.md); other fields pass through. */
 const ConversationEndedData = z.looseObject({
-  conversationId: z.string().min(1).max(200),
-  endedAt: z.iso.datetime({ offset: true }).optional(),
-  endUserEmail: z.email().optional(),
-  channel: z.string().max(255).optional(),
+  conversationId: z.string().check(z.minLength(1), z.maxLength(200)),
+  endedAt: z.optional(z.iso.datetime({ offset: true })),
+  endUserEmail: z.optional(z.email()),
+  channel: z.optional(z.string().check(z.maxLength(255))),
 });
 
 /** The engagement event for an ended conversation, or undefined when it cannot make one. Pure. */

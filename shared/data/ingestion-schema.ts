@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { EngagementEvent } from '../queues/messages';
 
 /**
@@ -16,7 +16,7 @@ export const ENGAGEMENT_EVENT_FIELDS = Object.keys(EngagementEvent.shape) as Arr
 
 export const DEFAULT_INGESTION_OBJECT = 'EngagementEvent';
 
-const ObjectName = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, 'an object name is letters, digits and underscores, starting with a letter');
+const ObjectName = z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, 'an object name is letters, digits and underscores, starting with a letter'));
 
 interface PropertySchema {
   type: string;
@@ -31,10 +31,7 @@ export interface IngestionSchemaDocument {
 }
 
 const GeneratedSchema = z.object({
-  definitions: z.record(
-    z.string(),
-    z.object({ properties: z.record(z.string(), z.object({ type: z.string(), format: z.string().optional() }).loose()) }).loose(),
-  ),
+  definitions: z.record(z.string(), z.looseObject({ properties: z.record(z.string(), z.looseObject({ type: z.string(), format: z.optional(z.string()) })) })),
 });
 
 export function ingestionSchemaDocument(objectName: string = DEFAULT_INGESTION_OBJECT): IngestionSchemaDocument {

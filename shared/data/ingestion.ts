@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { PlatformClient } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
@@ -272,12 +272,17 @@ export async function ingestAccount(accountId: string, records: PendingRecord[],
     for (const outcome of refused) {
       if (outcome.result !== 'rejected') continue;
       // Ids only: the event's contents (an email address) stay out of the logs.
-      log.warn(outcome.deadLetter ? 'ingestion: record refused; last receive, it goes to the dead-letter queue' : 'ingestion: record refused; retried until the dead-letter queue takes it', {
-        eventId: record.eventId,
-        messageId: outcome.messageId,
-        reason,
-        deadLetter: outcome.deadLetter,
-      });
+      log.warn(
+        outcome.deadLetter
+          ? 'ingestion: record refused; last receive, it goes to the dead-letter queue'
+          : 'ingestion: record refused; retried until the dead-letter queue takes it',
+        {
+          eventId: record.eventId,
+          messageId: outcome.messageId,
+          reason,
+          deadLetter: outcome.deadLetter,
+        },
+      );
     }
     outcomes.push(...refused);
   };
@@ -310,7 +315,10 @@ export async function ingestAccount(accountId: string, records: PendingRecord[],
       } else if (verdict.kind === 'refuse-record') {
         const refused = request[verdict.index];
         if (refused) refuse(refused, verdict.reason);
-        again(request.filter((_, i) => i !== verdict.index), verdict.reason);
+        again(
+          request.filter((_, i) => i !== verdict.index),
+          verdict.reason,
+        );
       } else if (request.length === 1 && request[0]) {
         refuse(request[0], verdict.reason);
       } else {
@@ -332,7 +340,9 @@ export async function ingestBatch(items: IngestionItem[], options: IngestionOpti
     accounts.map(async ([accountId, records]) => {
       const accountLog = log.with({ accountId });
       const outcomes = await ingestAccount(accountId, records, options, accountLog);
-      await options.recordCounts?.(accountId, countOutcomes(outcomes)).catch((error: unknown) => accountLog.warn('ingestion: delivery counters not updated', { error }));
+      await options
+        .recordCounts?.(accountId, countOutcomes(outcomes))
+        .catch((error: unknown) => accountLog.warn('ingestion: delivery counters not updated', { error }));
       return outcomes;
     }),
   );
@@ -369,12 +379,10 @@ export async function ingestSqsBatch(event: SQSEvent, options: IngestionOptions)
 // ---- the account's data connection ----
 
 /** The ingestion connector's names in the data connection's config (non-secret), with their defaults. */
-export const IngestionConfig = z
-  .object({
-    ingestionConnector: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/).default(DEFAULT_INGESTION_CONNECTOR),
-    ingestionObject: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/).default(DEFAULT_INGESTION_OBJECT),
-  })
-  .loose();
+export const IngestionConfig = z.looseObject({
+  ingestionConnector: z._default(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/)), DEFAULT_INGESTION_CONNECTOR),
+  ingestionObject: z._default(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/)), DEFAULT_INGESTION_OBJECT),
+});
 
 /** Makes a data-platform session from a stored connection (the data connector's `dataClient`). */
 export type OpenDataSession = (connection: {

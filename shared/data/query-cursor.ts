@@ -1,5 +1,5 @@
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * The cursor of a paged data-platform read. The platform's own `nextBatchId` cannot serve: it is
@@ -22,7 +22,7 @@ const CursorBody = z.object({
   o: z.string(),
   q: z.string(),
   k: z.union([z.string(), z.number()]),
-  exp: z.number().int(),
+  exp: z.number().check(z.int()),
 });
 type CursorBody = z.infer<typeof CursorBody>;
 
@@ -64,7 +64,8 @@ export function openCursor(key: Buffer, cursor: string, expected: { a: string; o
   } catch {
     throw new CursorError('not a cursor this API returned');
   }
-  if (body.a !== expected.a || body.o !== expected.o || body.q !== expected.q) throw new CursorError('the cursor belongs to another query: send the same object, columns and filters');
+  if (body.a !== expected.a || body.o !== expected.o || body.q !== expected.q)
+    throw new CursorError('the cursor belongs to another query: send the same object, columns and filters');
   if (body.exp * 1000 < nowMs) throw new CursorError('the cursor has expired: start again without it');
   return body.k;
 }

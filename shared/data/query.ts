@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlatformClient } from '../http/platform-client';
 import { buildSelect, MAX_QUERY_LIMIT } from './sql';
 
@@ -20,10 +20,10 @@ type CellValue = string | number | boolean | null;
 const QueryBatch = z.lazy(() =>
   z.object({
     data: z.array(z.array(z.union([z.string(), z.number(), z.boolean(), z.null()]))),
-    metadata: z.record(z.string(), z.object({ placeInOrder: z.number().int().nonnegative(), type: z.string().optional() }).loose()),
+    metadata: z.record(z.string(), z.looseObject({ placeInOrder: z.number().check(z.int(), z.nonnegative()), type: z.optional(z.string()) })),
     done: z.boolean(),
-    nextBatchId: z.string().min(1).optional(),
-    queryId: z.string().optional(),
+    nextBatchId: z.optional(z.string().check(z.minLength(1))),
+    queryId: z.optional(z.string()),
   }),
 );
 type QueryBatch = z.infer<typeof QueryBatch>;
@@ -62,11 +62,11 @@ export async function runQuery(session: Pick<PlatformClient, 'request'>, sql: st
 export const UnifiedProfile = z
   .object({
     individualId: z.string(),
-    firstName: z.string().nullable(),
-    lastName: z.string().nullable(),
-    email: z.string().nullable(),
+    firstName: z.nullable(z.string()),
+    lastName: z.nullable(z.string()),
+    email: z.nullable(z.string()),
   })
-  .meta({ id: 'UnifiedProfile' });
+  .register(z.globalRegistry, { id: 'UnifiedProfile' });
 export type UnifiedProfile = z.infer<typeof UnifiedProfile>;
 
 const PROFILE_COLUMNS = ['IndividualId', 'FirstName', 'LastName', 'Email'];

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlatformClient } from '../http/platform-client';
 import { DataIdentifier, type DataCatalog, type ReadableObject, ENGAGEMENT, UNIFIED_INDIVIDUAL } from './catalog';
 import { runQuery } from './query';
@@ -33,69 +33,79 @@ export class DataReadError extends Error {
 }
 
 /** A text value sent towards a query: quoted exactly, refused only if a literal cannot carry it (see ./sql.ts). */
-export const SafeText = z
-  .string()
-  .max(1_000)
-  .superRefine((value, context) => {
+export const SafeText = z.string().check(
+  z.maxLength(1_000),
+  z.superRefine((value, context) => {
     const reason = unsafeValueReason(value);
     if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}, which a SQL string literal cannot carry; nothing was sent` });
-  });
-const FilterValue = z.union([SafeText, z.number().finite()]);
+  }),
+);
+const FilterValue = z.union([SafeText, z.number()]);
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 export const DataFilter = z.lazy(() =>
   z
     .strictObject({
       column: DataIdentifier,
-      op: z.enum(OPERATORS as [string, ...string[]]).describe('eq (=), ne (<>), lt (<), lte (<=), gt (>), gte (>=), in (IN, with a list)'),
-      value: z.union([FilterValue, z.array(FilterValue).min(1).max(MAX_IN_VALUES)]),
+      op: z.enum(OPERATORS as [string, ...string[]]).check(z.describe('eq (=), ne (<>), lt (<), lte (<=), gt (>), gte (>=), in (IN, with a list)')),
+      value: z.union([FilterValue, z.array(FilterValue).check(z.minLength(1), z.maxLength(MAX_IN_VALUES))]),
     })
-    .superRefine((filter, context) => {
-      if ((filter.op === 'in') !== Array.isArray(filter.value)) {
-        context.addIssue({ code: 'custom', path: ['value'], message: filter.op === 'in' ? 'in takes a list of values' : `${filter.op} takes one value` });
-      }
-    })
-    .meta({ id: 'DataFilter' }),
+    .check(
+      z.superRefine((filter, context) => {
+        if ((filter.op === 'in') !== Array.isArray(filter.value)) {
+          context.addIssue({ code: 'custom', path: ['value'], message: filter.op === 'in' ? 'in takes a list of values' : `${filter.op} takes one value` });
+        }
+      }),
+    )
+    .register(z.globalRegistry, { id: 'DataFilter' }),
 );
 export type DataFilter = z.infer<typeof DataFilter>;
 
 export const DataRecordsQuery = z.lazy(() =>
   z
     .strictObject({
-      object: DataIdentifier.default(UNIFIED_INDIVIDUAL.name).describe('A readable data model object (default: unified individuals)'),
-      columns: z.array(DataIdentifier).min(1).max(100).optional().describe("Columns to return (default: every declared column)"),
-      filters: z.array(DataFilter).max(MAX_FILTERS).default([]).describe('Conditions, all of which must hold'),
-      limit: z.number().int().min(1).max(MAX_PAGE_SIZE).default(100).describe(`Records per page, 1-${MAX_PAGE_SIZE}`),
-      cursor: z.string().max(3_000).optional().describe('The nextCursor of the previous page (same object, columns and filters)'),
+      object: z._default(DataIdentifier, UNIFIED_INDIVIDUAL.name).check(z.describe('A readable data model object (default: unified individuals)')),
+      columns: z
+        .optional(z.array(DataIdentifier).check(z.minLength(1), z.maxLength(100)))
+        .check(z.describe('Columns to return (default: every declared column)')),
+      filters: z._default(z.array(DataFilter).check(z.maxLength(MAX_FILTERS)), []).check(z.describe('Conditions, all of which must hold')),
+      limit: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PAGE_SIZE)), 100).check(z.describe(`Records per page, 1-${MAX_PAGE_SIZE}`)),
+      cursor: z.optional(z.string().check(z.maxLength(3_000))).check(z.describe('The nextCursor of the previous page (same object, columns and filters)')),
     })
-    .meta({ id: 'DataRecordsQuery' }),
+    .register(z.globalRegistry, { id: 'DataRecordsQuery' }),
 );
 export type DataRecordsQuery = z.infer<typeof DataRecordsQuery>;
 
 const Cell = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 export const DataRecordsPage = z.lazy(() =>
   z
-    .object({ object: z.string(), records: z.array(z.record(z.string(), Cell)), nextCursor: z.string().optional() })
-    .meta({ id: 'DataRecordsPage' }),
+    .object({ object: z.string(), records: z.array(z.record(z.string(), Cell)), nextCursor: z.optional(z.string()) })
+    .register(z.globalRegistry, { id: 'DataRecordsPage' }),
 );
 export type DataRecordsPage = z.infer<typeof DataRecordsPage>;
 
 export const DataAggregateQuery = z.lazy(() =>
   z
     .strictObject({
-      object: DataIdentifier.default(ENGAGEMENT.name),
-      function: z.enum(['count', 'sum', 'avg']).describe('COUNT(*), SUM(column) or AVG(column)'),
-      column: DataIdentifier.optional().describe('The numeric column SUM and AVG read'),
-      filters: z.array(DataFilter).max(MAX_FILTERS).default([]),
-      groupBy: z.array(DataIdentifier).max(3).default([]).describe('Columns to group by (GROUP BY)'),
-      limit: z.number().int().min(1).max(MAX_GROUPS).default(100).describe(`Groups at most, 1-${MAX_GROUPS}`),
+      object: z._default(DataIdentifier, ENGAGEMENT.name),
+      function: z.enum(['count', 'sum', 'avg']).check(z.describe('COUNT(*), SUM(column) or AVG(column)')),
+      column: z.optional(DataIdentifier).check(z.describe('The numeric column SUM and AVG read')),
+      filters: z._default(z.array(DataFilter).check(z.maxLength(MAX_FILTERS)), []),
+      groupBy: z._default(z.array(DataIdentifier).check(z.maxLength(3)), []).check(z.describe('Columns to group by (GROUP BY)')),
+      limit: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_GROUPS)), 100).check(z.describe(`Groups at most, 1-${MAX_GROUPS}`)),
     })
-    .superRefine((query, context) => {
-      if ((query.function === 'count') === (query.column !== undefined)) {
-        context.addIssue({ code: 'custom', path: ['column'], message: query.function === 'count' ? 'COUNT(*) takes no column' : `${query.function} needs a numeric column` });
-      }
-    })
-    .meta({ id: 'DataAggregateQuery' }),
+    .check(
+      z.superRefine((query, context) => {
+        if ((query.function === 'count') === (query.column !== undefined)) {
+          context.addIssue({
+            code: 'custom',
+            path: ['column'],
+            message: query.function === 'count' ? 'COUNT(*) takes no column' : `${query.function} needs a numeric column`,
+          });
+        }
+      }),
+    )
+    .register(z.globalRegistry, { id: 'DataAggregateQuery' }),
 );
 export type DataAggregateQuery = z.infer<typeof DataAggregateQuery>;
 
@@ -104,19 +114,19 @@ export const DataAggregateAnswer = z.lazy(() =>
     .object({
       object: z.string(),
       function: z.enum(['count', 'sum', 'avg']),
-      column: z.string().optional(),
+      column: z.optional(z.string()),
       /** Without groupBy: one group with an empty key. */
-      groups: z.array(z.object({ key: z.record(z.string(), Cell), value: z.number().nullable() })),
+      groups: z.array(z.object({ key: z.record(z.string(), Cell), value: z.nullable(z.number()) })),
       truncated: z.boolean(),
     })
-    .meta({ id: 'DataAggregateAnswer' }),
+    .register(z.globalRegistry, { id: 'DataAggregateAnswer' }),
 );
 export type DataAggregateAnswer = z.infer<typeof DataAggregateAnswer>;
 
 export const EngagementHistoryQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_HISTORY).default(50).describe(`Events, newest first, 1-${MAX_HISTORY}`),
-  since: z.iso.datetime({ offset: true }).optional().describe('Only events at or after this time'),
-  eventType: SafeText.optional().describe('Only events of this type'),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_HISTORY)), 50).check(z.describe(`Events, newest first, 1-${MAX_HISTORY}`)),
+  since: z.optional(z.iso.datetime({ offset: true })).check(z.describe('Only events at or after this time')),
+  eventType: z.optional(SafeText).check(z.describe('Only events of this type')),
 });
 export type EngagementHistoryQuery = z.infer<typeof EngagementHistoryQuery>;
 
@@ -127,15 +137,15 @@ export const EngagementHistory = z.lazy(() =>
       events: z.array(
         z.object({
           event_id: z.string(),
-          event_type: z.string().nullable(),
-          event_timestamp: z.string().nullable(),
-          conversation_id: z.string().nullable(),
-          channel: z.string().nullable(),
+          event_type: z.nullable(z.string()),
+          event_timestamp: z.nullable(z.string()),
+          conversation_id: z.nullable(z.string()),
+          channel: z.nullable(z.string()),
         }),
       ),
       truncated: z.boolean(),
     })
-    .meta({ id: 'EngagementHistory' }),
+    .register(z.globalRegistry, { id: 'EngagementHistory' }),
 );
 export type EngagementHistory = z.infer<typeof EngagementHistory>;
 
@@ -154,20 +164,25 @@ export function readableObject(catalog: DataCatalog, name: string, path = 'objec
   const object = catalog.find(name);
   if (!object) {
     const open = catalog.names();
-    throw new DataReadError(path, `unknown or unselected data model object (readable: ${open.length > 0 ? open.join(', ') : 'none: check the data model objects setting'})`);
+    throw new DataReadError(
+      path,
+      `unknown or unselected data model object (readable: ${open.length > 0 ? open.join(', ') : 'none: check the data model objects setting'})`,
+    );
   }
   return object;
 }
 
 function checkColumn(object: ReadableObject, name: string, path: string): void {
-  if (!Object.hasOwn(object.columns, name)) throw new DataReadError(path, `unknown column of ${object.name} (columns: ${Object.keys(object.columns).join(', ')})`);
+  if (!Object.hasOwn(object.columns, name))
+    throw new DataReadError(path, `unknown column of ${object.name} (columns: ${Object.keys(object.columns).join(', ')})`);
 }
 
 function checkValue(object: ReadableObject, column: string, value: SqlLiteral, path: string): void {
   const type = object.columns[column];
   if (type === 'number' && typeof value !== 'number') throw new DataReadError(path, `${column} is a number column: send a number`);
   if (type !== 'number' && typeof value !== 'string') throw new DataReadError(path, `${column} is a ${type} column: send a string`);
-  if (type === 'datetime' && Number.isNaN(Date.parse(value as string))) throw new DataReadError(path, `${column} is a date-time column: send an ISO 8601 date-time`);
+  if (type === 'datetime' && Number.isNaN(Date.parse(value as string)))
+    throw new DataReadError(path, `${column} is a date-time column: send an ISO 8601 date-time`);
 }
 
 /** The filters as SQL conditions, every column and value checked against the object. */
@@ -175,9 +190,12 @@ export function conditionsFor(object: ReadableObject, filters: readonly DataFilt
   return filters.map((filter, index): Condition => {
     checkColumn(object, filter.column, `filters.${index}.column`);
     const values = Array.isArray(filter.value) ? filter.value : [filter.value];
-    values.forEach((value, n) => checkValue(object, filter.column, value, Array.isArray(filter.value) ? `filters.${index}.value.${n}` : `filters.${index}.value`));
+    values.forEach((value, n) =>
+      checkValue(object, filter.column, value, Array.isArray(filter.value) ? `filters.${index}.value.${n}` : `filters.${index}.value`),
+    );
     if (filter.op === 'in') return { column: filter.column, op: 'in', value: values };
-    if (!OPERATORS.includes(filter.op as Condition['op'])) throw new DataReadError(`filters.${index}.op`, `operator not supported (supported: ${OPERATORS.join(', ')})`);
+    if (!OPERATORS.includes(filter.op as Condition['op']))
+      throw new DataReadError(`filters.${index}.op`, `operator not supported (supported: ${OPERATORS.join(', ')})`);
     return { column: filter.column, op: filter.op as Exclude<Condition['op'], 'in'>, value: values[0] as SqlLiteral };
   });
 }
@@ -206,7 +224,13 @@ export async function queryRecords(context: DataReadContext, query: DataRecordsQ
   }
   const selected = columns.includes(object.keyColumn) ? columns : [...columns, object.keyColumn];
   const sql = buildSelect(
-    { from: object.name, select: { kind: 'columns', columns: selected }, conditions, orderBy: { column: object.keyColumn, direction: 'asc' }, limit: query.limit + 1 },
+    {
+      from: object.name,
+      select: { kind: 'columns', columns: selected },
+      conditions,
+      orderBy: { column: object.keyColumn, direction: 'asc' },
+      limit: query.limit + 1,
+    },
     context.catalog.definitions(),
   );
   const { rows } = await runQuery(context.session, sql, { maxRows: query.limit + 1 });
@@ -251,7 +275,8 @@ export async function aggregate(context: DataReadContext, query: DataAggregateQu
   const object = readableObject(context.catalog, query.object);
   if (query.column !== undefined) {
     checkColumn(object, query.column, 'column');
-    if (object.columns[query.column] !== 'number') throw new DataReadError('column', `${query.column} is not a number column: SUM and AVG read number columns only`);
+    if (object.columns[query.column] !== 'number')
+      throw new DataReadError('column', `${query.column} is not a number column: SUM and AVG read number columns only`);
   }
   query.groupBy.forEach((column, index) => checkColumn(object, column, `groupBy.${index}`));
   const conditions = conditionsFor(object, query.filters);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { DataSetupError } from './auth';
 import { DataCatalog } from './catalog';
 import { dataClient } from './client';
@@ -49,17 +49,17 @@ export const MAX_EVENTS_PER_REQUEST = 500;
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 const EngagementEventsBody = z.lazy(() =>
   z.strictObject({
-    events: z.array(EngagementEvent).min(1).max(MAX_EVENTS_PER_REQUEST).describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`),
+    events: z.array(EngagementEvent).check(z.minLength(1), z.maxLength(MAX_EVENTS_PER_REQUEST), z.describe(`1 to ${MAX_EVENTS_PER_REQUEST} engagement events`)),
   }),
 );
 
 const Accepted = z.lazy(() =>
   z
     .object({
-      accepted: z.number().int(),
-      delivery: z.enum(['real_time', 'hourly', 'daily']).describe('When they are sent: at once, or at the next hourly or daily schedule'),
+      accepted: z.number().check(z.int()),
+      delivery: z.enum(['real_time', 'hourly', 'daily']).check(z.describe('When they are sent: at once, or at the next hourly or daily schedule')),
     })
-    .meta({ id: 'EngagementEventsAccepted' }),
+    .register(z.globalRegistry, { id: 'EngagementEventsAccepted' }),
 );
 
 /**
@@ -67,15 +67,14 @@ const Accepted = z.lazy(() =>
  * `+` and internationalised letters (josé@) included: it is quoted exactly. Refused only what a
  * SQL literal cannot carry (control characters, lone surrogates).
  */
-const SafeEmail = z
-  .email({ pattern: z.regexes.unicodeEmail })
-  .max(254)
-  .superRefine((value, context) => {
+const SafeEmail = z.email({ pattern: z.regexes.unicodeEmail }).check(
+  z.maxLength(254),
+  z.superRefine((value, context) => {
     const reason = unsafeValueReason(value);
     if (reason) context.addIssue({ code: 'custom', message: `refused: ${reason}, which a SQL string literal cannot carry; nothing was sent` });
-  })
-  .describe("The person's email address");
-
+  }),
+  z.describe("The person's email address"),
+);
 
 const noDataConnection = () => problems.notFound('The account has no data platform connection: connect it under Integrations.');
 
@@ -95,7 +94,8 @@ async function dataConnection(gateway: Gateway, accountId: string) {
 async function readContext(gateway: Gateway, accountId: string, needs?: { model: 'unified_individual' | 'engagement'; what: string; setting: string }) {
   const { connection, settings } = await dataConnection(gateway, accountId);
   if (!allowsQueries(settings)) throw notAllowed('The data connection is not set to query the data platform.', `${READ_REMEDY}.`);
-  if (needs && !settings.dataModelObjects.includes(needs.model)) throw notAllowed(`The data connection is not set to read ${needs.what}.`, `Include ${needs.setting} among the data model objects.`);
+  if (needs && !settings.dataModelObjects.includes(needs.model))
+    throw notAllowed(`The data connection is not set to read ${needs.what}.`, `Include ${needs.setting} among the data model objects.`);
   const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);
   let session: ReturnType<typeof dataClient>;
   try {
@@ -141,8 +141,20 @@ async function dataReadProblem(gateway: Gateway, accountId: string, error: Platf
     });
   }
   return error.retryable
-    ? new ProblemError({ type: 'urn:integration-gateway:problem:data-platform-unavailable', title: 'The data platform is not available right now', status: 503, detail, remedy: problem.remedy })
-    : new ProblemError({ type: 'urn:integration-gateway:problem:data-platform', title: 'The data platform refused the request', status: 502, detail, remedy: problem.remedy });
+    ? new ProblemError({
+        type: 'urn:integration-gateway:problem:data-platform-unavailable',
+        title: 'The data platform is not available right now',
+        status: 503,
+        detail,
+        remedy: problem.remedy,
+      })
+    : new ProblemError({
+        type: 'urn:integration-gateway:problem:data-platform',
+        title: 'The data platform refused the request',
+        status: 502,
+        detail,
+        remedy: problem.remedy,
+      });
 }
 
 /** Runs a read; refusals become 400 problems naming the field, platform failures 502. */
@@ -150,8 +162,10 @@ async function answering<T>(gateway: Gateway, accountId: string, read: () => Pro
   try {
     return await read();
   } catch (error) {
-    if (error instanceof DataReadError) throw problems.invalidBody([{ path: error.path, message: error.message }], 'The read asks for something the data connection does not allow.');
-    if (error instanceof SqlBuildError) throw problems.invalidBody([{ path: '(body)', message: error.message }], 'The read asks for something the data connection does not allow.');
+    if (error instanceof DataReadError)
+      throw problems.invalidBody([{ path: error.path, message: error.message }], 'The read asks for something the data connection does not allow.');
+    if (error instanceof SqlBuildError)
+      throw problems.invalidBody([{ path: '(body)', message: error.message }], 'The read asks for something the data connection does not allow.');
     if (error instanceof PlatformError) throw await dataReadProblem(gateway, accountId, error);
     throw error;
   }
@@ -164,23 +178,21 @@ async function acceptFor(gateway: Gateway, accountId: string, events: readonly E
   return { accepted, delivery: settings.frequency };
 }
 
-const RealtimeProfile = UnifiedProfile.extend({
-  freshness: z.object({
-    source: z.enum(['cache', 'platform']).describe('Whether this answer came from the gateway’s short cache'),
-    fetchedAt: z.iso.datetime().describe('When the gateway read it from the data platform'),
-    ageSeconds: z.number().describe('How old the answer is'),
-    note: z.string().optional().describe('With CRM connector sync on: how far CRM-sourced fields may lag'),
-  }),
-}).meta({ id: 'RealtimeProfile' });
+const RealtimeProfile = z
+  .extend(UnifiedProfile, {
+    freshness: z.object({
+      source: z.enum(['cache', 'platform']).check(z.describe('Whether this answer came from the gateway’s short cache')),
+      fetchedAt: z.iso.datetime().check(z.describe('When the gateway read it from the data platform')),
+      ageSeconds: z.number().check(z.describe('How old the answer is')),
+      note: z.optional(z.string()).check(z.describe('With CRM connector sync on: how far CRM-sourced fields may lag')),
+    }),
+  })
+  .register(z.globalRegistry, { id: 'RealtimeProfile' });
 
 const ProfileQuery = z.strictObject({
-  maxAgeSeconds: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_PROFILE_MAX_AGE_SECONDS)
-    .default(DEFAULT_PROFILE_MAX_AGE_SECONDS)
-    .describe(`Oldest cached answer accepted, 0-${MAX_PROFILE_MAX_AGE_SECONDS} seconds (0: read the platform now)`),
+  maxAgeSeconds: z
+    ._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(MAX_PROFILE_MAX_AGE_SECONDS)), DEFAULT_PROFILE_MAX_AGE_SECONDS)
+    .check(z.describe(`Oldest cached answer accepted, 0-${MAX_PROFILE_MAX_AGE_SECONDS} seconds (0: read the platform now)`)),
 });
 
 const CRM_LAG_NOTE = 'CRM connector sync is on: CRM changes reach unified profiles 5-10 minutes later, plus identity resolution (typically 10-15 minutes).';
@@ -188,22 +200,22 @@ const CRM_LAG_NOTE = 'CRM connector sync is on: CRM changes reach unified profil
 const DeliveryHour = z.lazy(() =>
   z.object({
     hour: z.string(),
-    accepted: z.number().int(),
-    held: z.number().int(),
-    sent: z.number().int(),
-    retried: z.number().int(),
-    refused: z.number().int(),
-    deadLettered: z.number().int(),
+    accepted: z.number().check(z.int()),
+    held: z.number().check(z.int()),
+    sent: z.number().check(z.int()),
+    retried: z.number().check(z.int()),
+    refused: z.number().check(z.int()),
+    deadLettered: z.number().check(z.int()),
   }),
 );
 const EngagementDeliveries = z.lazy(() =>
   z
     .object({
       frequency: z.enum(['real_time', 'hourly', 'daily']),
-      heldNow: z.number().int().describe('Events waiting for the next hourly or daily send'),
-      hours: z.array(DeliveryHour).describe('Per hour, oldest first: events accepted, held, sent, retried, refused, dead-lettered'),
+      heldNow: z.number().check(z.int(), z.describe('Events waiting for the next hourly or daily send')),
+      hours: z.array(DeliveryHour).check(z.describe('Per hour, oldest first: events accepted, held, sent, retried, refused, dead-lettered')),
     })
-    .meta({ id: 'EngagementDeliveries' }),
+    .register(z.globalRegistry, { id: 'EngagementDeliveries' }),
 );
 
 export const dataRoutes = [
@@ -236,7 +248,11 @@ export const dataRoutes = [
     response: { status: 202, description: 'Accepted', schema: Accepted },
     async handle({ body, caller, gateway, log }) {
       const accountId = playbookAccountOf(caller);
-      const accepted = await acceptFor(gateway, accountId, body.writes.map((write: PlaybookWrite) => toEngagementEvent(write)));
+      const accepted = await acceptFor(
+        gateway,
+        accountId,
+        body.writes.map((write: PlaybookWrite) => toEngagementEvent(write)),
+      );
       log.info('playbook writes accepted', { count: body.writes.length, delivery: accepted.delivery });
       return json(202, accepted);
     },
@@ -302,11 +318,14 @@ export const dataRoutes = [
     async handle({ params, query, caller, gateway }) {
       const accountId = playbookAccountOf(caller);
       const { settings, connection } = await dataConnection(gateway, accountId);
-      if (!allowsProfileReads(settings)) throw notAllowed('The data connection is not set to read unified profiles.', `${READ_REMEDY}, and include Unified Individual.`);
+      if (!allowsProfileReads(settings))
+        throw notAllowed('The data connection is not set to read unified profiles.', `${READ_REMEDY}, and include Unified Individual.`);
       const { context } = await readContext(gateway, accountId, { model: 'unified_individual', what: 'unified profiles', setting: 'Unified Individual' });
       const key = `${accountId}|${connection.version}|${params.email.toLowerCase()}`;
       const now = gateway.now();
-      const read = await answering(gateway, accountId, () => profileCache.get(key, query.maxAgeSeconds * 1000, now, () => profileByEmail(context.session, params.email)));
+      const read = await answering(gateway, accountId, () =>
+        profileCache.get(key, query.maxAgeSeconds * 1000, now, () => profileByEmail(context.session, params.email)),
+      );
       // The email is not echoed.
       if (!read.profile) throw problems.notFound('No unified profile has that email address.');
       return {
@@ -340,7 +359,9 @@ export const dataRoutes = [
     operationId: 'getEngagementDeliveries',
     summary: "What became of the account's engagement events lately: accepted, held, sent, retried, refused, dead-lettered, per hour",
     params: AccountParams,
-    query: z.strictObject({ hours: z.coerce.number().int().min(1).max(168).default(24).describe('How many hours back, 1-168 (default 24)') }),
+    query: z.strictObject({
+      hours: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(168)), 24).check(z.describe('How many hours back, 1-168 (default 24)')),
+    }),
     response: { status: 200, description: 'Counts per hour and the events held now', schema: EngagementDeliveries },
     async handle({ params, query, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { AccountId, ConnectorName } from '../connectors';
 
 /**
@@ -10,13 +10,13 @@ export const GatewayEvent = z
     schemaVersion: z.literal('1'),
     /** Unique per event; consumers dedupe on it. */
     id: z.string(),
-    type: z.string().regex(/^[a-z]+(\.[a-z_]+)+$/, 'dotted lower-case, e.g. subscription.cancelled'),
+    type: z.string().check(z.regex(/^[a-z]+(\.[a-z_]+)+$/, 'dotted lower-case, e.g. subscription.cancelled')),
     accountId: AccountId,
     source: ConnectorName,
     occurredAt: z.iso.datetime(),
     data: z.record(z.string(), z.unknown()),
   })
-  .meta({ id: 'GatewayEvent' });
+  .register(z.globalRegistry, { id: 'GatewayEvent' });
 export type GatewayEvent = z.infer<typeof GatewayEvent>;
 
 export interface EventPublisher {

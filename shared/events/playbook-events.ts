@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { NormalisedInvoice, NormalisedSubscription, PaymentOutcome } from '../sync/normalised';
 import { GatewayEvent } from './gateway-event';
 
@@ -24,50 +24,50 @@ export const PlaybookEventType = z.enum(PLAYBOOK_EVENT_TYPES);
 export type PlaybookEventType = z.infer<typeof PlaybookEventType>;
 
 const Time = z.iso.datetime();
-const Money = z.number().int().describe("in the currency's minor unit (cents)");
+const Money = z.number().check(z.int(), z.describe("in the currency's minor unit (cents)"));
 
 /** Who the event is about, as far as the gateway knows them (email and name once synced or sent). */
 export const EventCustomer = z
   .object({
     id: z.string(),
-    email: z.string().optional(),
-    name: z.string().optional(),
+    email: z.optional(z.string()),
+    name: z.optional(z.string()),
   })
-  .meta({ id: 'EventCustomer' });
+  .register(z.globalRegistry, { id: 'EventCustomer' });
 export type EventCustomer = z.infer<typeof EventCustomer>;
 
 /** A payment attempt: billing transaction, or the payment platform's invoice payment. */
 export const EventPayment = z
   .object({
     /** The transaction (billing) or payment intent (payment) id, when the platform names one. */
-    id: z.string().optional(),
+    id: z.optional(z.string()),
     amount: Money,
-    currency: z.string().optional(),
+    currency: z.optional(z.string()),
     outcome: PaymentOutcome,
-    invoiceId: z.string().optional(),
-    subscriptionId: z.string().optional(),
-    failureMessage: z.string().optional(),
+    invoiceId: z.optional(z.string()),
+    subscriptionId: z.optional(z.string()),
+    failureMessage: z.optional(z.string()),
     /** How many times the platform has tried to collect this invoice. */
-    attemptCount: z.number().int().optional(),
+    attemptCount: z.optional(z.number().check(z.int())),
     /** When the platform tries again (dunning), if it will. */
-    nextPaymentAttemptAt: Time.optional(),
-    at: Time.optional(),
+    nextPaymentAttemptAt: z.optional(Time),
+    at: z.optional(Time),
   })
-  .meta({ id: 'EventPayment' });
+  .register(z.globalRegistry, { id: 'EventPayment' });
 export type EventPayment = z.infer<typeof EventPayment>;
 
 export const EventDispute = z
   .object({
     id: z.string(),
-    chargeId: z.string().optional(),
-    paymentIntentId: z.string().optional(),
+    chargeId: z.optional(z.string()),
+    paymentIntentId: z.optional(z.string()),
     amount: Money,
-    currency: z.string().optional(),
-    reason: z.string().optional(),
-    status: z.string().optional(),
-    evidenceDueBy: Time.optional(),
+    currency: z.optional(z.string()),
+    reason: z.optional(z.string()),
+    status: z.optional(z.string()),
+    evidenceDueBy: z.optional(Time),
   })
-  .meta({ id: 'EventDispute' });
+  .register(z.globalRegistry, { id: 'EventDispute' });
 export type EventDispute = z.infer<typeof EventDispute>;
 
 /** What every event's `data` carries: where it came from on the platform. */
@@ -79,9 +79,9 @@ const source = {
 
 const CustomerData = z.object({ ...source, customer: EventCustomer });
 const SubscriptionData = z.object({ ...source, customer: EventCustomer, subscription: NormalisedSubscription });
-const PaymentData = z.object({ ...source, customer: EventCustomer, payment: EventPayment, invoice: NormalisedInvoice.optional() });
+const PaymentData = z.object({ ...source, customer: EventCustomer, payment: EventPayment, invoice: z.optional(NormalisedInvoice) });
 const InvoiceData = z.object({ ...source, customer: EventCustomer, invoice: NormalisedInvoice });
-const DisputeData = z.object({ ...source, customer: EventCustomer.optional(), dispute: EventDispute });
+const DisputeData = z.object({ ...source, customer: z.optional(EventCustomer), dispute: EventDispute });
 
 export const PLAYBOOK_EVENT_DATA = {
   'customer.created': CustomerData,
@@ -94,7 +94,7 @@ export const PLAYBOOK_EVENT_DATA = {
   'payment.failed': PaymentData,
   'invoice.generated': InvoiceData,
   'dispute.created': DisputeData,
-} as const satisfies Record<PlaybookEventType, z.ZodType>;
+} as const satisfies Record<PlaybookEventType, z.ZodMiniType>;
 
 export type PlaybookEventData<T extends PlaybookEventType> = z.infer<(typeof PLAYBOOK_EVENT_DATA)[T]>;
 

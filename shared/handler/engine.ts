@@ -1,6 +1,8 @@
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { config as zodConfig } from 'zod/mini';
+import { en } from 'zod/locales';
 import { withNewLogContext } from '../log/log-context';
 import { metrics } from '../metrics/gateway-metrics';
 import { addLambdaToLogs, invocationLogFields, type InvocationIds } from './log-context';
@@ -26,6 +28,10 @@ import { addLambdaToLogs, invocationLogFields, type InvocationIds } from './log-
  * each route's zod schema.
  */
 
+// The schemas are zod/mini (a twelfth of classic zod's size and import time), which leaves messages to a
+// locale: without English, a refused body would say only "Invalid input" where it names what was expected.
+zodConfig(en());
+
 export interface FunctionOptions<E> {
   /** Extra middlewares (`traces()`'s), outermost first; they run inside the log context and the metrics flush. */
   use?: MiddlewareObj<E>[];
@@ -48,10 +54,13 @@ export function gatewayFunction<E, R>(
   // consumers from inside another request's context), made once with the invocation's ids: the
   // ids are known before middy starts, so no middleware copies them in afterwards.
   return (event, context) =>
-    withNewLogContext(() => {
-      addLambdaToLogs(context);
-      return engine(event, context as Context);
-    }, invocationLogFields(idsOf(event)));
+    withNewLogContext(
+      () => {
+        addLambdaToLogs(context);
+        return engine(event, context as Context);
+      },
+      invocationLogFields(idsOf(event)),
+    );
 }
 
 /**
@@ -62,5 +71,9 @@ export function taskFunction<E, R>(
   work: (event: E, context: Context | undefined) => Promise<R>,
   options: FunctionOptions<E> & { idsOf?: (event: E) => InvocationIds } = {},
 ): (event: E, context?: Context) => Promise<R> {
-  return gatewayFunction<E, R>((event, context) => work(event, lambdaContext(context)), options.idsOf ?? (() => ({})), (options.use ?? []) as MiddlewareObj<E, R>[]);
+  return gatewayFunction<E, R>(
+    (event, context) => work(event, lambdaContext(context)),
+    options.idsOf ?? (() => ({})),
+    (options.use ?? []) as MiddlewareObj<E, R>[],
+  );
 }

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { MiddlewareObj } from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import { addToLogContext, withLogContext } from '../log/log-context';
 import { log, type Logger } from '../log/logger';
 import { gatewayFunction, lambdaContext, type FunctionOptions } from './engine';
@@ -31,7 +31,7 @@ export interface RecordInvocation<B> extends BatchInvocation<B> {
  * as a partial batch response, so SQS retries only those; a record that does not parse fails too,
  * and after the queue's maxReceiveCount lands in the dead-letter queue, where the alarm fires.
  */
-export function queueFunction<S extends z.ZodType, B = undefined>(
+export function queueFunction<S extends z.core.$ZodType, B = undefined>(
   schema: S,
   work: (message: z.infer<S>, log: Logger, invocation: RecordInvocation<B>) => Promise<void>,
   options: QueueFunctionOptions<z.infer<S>, B> = {},
@@ -39,8 +39,9 @@ export function queueFunction<S extends z.ZodType, B = undefined>(
   const onRecord = (invocation: BatchInvocation<B>) => (record: SQSRecord) =>
     withLogContext({ messageId: record.messageId, receiveCount: record.attributes?.ApproximateReceiveCount }, async () => {
       try {
-        const parsed = schema.safeParse(JSON.parse(record.body));
-        if (!parsed.success) throw new Error(`message does not match ${schema.description ?? 'its schema'}: ${parsed.error.issues.length} issue(s)`);
+        const parsed = z.safeParse(schema, JSON.parse(record.body));
+        if (!parsed.success)
+          throw new Error(`message does not match ${z.globalRegistry.get(schema)?.description ?? 'its schema'}: ${parsed.error.issues.length} issue(s)`);
         const accountId = options.accountOf?.(parsed.data);
         if (accountId) addToLogContext({ accountId });
         await work(parsed.data, log, { ...invocation, record });
@@ -62,4 +63,3 @@ export function queueFunction<S extends z.ZodType, B = undefined>(
     (options.use ?? []) as MiddlewareObj<SQSEvent, SQSBatchResponse>[],
   );
 }
-

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { ConnectorName } from '../connectors';
 import type { PlatformErrorKind } from './platform-error';
 
@@ -6,9 +6,7 @@ import type { PlatformErrorKind } from './platform-error';
 
 export type PlatformAuth =
   /** Basic: the billing and payment platforms take the API key as username with an empty password. */
-  | { kind: 'basic'; username: string; password?: string }
-  | { kind: 'bearer'; token: string }
-  | { kind: 'none' };
+  { kind: 'basic'; username: string; password?: string } | { kind: 'bearer'; token: string } | { kind: 'none' };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -45,7 +43,7 @@ export interface PlatformRequest<T = unknown> {
   /** Form body (`application/x-www-form-urlencoded`), e.g. OAuth token requests. */
   form?: Record<string, QueryValue>;
   /** Validates the parsed 2xx body; a mismatch is an 'invalid_response' error, not retried. */
-  schema?: z.ZodType<T>;
+  schema?: z.core.$ZodType<T>;
   idempotencyKey?: string;
   /**
    * Whether sending this twice is harmless. Default: true for GET, PUT and DELETE, and for any

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { ConnectorName } from '../connectors';
 import { PlatformError, errorKindForStatus, maskSecrets, platformErrorText } from './platform-error';
 import type { PlatformRequest } from './platform-request';
@@ -101,7 +102,7 @@ export function afterFailedAttempt(
 /** A 2xx body checked against the request's schema; a mismatch ends the request (it would come back the same). */
 export function validated<T>(body: unknown, status: number, request: PlatformRequest<T>, attempts: number, platform: ConnectorName): T {
   if (!request.schema) return body as T;
-  const parsed = request.schema.safeParse(body);
+  const parsed = z.safeParse(request.schema, body);
   if (parsed.success) return parsed.data;
   // Paths and zod's wording only: values may be customer data.
   const issues = parsed.error.issues

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
 import type { ConnectionParts } from '../connections/connector-definition';
 import type { Gateway } from '../gateway';
@@ -30,11 +30,11 @@ export const AUTHORIZATION_LIFETIME_SECONDS = 10 * 60;
 
 export const AuthorizationStarted = z
   .object({
-    authorizationUrl: z.url().describe("Send the browser here: the platform's sign-in and approval page"),
-    expiresAt: z.iso.datetime().describe('The sign-in must be finished before this time'),
-    callbackUrl: z.url().describe('The callback address the OAuth client must have registered, exactly'),
+    authorizationUrl: z.url().check(z.describe("Send the browser here: the platform's sign-in and approval page")),
+    expiresAt: z.iso.datetime().check(z.describe('The sign-in must be finished before this time')),
+    callbackUrl: z.url().check(z.describe('The callback address the OAuth client must have registered, exactly')),
   })
-  .meta({ id: 'AuthorizationStarted' });
+  .register(z.globalRegistry, { id: 'AuthorizationStarted' });
 export type AuthorizationStarted = z.infer<typeof AuthorizationStarted>;
 
 /** 256 random bits, URL-safe: the state and the PKCE verifier (RFC 7636 asks 43-128 characters). */
@@ -84,7 +84,13 @@ export function browserBindingOf(cookieHeader: string | undefined): string | und
 export async function startAuthorization(
   gateway: Gateway,
   log: Logger,
-  input: { accountId: string; connector: { name: string; authorization?: AuthorizationCodeSupport }; parts: ConnectionParts; baseUrl: string; returnTo?: string },
+  input: {
+    accountId: string;
+    connector: { name: string; authorization?: AuthorizationCodeSupport };
+    parts: ConnectionParts;
+    baseUrl: string;
+    returnTo?: string;
+  },
 ): Promise<{ started: AuthorizationStarted; setCookie: string }> {
   const { accountId, connector, parts } = input;
   const support = connector.authorization;
@@ -112,7 +118,13 @@ export async function startAuthorization(
   });
   log.info('authorization started', { accountId, connector: connector.name });
   const started = {
-    authorizationUrl: authorizeAddress(support.loginUrl(parts.config, gateway.env), { clientId, redirectUri: callbackUrl, state, codeChallenge: codeChallenge(codeVerifier), scopes: support.scopes }),
+    authorizationUrl: authorizeAddress(support.loginUrl(parts.config, gateway.env), {
+      clientId,
+      redirectUri: callbackUrl,
+      state,
+      codeChallenge: codeChallenge(codeVerifier),
+      scopes: support.scopes,
+    }),
     expiresAt: new Date(expiresAtSeconds * 1000).toISOString(),
     callbackUrl,
   };

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { createPlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { unlimitedRateBudget } from '../http/rate-budget';
 import { registerSecret } from '../log/redaction';
@@ -76,10 +76,10 @@ export interface IdentityToken {
 }
 
 const TokenAnswer = z.looseObject({
-  access_token: z.string().min(1),
-  instance_url: z.string().min(1),
-  refresh_token: z.string().min(1).optional(),
-  scope: z.string().optional(),
+  access_token: z.string().check(z.minLength(1)),
+  instance_url: z.string().check(z.minLength(1)),
+  refresh_token: z.optional(z.string().check(z.minLength(1))),
+  scope: z.optional(z.string()),
 });
 
 /** The signing key; a key the form accepted always loads, but a stored one may have been damaged. */
@@ -114,7 +114,13 @@ async function tokenRequest(endpoint: IdentityEndpoint, form: Record<string, str
   const login = createPlatformClient({ ...transport, baseUrl: loginUrl, platform, auth: { kind: 'none' }, rateBudget: unlimitedRateBudget, allowInsecure });
   // A retried grant is harmless except for a code, which is single use: the service answers
   // invalid_grant to the second try, and the user starts again.
-  const answer = await login.request({ method: 'POST', path: IDENTITY_TOKEN_PATH, form, schema: TokenAnswer, idempotent: form.grant_type !== 'authorization_code' });
+  const answer = await login.request({
+    method: 'POST',
+    path: IDENTITY_TOKEN_PATH,
+    form,
+    schema: TokenAnswer,
+    idempotent: form.grant_type !== 'authorization_code',
+  });
   registerSecret(answer.body.access_token);
   if (answer.body.refresh_token) registerSecret(answer.body.refresh_token);
   return {
@@ -126,10 +132,7 @@ async function tokenRequest(endpoint: IdentityEndpoint, form: Record<string, str
 }
 
 /** JWT bearer: no refresh token in this flow; renewing is signing a new assertion. */
-export async function jwtBearerGrant(
-  endpoint: IdentityEndpoint,
-  claims: { clientId: string; username: string; privateKey: string },
-): Promise<IdentityToken> {
+export async function jwtBearerGrant(endpoint: IdentityEndpoint, claims: { clientId: string; username: string; privateKey: string }): Promise<IdentityToken> {
   const assertion = await signBearerAssertion({ ...claims, loginUrl: endpoint.loginUrl }, (endpoint.now ?? Date.now)());
   return tokenRequest(endpoint, { grant_type: JWT_BEARER_GRANT, assertion });
 }
@@ -150,7 +153,12 @@ export function authorizationCodeGrant(
 }
 
 export function refreshTokenGrant(endpoint: IdentityEndpoint, grant: { clientId: string; clientSecret: string; refreshToken: string }): Promise<IdentityToken> {
-  return tokenRequest(endpoint, { grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId, client_secret: grant.clientSecret });
+  return tokenRequest(endpoint, {
+    grant_type: 'refresh_token',
+    refresh_token: grant.refreshToken,
+    client_id: grant.clientId,
+    client_secret: grant.clientSecret,
+  });
 }
 
 /** Revokes a refresh (or access) token; the connection's access ends on the platform side too. */

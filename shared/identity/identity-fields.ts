@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * The form fields of a connection to the CRM's identity service, the same for the messaging and
@@ -38,34 +38,42 @@ export function privateKeyProblem(pem: string): string | undefined {
   return undefined;
 }
 
-export const PrivateKeyPem = z
-  .string()
-  .superRefine((pem, ctx) => {
-    const problem = privateKeyProblem(pem);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .transform(normalisePem);
+export const PrivateKeyPem = z.pipe(
+  z.string().check(
+    z.superRefine((pem, ctx) => {
+      const problem = privateKeyProblem(pem);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  ),
+  z.transform(normalisePem),
+);
 
 export const OAuthClientId = z
   .string()
-  .trim()
-  .min(10, "The client id is the OAuth client's consumer key: copy it whole.")
-  .max(256)
-  .regex(/^[\x21-\x7e]+$/, 'The client id (consumer key) has no spaces.')
-  .describe('Consumer key of the OAuth client');
+  .check(
+    z.trim(),
+    z.minLength(10, "The client id is the OAuth client's consumer key: copy it whole."),
+    z.maxLength(256),
+    z.regex(/^[\x21-\x7e]+$/, 'The client id (consumer key) has no spaces.'),
+    z.describe('Consumer key of the OAuth client'),
+  );
 
 export const OAuthClientSecret = z
   .string()
-  .trim()
-  .min(8, "The client secret is the OAuth client's consumer secret: copy it whole.")
-  .max(256)
-  .regex(/^[\x21-\x7e]+$/, 'The client secret (consumer secret) has no spaces.')
-  .describe('Consumer secret of the OAuth client');
+  .check(
+    z.trim(),
+    z.minLength(8, "The client secret is the OAuth client's consumer secret: copy it whole."),
+    z.maxLength(256),
+    z.regex(/^[\x21-\x7e]+$/, 'The client secret (consumer secret) has no spaces.'),
+    z.describe('Consumer secret of the OAuth client'),
+  );
 
 export const IntegrationUsername = z
   .string()
-  .trim()
-  .min(3)
-  .max(254)
-  .regex(/^[^\s@]+@[^\s@]+$/, "The username is the integration user's login name, shaped like an email address.")
-  .describe("The integration user's login name");
+  .check(
+    z.trim(),
+    z.minLength(3),
+    z.maxLength(254),
+    z.regex(/^[^\s@]+@[^\s@]+$/, "The username is the integration user's login name, shaped like an email address."),
+    z.describe("The integration user's login name"),
+  );

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { defineAuthorizing } from '../connections/connector';
 import { messagingClient } from './client';
 import { MessagingLoginChoice } from './config';
@@ -19,6 +20,7 @@ export const messagingAuthorizing = defineAuthorizing<MessagingSettings>({
     callbackPath: '/auth/crmmessaging/callback',
     // Spec Authentication, messaging connector rule 1 (`full` only if needed: the gateway does not need it).
     scopes: ['api', 'refresh_token', 'offline_access'],
-    loginUrl: (config, env) => (MessagingLoginChoice.catch('production').parse(config.loginUrl) === 'sandbox' ? env.DATA_SANDBOX_LOGIN_URL : env.DATA_LOGIN_URL).replace(/\/+$/, ''),
+    loginUrl: (config, env) =>
+      (z.catch(MessagingLoginChoice, 'production').parse(config.loginUrl) === 'sandbox' ? env.DATA_SANDBOX_LOGIN_URL : env.DATA_LOGIN_URL).replace(/\/+$/, ''),
   },
 });

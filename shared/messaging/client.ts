@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ClientOptions } from '../connections/connector-platform';
 import { createPlatformClient, type PlatformClient, type PlatformRequest, type PlatformResponse, type PlatformTransportOptions } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
@@ -22,10 +22,10 @@ export interface MessagingPlatformSession {
 }
 
 export const MessagingClientConfig = z.looseObject({
-  authenticationMethod: z.enum(['jwt_bearer', 'authorization_code']).default('jwt_bearer'),
-  clientId: z.string().trim().min(1),
-  username: z.string().trim().min(1).optional(),
-  loginUrl: z.enum(['production', 'sandbox']).default('production'),
+  authenticationMethod: z._default(z.enum(['jwt_bearer', 'authorization_code']), 'jwt_bearer'),
+  clientId: z.string().check(z.trim(), z.minLength(1)),
+  username: z.optional(z.string().check(z.trim(), z.minLength(1))),
+  loginUrl: z._default(z.enum(['production', 'sandbox']), 'production'),
 });
 
 /** The spec gives no messaging rate; its calls count toward the org's daily API limit, so stay modest. */
@@ -41,9 +41,7 @@ export function messagingIdentity(options: MessagingClientOptions): { endpoint: 
   const config = parsed.data;
   const { clientSecret, privateKey, refreshToken } = options.credentials;
   const method =
-    config.authenticationMethod === 'authorization_code'
-      ? { clientSecret, refreshToken: refreshToken ?? '' }
-      : { username: config.username, privateKey };
+    config.authenticationMethod === 'authorization_code' ? { clientSecret, refreshToken: refreshToken ?? '' } : { username: config.username, privateKey };
   const loginUrl = (config.loginUrl === 'sandbox' ? options.env.DATA_SANDBOX_LOGIN_URL : options.env.DATA_LOGIN_URL).replace(/\/+$/, '');
   const { timeoutMs, retry, fetch, sleep, random, now, onCall } = options;
   return {
@@ -72,7 +70,14 @@ export function messagingClient(options: MessagingClientOptions): MessagingPlatf
       const { loginUrl: _login, platform, allowInsecure, ...transport } = endpoint;
       current = {
         token,
-        client: createPlatformClient({ ...transport, baseUrl: instanceOrigin(token.instanceUrl, allowInsecure), platform, auth: { kind: 'bearer', token: token.accessToken }, rateBudget, allowInsecure }),
+        client: createPlatformClient({
+          ...transport,
+          baseUrl: instanceOrigin(token.instanceUrl, allowInsecure),
+          platform,
+          auth: { kind: 'bearer', token: token.accessToken },
+          rateBudget,
+          allowInsecure,
+        }),
       };
     }
     return current.client;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ConnectionForm, ConnectionParts } from '../connections/connector-definition';
 import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { IntegrationUsername, OAuthClientId, OAuthClientSecret, PrivateKeyPem } from '../identity/identity-fields';
@@ -15,31 +15,37 @@ export const MessagingLoginChoice = z.enum(['production', 'sandbox']);
 
 export const MessagingPlatformKey = z
   .string()
-  .trim()
-  .min(8, 'The Messaging Platform Key is copied from the messaging channel: copy it whole.')
-  .max(255)
-  .regex(/^[\x21-\x7e]+$/, 'The Messaging Platform Key has no spaces.')
-  .describe('Copied from the configured messaging channel');
+  .check(
+    z.trim(),
+    z.minLength(8, 'The Messaging Platform Key is copied from the messaging channel: copy it whole.'),
+    z.maxLength(255),
+    z.regex(/^[\x21-\x7e]+$/, 'The Messaging Platform Key has no spaces.'),
+    z.describe('Copied from the configured messaging channel'),
+  );
 
-const loginUrl = MessagingLoginChoice.default('production')
-  .describe('production (default) or sandbox: which login the org uses')
-  .meta({ ...formField.choice('Login', { production: 'Production', sandbox: 'Sandbox' }), 'x-advanced': true });
-const clientId = OAuthClientId.meta(formField.text('Client ID'));
-const clientSecret = OAuthClientSecret.meta(formField.secret('Client Secret'));
+const loginUrl = z
+  ._default(MessagingLoginChoice, 'production')
+  .check(
+    z.describe('production (default) or sandbox: which login the org uses'),
+    z.meta({ ...formField.choice('Login', { production: 'Production', sandbox: 'Sandbox' }), 'x-advanced': true }),
+  );
+const clientId = OAuthClientId.check(z.meta(formField.text('Client ID')));
+const clientSecret = OAuthClientSecret.check(z.meta(formField.secret('Client Secret')));
 
 /** JWT bearer: the spec's Client ID, Client Secret, Username and Certificate (the private key's content). */
 export const MessagingJwtBearerInput = z.strictObject({
   authenticationMethod: z
-    .literal('jwt_bearer')
-    .default('jwt_bearer')
-    .describe('JWT bearer (preferred; server to server)')
-    .meta({ title: authenticationMethodTitles.jwt_bearer }),
+    ._default(z.literal('jwt_bearer'), 'jwt_bearer')
+    .check(z.describe('JWT bearer (preferred; server to server)'), z.meta({ title: authenticationMethodTitles.jwt_bearer })),
   clientId,
   clientSecret,
-  username: IntegrationUsername.meta(formField.text('Username')),
-  certificate: PrivateKeyPem.describe('The private key content (PEM) matching the certificate uploaded to the OAuth client').meta(formField.privateKey('Certificate')),
+  username: IntegrationUsername.check(z.meta(formField.text('Username'))),
+  certificate: PrivateKeyPem.check(
+    z.describe('The private key content (PEM) matching the certificate uploaded to the OAuth client'),
+    z.meta(formField.privateKey('Certificate')),
+  ),
   // Not in the spec's JWT row, but conversations start with it: optional here.
-  messagingPlatformKey: MessagingPlatformKey.optional().meta(formField.advanced('Messaging Platform Key')),
+  messagingPlatformKey: z.optional(MessagingPlatformKey).check(z.meta(formField.advanced('Messaging Platform Key'))),
   loginUrl,
 });
 
@@ -47,17 +53,16 @@ export const MessagingJwtBearerInput = z.strictObject({
 export const MessagingAuthorizationCodeInput = z.strictObject({
   authenticationMethod: z
     .literal('authorization_code')
-    .describe('Authorization code (interactive setup, testing)')
-    .meta({ title: authenticationMethodTitles.authorization_code }),
+    .check(z.describe('Authorization code (interactive setup, testing)'), z.meta({ title: authenticationMethodTitles.authorization_code })),
   clientId,
   clientSecret,
-  messagingPlatformKey: MessagingPlatformKey.meta(formField.text('Messaging Platform Key')),
+  messagingPlatformKey: MessagingPlatformKey.check(z.meta(formField.text('Messaging Platform Key'))),
   loginUrl,
 });
 
 export const MessagingConnectionInput = z
   .discriminatedUnion('authenticationMethod', [MessagingJwtBearerInput, MessagingAuthorizationCodeInput])
-  .meta({ id: 'MessagingConnectionInput' });
+  .register(z.globalRegistry, { id: 'MessagingConnectionInput' });
 export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
 
 export const messagingConnectionForm: ConnectionForm<typeof MessagingConnectionInput> = {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { createPlatformClient, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { unlimitedRateBudget } from '../http/rate-budget';
 import type { MessagingPlatformSession } from './client';
@@ -35,31 +35,22 @@ export interface StartRequest {
   prechatDetails: PrechatItem[];
 }
 
-const StartAnswer = z.lazy(() =>
-  z.object({ conversationId: z.string().min(1), token: z.string().min(1) }),
-);
+const StartAnswer = z.lazy(() => z.object({ conversationId: z.string().check(z.minLength(1)), token: z.string().check(z.minLength(1)) }));
 
 /** One event of a poll answer, as the platform's older chat API shapes them. */
-export const PolledEvent = z.lazy(() =>
-  z.object({ type: z.string(), message: z.record(z.string(), z.unknown()).default({}) }),
-);
+export const PolledEvent = z.lazy(() => z.object({ type: z.string(), message: z._default(z.record(z.string(), z.unknown()), {}) }));
 export type PolledEvent = z.infer<typeof PolledEvent>;
-const PollAnswer = z.lazy(() =>
-  z.object({ messages: z.array(PolledEvent), sequence: z.number().int() }),
-);
+const PollAnswer = z.lazy(() => z.object({ messages: z.array(PolledEvent), sequence: z.number().check(z.int()) }));
 export type PollAnswer = z.infer<typeof PollAnswer>;
 
-const QueryAnswer = z.lazy(() =>
-  z.object({ records: z.array(z.object({ Id: z.string() })) }),
-);
-const Describe = z.lazy(() =>
-  z.object({ fields: z.array(z.object({ name: z.string(), type: z.string().optional() })) }),
-);
-const SendAnswer = z.lazy(() =>
-  z.looseObject({ messageId: z.string().optional() }),
-);
+const QueryAnswer = z.lazy(() => z.object({ records: z.array(z.object({ Id: z.string() })) }));
+const Describe = z.lazy(() => z.object({ fields: z.array(z.object({ name: z.string(), type: z.optional(z.string()) })) }));
+const SendAnswer = z.lazy(() => z.looseObject({ messageId: z.optional(z.string()) }));
 
-export async function startPlatformConversation(session: MessagingPlatformSession, request: StartRequest): Promise<{ platformConversationId: string; sessionToken: string }> {
+export async function startPlatformConversation(
+  session: MessagingPlatformSession,
+  request: StartRequest,
+): Promise<{ platformConversationId: string; sessionToken: string }> {
   const answer = await session.request({
     method: 'POST',
     path: `/${API_VERSION}/conversations/`,
@@ -92,7 +83,12 @@ export async function findSessionRecordId(session: MessagingPlatformSession, pla
 }
 
 export async function writeSessionField(session: MessagingPlatformSession, recordId: string, field: string, value: string): Promise<void> {
-  await session.request({ method: 'PATCH', path: `${DATA_API}/sobjects/MessagingSession/${encodeURIComponent(recordId)}`, body: { [field]: value }, idempotent: true });
+  await session.request({
+    method: 'PATCH',
+    path: `${DATA_API}/sobjects/MessagingSession/${encodeURIComponent(recordId)}`,
+    body: { [field]: value },
+    idempotent: true,
+  });
 }
 
 export async function sessionFieldNames(session: MessagingPlatformSession): Promise<Set<string>> {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { GatewayEvent } from '../events/gateway-event';
 import type { Gateway } from '../gateway';
 import { countConversationEvents } from '../history/record-history';
@@ -30,31 +30,29 @@ export const EventConversation = z.lazy(() =>
   z
     .object({
       id: z.string(),
-      platformConversationId: z.string().optional(),
-      direction: z.enum(['inbound', 'outbound']).optional(),
-      contactId: z.string().optional(),
+      platformConversationId: z.optional(z.string()),
+      direction: z.optional(z.enum(['inbound', 'outbound'])),
+      contactId: z.optional(z.string()),
     })
-    .meta({ id: 'EventConversation' }),
+    .register(z.globalRegistry, { id: 'EventConversation' }),
 );
 
-const Media = z.lazy(() =>
-  z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }),
-);
+const Media = z.lazy(() => z.object({ url: z.string(), mimeType: z.string(), name: z.optional(z.string()) }));
 
 export const EventReceivedMessage = z.lazy(() =>
   z
     .object({
-      sequence: z.number().int(),
+      sequence: z.number().check(z.int()),
       type: z.enum(['text', 'media', 'system']),
-      text: z.string().optional(),
-      media: Media.optional(),
+      text: z.optional(z.string()),
+      media: z.optional(Media),
       /** `queue_update`, `agent_joined`, `transfer`, `ended`, or the platform's word for system events. */
-      systemEvent: z.string().optional(),
+      systemEvent: z.optional(z.string()),
       sender: z.string(),
-      senderName: z.string().optional(),
+      senderName: z.optional(z.string()),
       sentAt: Time,
     })
-    .meta({ id: 'EventReceivedMessage' }),
+    .register(z.globalRegistry, { id: 'EventReceivedMessage' }),
 );
 
 export const EventSentMessage = z.lazy(() =>
@@ -62,19 +60,24 @@ export const EventSentMessage = z.lazy(() =>
     .object({
       id: z.string(),
       type: z.enum(['text', 'media']),
-      text: z.string().optional(),
-      media: Media.optional(),
+      text: z.optional(z.string()),
+      media: z.optional(Media),
       author: z.enum(['automated', 'end_user']),
       sentAt: Time,
     })
-    .meta({ id: 'EventSentMessage' }),
+    .register(z.globalRegistry, { id: 'EventSentMessage' }),
 );
 
 const base = { conversation: EventConversation };
 export const CONVERSATION_EVENT_DATA = {
   'conversation.started': z.object({ ...base, startedAt: Time }),
-  'conversation.queued': z.object({ ...base, queue: z.string().optional(), position: z.number().int().optional(), estimatedWaitSeconds: z.number().optional() }),
-  'agent.joined': z.object({ ...base, agentName: z.string().optional() }),
+  'conversation.queued': z.object({
+    ...base,
+    queue: z.optional(z.string()),
+    position: z.optional(z.number().check(z.int())),
+    estimatedWaitSeconds: z.optional(z.number()),
+  }),
+  'agent.joined': z.object({ ...base, agentName: z.optional(z.string()) }),
   'message.received': z.object({ ...base, message: EventReceivedMessage }),
   'message.sent': z.object({ ...base, message: EventSentMessage }),
   'conversation.handed_off': z.object({ ...base, queue: z.string() }),
@@ -82,24 +85,24 @@ export const CONVERSATION_EVENT_DATA = {
     ...base,
     /** The same as conversation.id, at the top for consumers that read flat fields (the data connector). */
     conversationId: z.string(),
-    endUserEmail: z.string().optional(),
+    endUserEmail: z.optional(z.string()),
     channel: z.literal('messaging'),
     reason: z.string(),
     startedAt: Time,
     endedAt: Time,
-    durationSeconds: z.number().int().nonnegative(),
+    durationSeconds: z.number().check(z.int(), z.nonnegative()),
     handedOff: z.boolean(),
   }),
   'conversation.expired': z.object({ ...base, remedy: z.string() }),
   'transcript.stored': z.object({
     ...base,
-    entries: z.number().int().nonnegative(),
+    entries: z.number().check(z.int(), z.nonnegative()),
     field: z.string(),
     writtenToSession: z.boolean(),
-    reason: z.string().optional(),
-    remedy: z.string().optional(),
+    reason: z.optional(z.string()),
+    remedy: z.optional(z.string()),
   }),
-} as const satisfies Record<ConversationEventType, z.ZodType>;
+} as const satisfies Record<ConversationEventType, z.core.$ZodType>;
 
 export function eventConversation(conversation: Conversation): z.infer<typeof EventConversation> {
   return {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ProblemError, problems } from '../api/problem';
 import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
@@ -63,20 +63,28 @@ export async function messagingSettings(gateway: Gateway, accountId: string): Pr
 
 // ---- start ----
 
-export const ProfileValue = z.string().min(1).max(255);
+export const ProfileValue = z.string().check(z.minLength(1), z.maxLength(255));
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 export const StartConversationInput = z.lazy(() =>
   z
     .strictObject({
-      direction: z.enum(['inbound', 'outbound']).describe('inbound: the end user opened the chat; outbound: a proactive invitation (Activation)'),
-      contactId: z.string().regex(/^[A-Za-z0-9]{15,18}$/, 'a CRM record id (15 or 18 letters and digits)').optional().describe("The contact's record id on the CRM"),
+      direction: z.enum(['inbound', 'outbound']).check(z.describe('inbound: the end user opened the chat; outbound: a proactive invitation (Activation)')),
+      contactId: z
+        .optional(z.string().check(z.regex(/^[A-Za-z0-9]{15,18}$/, 'a CRM record id (15 or 18 letters and digits)')))
+        .check(z.describe("The contact's record id on the CRM")),
       /** Profile attributes by name; the pre-chat mapping turns them into prechatDetails. */
-      prechat: z.record(z.string().min(1).max(80), ProfileValue).optional().describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails'),
-      messagingPlatformKey: z.string().min(8).max(255).optional().describe("Overrides the connection's Messaging Platform Key"),
-      endUserEmail: z.email().max(254).optional().describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended"),
+      prechat: z
+        .optional(z.record(z.string().check(z.minLength(1), z.maxLength(80)), ProfileValue))
+        .check(z.describe('Profile attribute values; the pre-chat mapping turns them into prechatDetails')),
+      messagingPlatformKey: z
+        .optional(z.string().check(z.minLength(8), z.maxLength(255)))
+        .check(z.describe("Overrides the connection's Messaging Platform Key")),
+      endUserEmail: z
+        .optional(z.email().check(z.maxLength(254)))
+        .check(z.describe("The end user's email (default: the pre-chat value of the attribute `email`); carried by conversation.ended")),
     })
-    .meta({ id: 'StartConversation' }),
+    .register(z.globalRegistry, { id: 'StartConversation' }),
 );
 export type StartConversationInput = z.infer<typeof StartConversationInput>;
 
@@ -92,7 +100,7 @@ export function prechatDetails(settings: MessagingSettings, prechat: Record<stri
       title: 'Pre-chat values without a mapping',
       status: 400,
       detail: `No pre-chat field is mapped to ${unmapped.map((a) => `'${a}'`).join(', ')}.`,
-      remedy: 'Check prechatDetails in the start request: send only attributes named in the messaging settings\' pre-chat mapping, or add them to it.',
+      remedy: "Check prechatDetails in the start request: send only attributes named in the messaging settings' pre-chat mapping, or add them to it.",
       errors: unmapped.map((attribute) => ({ path: `prechat.${attribute}`, message: 'not in the pre-chat mapping' })),
     });
   }
@@ -117,7 +125,13 @@ export function platformProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   const problem = messagingProblem(error);
   const status = error instanceof PlatformError && (error.kind === 'auth' || error.kind === 'permission') ? 409 : 502;
-  return new ProblemError({ type: `${PREFIX}messaging-platform`, title: 'The messaging platform refused the request', status, detail: problem.reason, remedy: problem.remedy });
+  return new ProblemError({
+    type: `${PREFIX}messaging-platform`,
+    title: 'The messaging platform refused the request',
+    status,
+    detail: problem.reason,
+    remedy: problem.remedy,
+  });
 }
 
 export async function startConversation(gateway: Gateway, accountId: string, input: StartConversationInput, log: Logger): Promise<Conversation> {
@@ -128,27 +142,42 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
       'Change Conversation direction in the messaging settings to Both (or to this direction).',
     );
   }
-  const messagingPlatformKey = input.messagingPlatformKey ?? (typeof connection.config.messagingPlatformKey === 'string' ? connection.config.messagingPlatformKey : undefined);
+  const messagingPlatformKey =
+    input.messagingPlatformKey ?? (typeof connection.config.messagingPlatformKey === 'string' ? connection.config.messagingPlatformKey : undefined);
   if (!messagingPlatformKey) {
-    throw notAllowed('The messaging connection has no Messaging Platform Key.', 'Reconnect the messaging platform with the Messaging Platform Key copied from the messaging channel.');
+    throw notAllowed(
+      'The messaging connection has no Messaging Platform Key.',
+      'Reconnect the messaging platform with the Messaging Platform Key copied from the messaging channel.',
+    );
   }
   const details = prechatDetails(settings, input.prechat);
 
   const fleetCapacity = MAX_POLLER_SHARDS * plannedPerPoller(gateway.env.POLLER_CAPACITY);
   const cap = liveConversationCeiling(settings.maxConcurrentConversations, (await gateway.store.getAccount(accountId))?.quotas, fleetCapacity);
-  if (!(await gateway.store.reserveLiveSlot(accountId, cap)) && !((await gateway.store.recountLiveSlots(accountId)) < cap && (await gateway.store.reserveLiveSlot(accountId, cap)))) {
-    throw new ProblemError({
-      type: `${PREFIX}concurrent-conversations`,
-      title: 'Too many live conversations',
-      status: 429,
-      detail: `The account has ${cap} live conversations, the most it may hold at once (its license cap, its quota and its share of the poller fleet, whichever is least).`,
-      remedy: 'End a conversation first, or raise the concurrent-conversation cap if the digital engagement license allows more; past the account quota, ask your support contact.',
-    }, { 'retry-after': '5' });
+  if (
+    !(await gateway.store.reserveLiveSlot(accountId, cap)) &&
+    !((await gateway.store.recountLiveSlots(accountId)) < cap && (await gateway.store.reserveLiveSlot(accountId, cap)))
+  ) {
+    throw new ProblemError(
+      {
+        type: `${PREFIX}concurrent-conversations`,
+        title: 'Too many live conversations',
+        status: 429,
+        detail: `The account has ${cap} live conversations, the most it may hold at once (its license cap, its quota and its share of the poller fleet, whichever is least).`,
+        remedy:
+          'End a conversation first, or raise the concurrent-conversation cap if the digital engagement license allows more; past the account quota, ask your support contact.',
+      },
+      { 'retry-after': '5' },
+    );
   }
 
   let started: { platformConversationId: string; sessionToken: string; lastEventId?: string; messagingUrl?: string };
   try {
-    started = await startOnPlatform(gateway, settings, session, { messagingPlatformKey, ...(input.contactId ? { contactId: input.contactId } : {}), prechatDetails: details });
+    started = await startOnPlatform(gateway, settings, session, {
+      messagingPlatformKey,
+      ...(input.contactId ? { contactId: input.contactId } : {}),
+      prechatDetails: details,
+    });
   } catch (error) {
     await gateway.store.releaseLiveSlot(accountId);
     throw platformProblem(error);
@@ -176,7 +205,13 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     version: 0,
   };
   await gateway.store.putConversation(conversation);
-  await gateway.store.putLiveConversation({ accountId, conversationId, ack: -1, ...(started.lastEventId ? { lastEventId: started.lastEventId } : {}), startedAt: now });
+  await gateway.store.putLiveConversation({
+    accountId,
+    conversationId,
+    ack: -1,
+    ...(started.lastEventId ? { lastEventId: started.lastEventId } : {}),
+    startedAt: now,
+  });
   // The running fleet takes it within a second; a stopped fleet is started.
   await gateway.pollerNotices.tell({ accountId, conversationId, at: now });
   await ensureFleetRunning(gateway);
@@ -192,10 +227,19 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
  * call, or on Messaging for In-App and Web a token for a new end user and the conversation, the
  * pre-chat values as routing attributes (label: value).
  */
-async function startOnPlatform(gateway: Gateway, settings: MessagingSettings, session: MessagingPlatformSession, request: Parameters<typeof startPlatformConversation>[1]) {
+async function startOnPlatform(
+  gateway: Gateway,
+  settings: MessagingSettings,
+  session: MessagingPlatformSession,
+  request: Parameters<typeof startPlatformConversation>[1],
+) {
   if (settings.conversationTransport !== 'messaging_api') return startPlatformConversation(session, request);
   const endpoint = messagingApiEndpoint(gateway, settings);
-  if (!endpoint) throw notAllowed('Messaging for In-App and Web needs the org ID, the deployment\'s API name and its messaging URL.', 'Fill them in the messaging settings, or choose the long-poll transport.');
+  if (!endpoint)
+    throw notAllowed(
+      "Messaging for In-App and Web needs the org ID, the deployment's API name and its messaging URL.",
+      'Fill them in the messaging settings, or choose the long-poll transport.',
+    );
   const routingAttributes = Object.fromEntries(request.prechatDetails.map((item) => [item.label, item.value]));
   return { ...(await startOnMessagingApi(endpoint, routingAttributes)), messagingUrl: endpoint.messagingUrl };
 }
@@ -240,9 +284,9 @@ function ended(conversation: Conversation): ProblemError {
 
 const Media = z.lazy(() =>
   z.strictObject({
-    url: z.url({ protocol: /^https$/ }).max(2048).describe('An https address of the file'),
-    mimeType: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as image/png'),
-    name: z.string().min(1).max(255).optional(),
+    url: z.url({ protocol: /^https$/ }).check(z.maxLength(2048), z.describe('An https address of the file')),
+    mimeType: z.string().check(z.regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as image/png')),
+    name: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
   }),
 );
 
@@ -252,13 +296,17 @@ export const MAX_TEXT_LENGTH = 4_000;
 export const SendMessageInput = z.lazy(() =>
   z
     .strictObject({
-      text: z.string().min(1).max(MAX_TEXT_LENGTH).optional().describe(`Up to ${MAX_TEXT_LENGTH} characters`),
-      media: Media.optional(),
-      author: z.enum(['automated', 'end_user']).default('automated').describe("automated: the playbook's reply (refused once handed off); end_user: the end user's words relayed"),
-      clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional().describe('Makes a retried send a no-op: the same id is sent once'),
+      text: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_TEXT_LENGTH))).check(z.describe(`Up to ${MAX_TEXT_LENGTH} characters`)),
+      media: z.optional(Media),
+      author: z
+        ._default(z.enum(['automated', 'end_user']), 'automated')
+        .check(z.describe("automated: the playbook's reply (refused once handed off); end_user: the end user's words relayed")),
+      clientMessageId: z
+        .optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/)))
+        .check(z.describe('Makes a retried send a no-op: the same id is sent once')),
     })
-    .refine((input) => (input.text === undefined) !== (input.media === undefined), { message: 'Send either text or media.' })
-    .meta({ id: 'SendMessage' }),
+    .check(z.refine((input) => (input.text === undefined) !== (input.media === undefined), { message: 'Send either text or media.' }))
+    .register(z.globalRegistry, { id: 'SendMessage' }),
 );
 export type SendMessageInput = z.infer<typeof SendMessageInput>;
 
@@ -318,7 +366,16 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
       conversationEvent(
         'message.sent',
         conversation,
-        { message: { id: messageId, type, ...(input.text !== undefined ? { text: input.text } : {}), ...(input.media ? { media: input.media } : {}), author: input.author, sentAt: sent.sentAt } },
+        {
+          message: {
+            id: messageId,
+            type,
+            ...(input.text !== undefined ? { text: input.text } : {}),
+            ...(input.media ? { media: input.media } : {}),
+            author: input.author,
+            sentAt: sent.sentAt,
+          },
+        },
         { occurredAt: sent.sentAt, idSuffix: messageId },
       ),
     ]);
@@ -348,7 +405,13 @@ export function instanceUrlOf(gateway: Gateway, conversation: Conversation): Pro
 async function conversationCallProblem(gateway: Gateway, conversation: Conversation, error: unknown, log: Logger): Promise<ProblemError> {
   if (error instanceof PlatformError && error.status === 401) {
     await finishConversation(gateway, conversation, 'session_expired', log);
-    return new ProblemError({ type: `${PREFIX}session-expired`, title: 'The conversation session expired', status: 409, detail: 'The messaging platform refused the conversation\'s session token (HTTP 401). Nothing was sent.', remedy: SESSION_EXPIRED_REMEDY });
+    return new ProblemError({
+      type: `${PREFIX}session-expired`,
+      title: 'The conversation session expired',
+      status: 409,
+      detail: "The messaging platform refused the conversation's session token (HTTP 401). Nothing was sent.",
+      remedy: SESSION_EXPIRED_REMEDY,
+    });
   }
   if (error instanceof PlatformError && error.status === 403 && /SESSION_ENDED/i.test(error.platformCode ?? '')) {
     await finishConversation(gateway, conversation, 'system', log);
@@ -360,17 +423,31 @@ async function conversationCallProblem(gateway: Gateway, conversation: Conversat
 // ---- handoff and end ----
 
 export const HandOffInput = z.lazy(() =>
-  z.strictObject({ queue: z.string().min(1).max(80).optional().describe('The agent queue (default: the settings\' handoff queue)') }).meta({ id: 'HandOff' }),
+  z
+    .strictObject({
+      queue: z.optional(z.string().check(z.minLength(1), z.maxLength(80))).check(z.describe("The agent queue (default: the settings' handoff queue)")),
+    })
+    .register(z.globalRegistry, { id: 'HandOff' }),
 );
 
-export async function handOff(gateway: Gateway, accountId: string, conversationId: string, input: z.infer<typeof HandOffInput>, log: Logger): Promise<Conversation> {
+export async function handOff(
+  gateway: Gateway,
+  accountId: string,
+  conversationId: string,
+  input: z.infer<typeof HandOffInput>,
+  log: Logger,
+): Promise<Conversation> {
   const conversation = await conversationOf(gateway, accountId, conversationId);
   if (!isLive(conversation)) throw ended(conversation);
   if (conversation.handedOff) throw problems.conflict(`The conversation was already handed off to the ${conversation.handedOff.queue} queue.`);
   const settings = await messagingSettings(gateway, accountId);
   const queue = input.queue ?? settings.handoffQueue;
   const at = new Date(gateway.now()).toISOString();
-  const marked = await gateway.store.updateConversation(accountId, conversationId, { set: { handedOff: { at, queue }, updatedAt: at }, whenStateIn: LIVE_STATES, whenAbsent: 'handedOff' });
+  const marked = await gateway.store.updateConversation(accountId, conversationId, {
+    set: { handedOff: { at, queue }, updatedAt: at },
+    whenStateIn: LIVE_STATES,
+    whenAbsent: 'handedOff',
+  });
   if (!marked) throw problems.conflict('The conversation changed meanwhile (ended or handed off); read it again.');
   try {
     const session = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings });
@@ -390,7 +467,9 @@ export async function endConversation(gateway: Gateway, accountId: string, conve
   const conversation = await conversationOf(gateway, accountId, conversationId);
   if (!isLive(conversation)) throw ended(conversation);
   try {
-    const session = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings: await messagingSettings(gateway, accountId) });
+    const session = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), {
+      settings: await messagingSettings(gateway, accountId),
+    });
     await session.end();
   } catch (error) {
     throw await conversationCallProblem(gateway, conversation, error, log);
@@ -403,7 +482,12 @@ export async function endConversation(gateway: Gateway, accountId: string, conve
  * lifecycle): frees its slot and its lease item, publishes the end, and returns the lifecycle's
  * task token so the execution moves on to the transcript. Undefined when it had already ended.
  */
-export async function finishConversation(gateway: Gateway, conversation: Conversation, reason: ConversationEndReason, log: Logger): Promise<Conversation | undefined> {
+export async function finishConversation(
+  gateway: Gateway,
+  conversation: Conversation,
+  reason: ConversationEndReason,
+  log: Logger,
+): Promise<Conversation | undefined> {
   const now = gateway.now();
   const endedAt = new Date(now).toISOString();
   const done = await gateway.store.updateConversation(conversation.accountId, conversation.conversationId, {

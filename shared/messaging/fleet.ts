@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
@@ -42,16 +42,16 @@ export function pollerCapacity(memory: { memoryMb: number; floorMb: number; perC
 }
 
 export const FleetPlanInput = z.object({
-  executionId: z.string().min(1),
-  round: z.number().int().min(1),
-  startedWith: z.looseObject({ handOverFrom: z.string().optional() }).default({}),
+  executionId: z.string().check(z.minLength(1)),
+  round: z.number().check(z.int(), z.minimum(1)),
+  startedWith: z._default(z.looseObject({ handOverFrom: z.optional(z.string()) }), {}),
 });
 
 export const PollerInput = z.object({
-  shard: z.number().int().min(0),
-  shards: z.number().int().min(1),
+  shard: z.number().check(z.int(), z.minimum(0)),
+  shards: z.number().check(z.int(), z.minimum(1)),
   /** Epoch ms at which the run hands over. */
-  endsAt: z.number().int(),
+  endsAt: z.number().check(z.int()),
 });
 export type PollerInput = z.infer<typeof PollerInput>;
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import { PlatformError } from '../http/platform-error';
 import type { Logger } from '../log/logger';
@@ -19,13 +19,18 @@ import { conversationTransport } from './transports';
 
 export const LifecycleStep = z.discriminatedUnion('step', [
   z.object({ step: z.literal('start'), input: z.looseObject({ accountId: z.string(), conversationId: z.string() }) }),
-  z.object({ step: z.literal('await-end'), taskToken: z.string().min(1), input: z.looseObject({ accountId: z.string(), conversationId: z.string() }) }),
+  z.object({
+    step: z.literal('await-end'),
+    taskToken: z.string().check(z.minLength(1)),
+    input: z.looseObject({ accountId: z.string(), conversationId: z.string() }),
+  }),
   z.object({ step: z.literal('transcript'), input: z.looseObject({ accountId: z.string(), conversationId: z.string() }) }),
-  z.object({ step: z.literal('mark-failed'), input: z.looseObject({ accountId: z.string(), conversationId: z.string(), error: z.unknown().optional() }) }),
+  z.object({ step: z.literal('mark-failed'), input: z.looseObject({ accountId: z.string(), conversationId: z.string(), error: z.optional(z.unknown()) }) }),
 ]);
 export type LifecycleStep = z.infer<typeof LifecycleStep>;
 
-export const TRANSCRIPT_FIELD_REMEDY = 'Configure transcript field mapping: add a long text area field to MessagingSession and name it in the messaging settings (Transcript field).';
+export const TRANSCRIPT_FIELD_REMEDY =
+  'Configure transcript field mapping: add a long text area field to MessagingSession and name it in the messaging settings (Transcript field).';
 
 export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, log: Logger): Promise<Record<string, unknown>> {
   const { accountId, conversationId } = event.input;
@@ -44,7 +49,9 @@ export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, l
     }
     case 'transcript': {
       // Active timed out (a day of silence): the conversation ends here.
-      const current = LIVE_STATES.includes(conversation.state) ? ((await finishConversation(gateway, conversation, 'silent', log)) ?? conversation) : conversation;
+      const current = LIVE_STATES.includes(conversation.state)
+        ? ((await finishConversation(gateway, conversation, 'silent', log)) ?? conversation)
+        : conversation;
       return { transcript: await storeTranscript(gateway, current, log) };
     }
     case 'mark-failed': {
@@ -62,14 +69,21 @@ export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, l
  * (its entries, both sides, oldest first). A token the platform no longer takes (401) falls back to
  * what the gateway stored and sent.
  */
-async function platformRecord(gateway: Gateway, conversation: Conversation, settings: MessagingSettings, log: Logger): Promise<ConversationEntry[] | undefined> {
+async function platformRecord(
+  gateway: Gateway,
+  conversation: Conversation,
+  settings: MessagingSettings,
+  log: Logger,
+): Promise<ConversationEntry[] | undefined> {
   if (conversation.transport !== 'messaging_api') return undefined;
   try {
     const transport = await conversationTransport(gateway, conversation, await instanceUrlOf(gateway, conversation), { settings });
     return await transport.entries();
   } catch (error) {
     if (!(error instanceof PlatformError) || error.status !== 401) throw error;
-    log.warn('the conversation\'s entries could not be listed (token refused): the transcript is assembled from what the gateway stored', { conversationId: conversation.conversationId });
+    log.warn("the conversation's entries could not be listed (token refused): the transcript is assembled from what the gateway stored", {
+      conversationId: conversation.conversationId,
+    });
     return undefined;
   }
 }
@@ -89,7 +103,9 @@ export async function storeTranscript(gateway: Gateway, conversation: Conversati
     await gateway.store.updateConversation(accountId, conversationId, { set: { transcript: outcome, updatedAt: at } });
     return outcome;
   }
-  const entries = (await platformRecord(gateway, conversation, settings, log)) ?? chronological(await gateway.store.listMessages(accountId, conversationId), await gateway.store.listSentMessages(accountId, conversationId));
+  const entries =
+    (await platformRecord(gateway, conversation, settings, log)) ??
+    chronological(await gateway.store.listMessages(accountId, conversationId), await gateway.store.listSentMessages(accountId, conversationId));
   const text = formatTranscript(entries);
   await gateway.store.putTranscript({ accountId, conversationId, text, entries: entries.length, assembledAt: at });
 
@@ -98,22 +114,43 @@ export async function storeTranscript(gateway: Gateway, conversation: Conversati
   try {
     const recordId = conversation.platformConversationId ? await findSessionRecordId(session, conversation.platformConversationId) : undefined;
     if (!recordId) {
-      outcome = { state: 'not_written', at, field, reason: 'The platform has no MessagingSession record for this conversation.', remedy: 'Nothing to change: the transcript is kept by the gateway.' };
+      outcome = {
+        state: 'not_written',
+        at,
+        field,
+        reason: 'The platform has no MessagingSession record for this conversation.',
+        remedy: 'Nothing to change: the transcript is kept by the gateway.',
+      };
     } else {
       await writeSessionField(session, recordId, field, text);
       outcome = { state: 'stored', at, field };
     }
   } catch (error) {
-    if (!(error instanceof PlatformError) || error.status !== 400 || !/INVALID_FIELD|No such column/i.test(`${error.platformCode} ${error.platformMessage}`)) throw error;
+    if (!(error instanceof PlatformError) || error.status !== 400 || !/INVALID_FIELD|No such column/i.test(`${error.platformCode} ${error.platformMessage}`))
+      throw error;
     outcome = { state: 'field_missing', at, field, reason: `MessagingSession has no field ${field} the gateway may write.`, remedy: TRANSCRIPT_FIELD_REMEDY };
-    await gateway.store.updateConnectionHealth(accountId, 'messaging', { state: 'degraded', checkedAt: at, reason: outcome.reason, remedy: TRANSCRIPT_FIELD_REMEDY });
+    await gateway.store.updateConnectionHealth(accountId, 'messaging', {
+      state: 'degraded',
+      checkedAt: at,
+      reason: outcome.reason,
+      remedy: TRANSCRIPT_FIELD_REMEDY,
+    });
   }
-  await gateway.store.updateConversation(accountId, conversationId, { set: { transcript: outcome, state: 'transcribed', updatedAt: at }, whenStateIn: ['ended'] });
+  await gateway.store.updateConversation(accountId, conversationId, {
+    set: { transcript: outcome, state: 'transcribed', updatedAt: at },
+    whenStateIn: ['ended'],
+  });
   await publishConversationEvents(gateway, [
     conversationEvent(
       'transcript.stored',
       conversation,
-      { entries: entries.length, field, writtenToSession: outcome.state === 'stored', ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.remedy ? { remedy: outcome.remedy } : {}) },
+      {
+        entries: entries.length,
+        field,
+        writtenToSession: outcome.state === 'stored',
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ...(outcome.remedy ? { remedy: outcome.remedy } : {}),
+      },
       { occurredAt: at },
     ),
   ]);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { createPlatformClient, type PlatformClient } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
 import { unlimitedRateBudget } from '../http/rate-budget';
@@ -33,8 +33,8 @@ export interface MessagingApiEndpoint {
   fetch?: typeof fetch;
 }
 
-const AccessTokenAnswer = z.looseObject({ accessToken: z.string().min(1), lastEventId: z.string().optional() });
-const EntriesAnswer = z.looseObject({ conversationEntries: z.array(PlatformEntry).default([]) });
+const AccessTokenAnswer = z.looseObject({ accessToken: z.string().check(z.minLength(1)), lastEventId: z.optional(z.string()) });
+const EntriesAnswer = z.looseObject({ conversationEntries: z._default(z.array(PlatformEntry), []) });
 
 function client(endpoint: MessagingApiEndpoint, token?: string): PlatformClient {
   return createPlatformClient({
@@ -69,7 +69,12 @@ export async function continuationAccessToken(endpoint: MessagingApiEndpoint, to
   return answer.body.accessToken;
 }
 
-export async function createConversation(endpoint: MessagingApiEndpoint, token: string, conversationId: string, routingAttributes: Record<string, string>): Promise<void> {
+export async function createConversation(
+  endpoint: MessagingApiEndpoint,
+  token: string,
+  conversationId: string,
+  routingAttributes: Record<string, string>,
+): Promise<void> {
   await client(endpoint, token).request({
     method: 'POST',
     path: `${API}/conversation`,
@@ -82,33 +87,74 @@ export async function sendText(endpoint: MessagingApiEndpoint, token: string, co
   await client(endpoint, token).request({
     method: 'POST',
     path: `${API}/conversation/${encodeURIComponent(conversationId)}/message`,
-    body: { message: { id: messageId, messageType: 'StaticContentMessage', staticContent: { formatType: 'Text', text } }, esDeveloperName: endpoint.deploymentName },
+    body: {
+      message: { id: messageId, messageType: 'StaticContentMessage', staticContent: { formatType: 'Text', text } },
+      esDeveloperName: endpoint.deploymentName,
+    },
     idempotent: false,
   });
 }
 
 export async function closeConversation(endpoint: MessagingApiEndpoint, token: string, conversationId: string): Promise<void> {
-  await client(endpoint, token).request({ method: 'DELETE', path: `${API}/conversation/${encodeURIComponent(conversationId)}`, query: { esDeveloperName: endpoint.deploymentName } });
+  await client(endpoint, token).request({
+    method: 'DELETE',
+    path: `${API}/conversation/${encodeURIComponent(conversationId)}`,
+    query: { esDeveloperName: endpoint.deploymentName },
+  });
 }
 
 export async function listEntries(endpoint: MessagingApiEndpoint, token: string, conversationId: string): Promise<PlatformEntry[]> {
-  const answer = await client(endpoint, token).request({ method: 'GET', path: `${API}/conversation/${encodeURIComponent(conversationId)}/entries`, schema: EntriesAnswer });
+  const answer = await client(endpoint, token).request({
+    method: 'GET',
+    path: `${API}/conversation/${encodeURIComponent(conversationId)}/entries`,
+    schema: EntriesAnswer,
+  });
   return answer.body.conversationEntries;
 }
 
 function streamError(status: number | undefined, reason?: string): PlatformError {
-  const kind = status === undefined ? 'network' : status === 401 ? 'auth' : status === 403 ? 'permission' : status >= 500 ? 'unavailable' : status === 429 ? 'rate_limited' : 'invalid_request';
-  return new PlatformError({ platform: 'messaging', kind, ...(status !== undefined ? { status } : {}), attempts: 1, method: 'GET', path: EVENT_STREAM_PATH, ...(reason ? { reason } : {}), retryable: status === undefined || status >= 500 || status === 429 });
+  const kind =
+    status === undefined
+      ? 'network'
+      : status === 401
+        ? 'auth'
+        : status === 403
+          ? 'permission'
+          : status >= 500
+            ? 'unavailable'
+            : status === 429
+              ? 'rate_limited'
+              : 'invalid_request';
+  return new PlatformError({
+    platform: 'messaging',
+    kind,
+    ...(status !== undefined ? { status } : {}),
+    attempts: 1,
+    method: 'GET',
+    path: EVENT_STREAM_PATH,
+    ...(reason ? { reason } : {}),
+    retryable: status === undefined || status >= 500 || status === 429,
+  });
 }
 
 /** Opens the end user's event stream; resumes after `lastEventId` when given. */
-export async function openEventStream(endpoint: MessagingApiEndpoint, token: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+export async function openEventStream(
+  endpoint: MessagingApiEndpoint,
+  token: string,
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
   const url = new URL(EVENT_STREAM_PATH, endpoint.messagingUrl);
   if (url.protocol !== 'https:' && !endpoint.allowInsecure) throw streamError(undefined, 'the messaging URL is not https');
   let response: Response;
   try {
     response = await (endpoint.fetch ?? fetch)(url, {
-      headers: { Accept: 'text/event-stream', Authorization: `Bearer ${token}`, 'X-Org-Id': endpoint.orgId, ...(lastEventId ? { 'Last-Event-Id': lastEventId } : {}) },
+      headers: {
+        Accept: 'text/event-stream',
+        Authorization: `Bearer ${token}`,
+        'X-Org-Id': endpoint.orgId,
+        ...(lastEventId ? { 'Last-Event-Id': lastEventId } : {}),
+      },
       signal,
     });
   } catch (error) {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { TransportMessage } from './conversation-transport';
 import type { ConversationEntry } from './transcript';
 
@@ -12,28 +12,33 @@ import type { ConversationEntry } from './transcript';
  * RoutingResult with `routingType`, ...). The official web sample parses them the same way.
  */
 
-const Sender = z.looseObject({ role: z.string().optional(), subject: z.string().optional() });
+const Sender = z.looseObject({ role: z.optional(z.string()), subject: z.optional(z.string()) });
 
 /** A conversation entry as events and the entries list carry it. */
 export const PlatformEntry = z.looseObject({
-  identifier: z.string().optional(),
-  entryType: z.string().optional(),
+  identifier: z.optional(z.string()),
+  entryType: z.optional(z.string()),
   /** A JSON string on the event stream (an object is accepted too). */
-  entryPayload: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
-  senderDisplayName: z.string().optional(),
-  sender: Sender.optional(),
-  transcriptedTimestamp: z.union([z.number(), z.string()]).optional(),
+  entryPayload: z.optional(z.union([z.string(), z.record(z.string(), z.unknown())])),
+  senderDisplayName: z.optional(z.string()),
+  sender: z.optional(Sender),
+  transcriptedTimestamp: z.optional(z.union([z.number(), z.string()])),
 });
 export type PlatformEntry = z.infer<typeof PlatformEntry>;
 
-export const EventData = z.looseObject({ conversationId: z.string().optional(), conversationEntry: PlatformEntry.optional() });
+export const EventData = z.looseObject({ conversationId: z.optional(z.string()), conversationEntry: z.optional(PlatformEntry) });
 
 const EntryPayload = z.looseObject({
-  entryType: z.string().optional(),
-  abstractMessage: z.looseObject({ messageType: z.string().optional(), staticContent: z.looseObject({ formatType: z.string().optional(), text: z.string().optional() }).optional() }).optional(),
-  entries: z.array(z.looseObject({ operation: z.string().optional(), displayName: z.string().optional(), participant: Sender.optional() })).optional(),
-  routingType: z.string().optional(),
-  failureType: z.string().optional(),
+  entryType: z.optional(z.string()),
+  abstractMessage: z.optional(
+    z.looseObject({
+      messageType: z.optional(z.string()),
+      staticContent: z.optional(z.looseObject({ formatType: z.optional(z.string()), text: z.optional(z.string()) })),
+    }),
+  ),
+  entries: z.optional(z.array(z.looseObject({ operation: z.optional(z.string()), displayName: z.optional(z.string()), participant: z.optional(Sender) }))),
+  routingType: z.optional(z.string()),
+  failureType: z.optional(z.string()),
 });
 type EntryPayload = z.infer<typeof EntryPayload>;
 
@@ -81,7 +86,11 @@ function snake(type: string): string {
  * transcript lines: the transcript comes from the platform's entries). An unknown type keeps its
  * whole payload.
  */
-export function eventMessage(event: { event?: string | undefined; data: string }, platformConversationId: string, fallbackAt: string): TransportMessage | undefined {
+export function eventMessage(
+  event: { event?: string | undefined; data: string },
+  platformConversationId: string,
+  fallbackAt: string,
+): TransportMessage | undefined {
   const type = event.event ?? 'message';
   let json: unknown;
   try {
@@ -101,7 +110,13 @@ export function eventMessage(event: { event?: string | undefined; data: string }
     case 'CONVERSATION_MESSAGE': {
       if (role === 'EndUser') return undefined;
       const text = payload.abstractMessage?.staticContent?.text;
-      return { ...common, type: 'text', sender: senderOf(role), ...(text !== undefined ? { text } : {}), details: { ...(senderName ? { senderName } : {}), ...(role ? { senderRole: role } : {}), ...(text === undefined ? { entryPayload: payload } : {}) } };
+      return {
+        ...common,
+        type: 'text',
+        sender: senderOf(role),
+        ...(text !== undefined ? { text } : {}),
+        details: { ...(senderName ? { senderName } : {}), ...(role ? { senderRole: role } : {}), ...(text === undefined ? { entryPayload: payload } : {}) },
+      };
     }
     case 'CONVERSATION_PARTICIPANT_CHANGED': {
       const change = payload.entries?.[0];
@@ -113,7 +128,11 @@ export function eventMessage(event: { event?: string | undefined; data: string }
         sender: 'system',
         ...(joined ? { lifecycle: 'agent_joined' as const } : {}),
         ...(name ? { text: name } : {}),
-        details: { systemEvent: joined ? 'agent_joined' : 'participant_left', ...(name ? { senderName: name } : {}), ...(change?.participant?.role ? { participantRole: change.participant.role } : {}) },
+        details: {
+          systemEvent: joined ? 'agent_joined' : 'participant_left',
+          ...(name ? { senderName: name } : {}),
+          ...(change?.participant?.role ? { participantRole: change.participant.role } : {}),
+        },
       };
     }
     case 'CONVERSATION_ROUTING_RESULT':
@@ -123,13 +142,24 @@ export function eventMessage(event: { event?: string | undefined; data: string }
         type: 'system',
         sender: 'system',
         ...(payload.routingType === 'Initial' && (payload.failureType === undefined || payload.failureType === 'None') ? { lifecycle: 'queued' as const } : {}),
-        details: { systemEvent: 'routing_result', ...(payload.routingType ? { routingType: payload.routingType } : {}), ...(payload.failureType ? { failureType: payload.failureType } : {}) },
+        details: {
+          systemEvent: 'routing_result',
+          ...(payload.routingType ? { routingType: payload.routingType } : {}),
+          ...(payload.failureType ? { failureType: payload.failureType } : {}),
+        },
       };
     case 'CONVERSATION_SESSION_STATUS_CHANGED':
     case 'CONVERSATION_CLOSE_CONVERSATION': {
       // The session ended, whoever ended it (the sender's role says who); a close is the end user's.
       const endedBy = type === 'CONVERSATION_CLOSE_CONVERSATION' ? 'end_user' : endedByOf(role);
-      return { ...common, type: 'system', sender: 'system', lifecycle: 'ended', endedBy, details: { systemEvent: 'ended', reason: endedBy, ...(role ? { senderRole: role } : {}) } };
+      return {
+        ...common,
+        type: 'system',
+        sender: 'system',
+        lifecycle: 'ended',
+        endedBy,
+        details: { systemEvent: 'ended', reason: endedBy, ...(role ? { senderRole: role } : {}) },
+      };
     }
     case 'CONVERSATION_TYPING_STARTED_INDICATOR':
     case 'CONVERSATION_TYPING_STOPPED_INDICATOR':
@@ -150,15 +180,38 @@ export function transcriptEntries(entries: readonly PlatformEntry[], fallbackAt:
     const entryType = entry.entryType ?? payload.entryType ?? '';
     if (!TRANSCRIPT_ENTRY_TYPES.has(entryType)) continue;
     const role = entry.sender?.role;
-    const common = { id: `p${entry.identifier ?? index}`, at: timeOf(entry, fallbackAt), ...(entry.senderDisplayName ? { senderName: entry.senderDisplayName } : {}) };
+    const common = {
+      id: `p${entry.identifier ?? index}`,
+      at: timeOf(entry, fallbackAt),
+      ...(entry.senderDisplayName ? { senderName: entry.senderDisplayName } : {}),
+    };
     if (entryType === 'Message') {
       const text = payload.abstractMessage?.staticContent?.text;
-      lines.push({ ...common, direction: role === 'EndUser' ? 'outbound' : 'inbound', type: 'text', sender: senderOf(role), ...(text !== undefined ? { text } : {}) });
+      lines.push({
+        ...common,
+        direction: role === 'EndUser' ? 'outbound' : 'inbound',
+        type: 'text',
+        sender: senderOf(role),
+        ...(text !== undefined ? { text } : {}),
+      });
     } else if (entryType === 'ParticipantChanged') {
       const change = payload.entries?.[0];
-      lines.push({ ...common, direction: 'inbound', type: 'system', sender: 'system', systemEvent: change?.operation === 'add' ? 'agent_joined' : 'participant_left', ...(change?.displayName ? { text: change.displayName } : {}) });
+      lines.push({
+        ...common,
+        direction: 'inbound',
+        type: 'system',
+        sender: 'system',
+        systemEvent: change?.operation === 'add' ? 'agent_joined' : 'participant_left',
+        ...(change?.displayName ? { text: change.displayName } : {}),
+      });
     } else {
-      lines.push({ ...common, direction: 'inbound', type: 'system', sender: 'system', systemEvent: entryType === 'RoutingResult' ? 'routing_result' : 'ended' });
+      lines.push({
+        ...common,
+        direction: 'inbound',
+        type: 'system',
+        sender: 'system',
+        systemEvent: entryType === 'RoutingResult' ? 'routing_result' : 'ended',
+      });
     }
   }
   return lines.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { assertAccountAccess, playbookAccountOf } from '../api/caller';
 import { json } from '../api/http';
 import { route } from '../api/route';
@@ -29,17 +29,17 @@ export const ConversationView = z
   .object({
     id: z.string(),
     state: ConversationState,
-    direction: z.enum(['inbound', 'outbound']).optional(),
-    contactId: z.string().optional(),
-    agentName: z.string().optional(),
-    handedOff: z.object({ at: z.string(), queue: z.string() }).optional(),
+    direction: z.optional(z.enum(['inbound', 'outbound'])),
+    contactId: z.optional(z.string()),
+    agentName: z.optional(z.string()),
+    handedOff: z.optional(z.object({ at: z.string(), queue: z.string() })),
     startedAt: z.string(),
     updatedAt: z.string(),
-    endedAt: z.string().optional(),
-    endReason: z.string().optional(),
-    transcript: TranscriptOutcome.optional(),
+    endedAt: z.optional(z.string()),
+    endReason: z.optional(z.string()),
+    transcript: z.optional(TranscriptOutcome),
   })
-  .meta({ id: 'Conversation' });
+  .register(z.globalRegistry, { id: 'Conversation' });
 
 export function conversationView(conversation: Conversation): z.infer<typeof ConversationView> {
   return {
@@ -63,17 +63,20 @@ const TranscriptView = z
     state: ConversationState,
     /** Whether the transcript was assembled (at the end, with transcript storage on). */
     stored: z.boolean(),
-    outcome: TranscriptOutcome.optional(),
-    text: z.string().optional(),
+    outcome: z.optional(TranscriptOutcome),
+    text: z.optional(z.string()),
     entries: z.array(ConversationEntry),
   })
-  .meta({ id: 'Transcript' });
+  .register(z.globalRegistry, { id: 'Transcript' });
 
-const MessagesView = z.object({ conversationId: z.string(), state: ConversationState, messages: z.array(ConversationEntry) }).meta({ id: 'ConversationMessages' });
+const MessagesView = z
+  .object({ conversationId: z.string(), state: ConversationState, messages: z.array(ConversationEntry) })
+  .register(z.globalRegistry, { id: 'ConversationMessages' });
 
-const ConversationParams = z.object({ conversationId: z.string().min(1).max(64).describe("The gateway's conversation id (cv_...)") });
-const AccountConversationParams = AccountParams.extend(ConversationParams.shape);
-
+const ConversationParams = z.object({
+  conversationId: z.string().check(z.minLength(1), z.maxLength(64), z.describe("The gateway's conversation id (cv_...)")),
+});
+const AccountConversationParams = z.extend(AccountParams, ConversationParams.shape);
 
 async function messagesOf(gateway: Gateway, conversation: Conversation) {
   return chronological(
@@ -96,12 +99,14 @@ async function transcriptOf(gateway: Gateway, accountId: string, conversationId:
 }
 
 const ListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(25).describe('How many, 1-100 (default 25)'),
-  cursor: z.string().regex(/^cv_[a-z0-9]{1,40}$/).optional().describe('The nextCursor of the previous page'),
-  state: z.enum(['live', 'ended', 'all']).default('all').describe('live: starting, queued or active; ended: ended, transcribed or failed'),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 25).check(z.describe('How many, 1-100 (default 25)')),
+  cursor: z.optional(z.string().check(z.regex(/^cv_[a-z0-9]{1,40}$/))).check(z.describe('The nextCursor of the previous page')),
+  state: z._default(z.enum(['live', 'ended', 'all']), 'all').check(z.describe('live: starting, queued or active; ended: ended, transcribed or failed')),
 });
 
-const ConversationList = z.object({ conversations: z.array(ConversationView), nextCursor: z.string().optional() }).meta({ id: 'ConversationList' });
+const ConversationList = z
+  .object({ conversations: z.array(ConversationView), nextCursor: z.optional(z.string()) })
+  .register(z.globalRegistry, { id: 'ConversationList' });
 
 export const messagingRoutes = [
   route({
@@ -140,7 +145,11 @@ export const messagingRoutes = [
     params: ConversationParams,
     quota: { kind: 'sends' },
     body: SendMessageInput,
-    response: { status: 201, description: 'Sent', schema: z.object({ id: z.string(), status: z.enum(['sending', 'sent']), type: z.enum(['text', 'media']), sentAt: z.string() }) },
+    response: {
+      status: 201,
+      description: 'Sent',
+      schema: z.object({ id: z.string(), status: z.enum(['sending', 'sent']), type: z.enum(['text', 'media']), sentAt: z.string() }),
+    },
     async handle({ params, body, caller, gateway, log }) {
       return json(201, await sendMessage(gateway, playbookAccountOf(caller), params.conversationId, body, log));
     },

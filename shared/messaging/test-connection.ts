@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { MessagingPlatformSession } from './client';
 import { hasMessagingUserLicense } from './conversation-api';
 import { MissingMessagingLicenseError } from './errors';
@@ -6,7 +6,7 @@ import { MissingMessagingLicenseError } from './errors';
 /** The identity service's user info: a cheap authenticated read that proves sign-in works. */
 export const USER_INFO_PATH = '/services/oauth2/userinfo';
 
-const UserInfo = z.looseObject({ preferred_username: z.string().optional(), user_id: z.string().optional(), active: z.boolean().optional() });
+const UserInfo = z.looseObject({ preferred_username: z.optional(z.string()), user_id: z.optional(z.string()), active: z.optional(z.boolean()) });
 
 /**
  * Test Connection for the messaging connector: signs in (JWT bearer or refresh token), reads the

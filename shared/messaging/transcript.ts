@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Message, SentMessage } from '../store/items';
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
@@ -15,20 +15,18 @@ export const ConversationEntry = z.lazy(() =>
       type: z.enum(['text', 'media', 'system']),
       /** agent, system (platform side); automated, end_user (sent through the gateway). */
       sender: z.string(),
-      senderName: z.string().optional(),
-      text: z.string().optional(),
-      media: z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }).optional(),
-      systemEvent: z.string().optional(),
-      sequence: z.number().int().optional(),
+      senderName: z.optional(z.string()),
+      text: z.optional(z.string()),
+      media: z.optional(z.object({ url: z.string(), mimeType: z.string(), name: z.optional(z.string()) })),
+      systemEvent: z.optional(z.string()),
+      sequence: z.optional(z.number().check(z.int())),
       at: z.string(),
     })
-    .meta({ id: 'ConversationEntry' }),
+    .register(z.globalRegistry, { id: 'ConversationEntry' }),
 );
 export type ConversationEntry = z.infer<typeof ConversationEntry>;
 
-const MediaDetails = z.lazy(() =>
-  z.object({ url: z.string(), mimeType: z.string(), name: z.string().optional() }),
-);
+const MediaDetails = z.lazy(() => z.object({ url: z.string(), mimeType: z.string(), name: z.optional(z.string()) }));
 
 export function receivedEntry(message: Message): ConversationEntry {
   const media = MediaDetails.safeParse(message.details?.media);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
 import type { ClientOptions } from '../connections/connector-platform';
 import { createPlatformClient, transportOptions, type PlatformClient, type PlatformTransportOptions } from '../http/platform-client';
@@ -13,12 +13,12 @@ import { connectionRateKey, endpointRateKey, rateBudgetFor, type RateBudget, typ
 /** The non-secret config Connect Account stored (shared/payment/config.ts), as far as the client reads it. */
 export const PaymentConnectionConfig = z.looseObject({
   /** Derived from the key's prefix when the connection was made. */
-  mode: z.enum(['live', 'test']).optional(),
-  keyType: z.enum(['secret', 'restricted']).optional(),
+  mode: z.optional(z.enum(['live', 'test'])),
+  keyType: z.optional(z.enum(['secret', 'restricted'])),
   /** An operator's override of the platform's documented limit (plans and endpoints differ). */
-  requestsPerSecond: z.number().positive().optional(),
+  requestsPerSecond: z.optional(z.number().check(z.positive())),
   /** An operator's override of the limit each endpoint has of its own (25/s documented). */
-  requestsPerSecondPerEndpoint: z.number().positive().optional(),
+  requestsPerSecondPerEndpoint: z.optional(z.number().check(z.positive())),
 });
 export type PaymentConnectionConfig = z.infer<typeof PaymentConnectionConfig>;
 
@@ -60,7 +60,10 @@ function withBurst(ratePerSecond: number): RateLimits {
  * (`GET /v1/customers` lists, `GET /v1/customers/{id}` retrieves one, whichever id).
  */
 export function paymentEndpoint(method: string, path: string): string {
-  return `${method} ${path.split('/').map((segment, at) => (at === 3 ? '{id}' : segment)).join('/')}`;
+  return `${method} ${path
+    .split('/')
+    .map((segment, at) => (at === 3 ? '{id}' : segment))
+    .join('/')}`;
 }
 
 /** `live` or `test` from a key's prefix (`sk_live_...`, `rk_test_...`); undefined for anything else. */
@@ -100,7 +103,10 @@ export function paymentClient(options: PaymentClientOptions): PlatformClient {
     // An injected budget (tests) stands for the connection's whole limit: no endpoint budget beside it.
     ...(options.rateBudget
       ? {}
-      : { endpointBudget: (method: string, path: string) => rateBudgetFor(endpointRateKey(connectionKey, paymentEndpoint(method, path)), endpointLimits, buckets) }),
+      : {
+          endpointBudget: (method: string, path: string) =>
+            rateBudgetFor(endpointRateKey(connectionKey, paymentEndpoint(method, path)), endpointLimits, buckets),
+        }),
     allowInsecure: options.env.ALLOW_INSECURE_PLATFORM_URLS,
     ...transportOptions(options),
   });

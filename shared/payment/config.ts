@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ConnectionForm } from '../connections/connector-definition';
 import { authenticationMethodTitles, formField } from '../connections/form-fields';
 import { placeholderProblem } from '../connections/placeholders';
@@ -6,10 +6,9 @@ import { placeholderProblem } from '../connections/placeholders';
 /** Key prefixes the payment platform issues; the mode (live/test) is part of the key. */
 const SERVER_KEY = /^(sk|rk)_(live|test)_[0-9A-Za-z]{8,}$/;
 
-export const PaymentSecretKey = z
-  .string()
-  .trim()
-  .superRefine((key, ctx) => {
+export const PaymentSecretKey = z.string().check(
+  z.trim(),
+  z.superRefine((key, ctx) => {
     const placeholder = placeholderProblem(key, 'key');
     if (placeholder) {
       ctx.addIssue({ code: 'custom', message: placeholder });
@@ -30,28 +29,33 @@ export const PaymentSecretKey = z
         message: 'Secret keys begin with sk_live_ or sk_test_; restricted keys begin with rk_live_ or rk_test_.',
       });
     }
-  });
+  }),
+);
 
 /** Payment connection, as the spec's Resources lists it. */
 export const PaymentConnectionInput = z
   .strictObject({
-    authenticationMethod: z.literal('api_key').default('api_key').describe('Authentication method (the spec offers API Key only)').meta({ title: authenticationMethodTitles.api_key }),
-    secretKey: PaymentSecretKey.describe('Begins with sk_live_, sk_test_, rk_live_ or rk_test_. A restricted key with read access is recommended: the gateway only reads.').meta(
-      formField.secret('Secret API Key or Restricted Key'),
+    authenticationMethod: z
+      ._default(z.literal('api_key'), 'api_key')
+      .check(z.describe('Authentication method (the spec offers API Key only)'), z.meta({ title: authenticationMethodTitles.api_key })),
+    secretKey: PaymentSecretKey.check(
+      z.describe('Begins with sk_live_, sk_test_, rk_live_ or rk_test_. A restricted key with read access is recommended: the gateway only reads.'),
+      z.meta(formField.secret('Secret API Key or Restricted Key')),
     ),
     webhookSigningSecret: z
-      .string()
-      .trim()
-      .superRefine((secret, ctx) => {
-        const problem = placeholderProblem(secret, 'webhook signing secret');
-        if (problem) ctx.addIssue({ code: 'custom', message: problem });
-        else if (!/^whsec_[0-9A-Za-z+/=]{8,}$/.test(secret)) ctx.addIssue({ code: 'custom', message: 'Webhook signing secrets begin with whsec_.' });
-      })
-      .optional()
-      .describe('Optional; needed to verify webhooks (begins with whsec_)')
-      .meta(formField.secret('Webhook Signing Secret')),
+      .optional(
+        z.string().check(
+          z.trim(),
+          z.superRefine((secret, ctx) => {
+            const problem = placeholderProblem(secret, 'webhook signing secret');
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+            else if (!/^whsec_[0-9A-Za-z+/=]{8,}$/.test(secret)) ctx.addIssue({ code: 'custom', message: 'Webhook signing secrets begin with whsec_.' });
+          }),
+        ),
+      )
+      .check(z.describe('Optional; needed to verify webhooks (begins with whsec_)'), z.meta(formField.secret('Webhook Signing Secret'))),
   })
-  .meta({ id: 'PaymentConnectionInput' });
+  .register(z.globalRegistry, { id: 'PaymentConnectionInput' });
 export type PaymentConnectionInput = z.infer<typeof PaymentConnectionInput>;
 
 /** Connect Account for the payment connector: the spec's fields, and which of them are secrets. */
@@ -74,10 +78,7 @@ export const paymentConnectionForm: ConnectionForm<typeof PaymentConnectionInput
         secretKey: input.secretKey,
         ...(webhookSigningSecret ? { webhookSigningSecret } : {}),
       },
-      warnings:
-        kind === 'sk'
-          ? ['A secret key can read and write everything; the gateway only reads. A restricted key with read access is safer.']
-          : [],
+      warnings: kind === 'sk' ? ['A secret key can read and write everything; the gateway only reads. A restricted key with read access is safer.'] : [],
     };
   },
 };

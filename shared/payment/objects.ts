@@ -1,4 +1,6 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
+// The error class by name: `z.core.$ZodError` would bundle zod's core namespace, every locale with it.
+import { $ZodError } from 'zod/v4/core';
 import {
   isoFromUnixSeconds,
   NormalisedCustomer,
@@ -28,8 +30,8 @@ import type { PaymentObject } from './settings';
  */
 
 /** Unix seconds up to the year 9999, so a wild value is a shape problem here, not a RangeError later. */
-const UnixSeconds = z.number().int().min(0).max(253_402_300_799).nullish();
-const Id = z.string().min(1);
+const UnixSeconds = z.nullish(z.number().check(z.int(), z.minimum(0), z.maximum(253_402_300_799)));
+const Id = z.string().check(z.minLength(1));
 /** A reference that may be expanded into the object it names. */
 const Ref = z.union([Id, z.object({ id: Id })]);
 
@@ -37,12 +39,12 @@ const Ref = z.union([Id, z.object({ id: Id })]);
 export const PaymentCustomerRecord = z.lazy(() =>
   z.object({
     id: Id,
-    object: z.literal('customer').optional(),
-    email: z.string().nullish(),
-    name: z.string().nullish(),
+    object: z.optional(z.literal('customer')),
+    email: z.nullish(z.string()),
+    name: z.nullish(z.string()),
     created: UnixSeconds,
     /** `{id, object: 'customer', deleted: true}` is what the platform answers for a deleted customer. */
-    deleted: z.boolean().optional(),
+    deleted: z.optional(z.boolean()),
   }),
 );
 export type PaymentCustomerRecord = z.infer<typeof PaymentCustomerRecord>;
@@ -50,18 +52,18 @@ export type PaymentCustomerRecord = z.infer<typeof PaymentCustomerRecord>;
 const Price = z.lazy(() =>
   z.object({
     id: Id,
-    nickname: z.string().nullish(),
+    nickname: z.nullish(z.string()),
     /** Null for tiered or custom prices. */
-    unit_amount: z.number().int().nullish(),
-    currency: z.string().nullish(),
-    product: z.union([Id, z.object({ id: Id, name: z.string().nullish() })]).nullish(),
+    unit_amount: z.nullish(z.number().check(z.int())),
+    currency: z.nullish(z.string()),
+    product: z.nullish(z.union([Id, z.object({ id: Id, name: z.nullish(z.string()) })])),
   }),
 );
 
 const SubscriptionItem = z.lazy(() =>
   z.object({
-    price: Price.nullish(),
-    quantity: z.number().int().nullish(),
+    price: z.nullish(Price),
+    quantity: z.nullish(z.number().check(z.int())),
     current_period_end: UnixSeconds,
   }),
 );
@@ -69,19 +71,19 @@ const SubscriptionItem = z.lazy(() =>
 export const PaymentSubscriptionRecord = z.lazy(() =>
   z.object({
     id: Id,
-    object: z.literal('subscription').optional(),
+    object: z.optional(z.literal('subscription')),
     customer: Ref,
     status: z.string(),
     created: UnixSeconds,
     current_period_end: UnixSeconds,
-    cancel_at_period_end: z.boolean().nullish(),
+    cancel_at_period_end: z.nullish(z.boolean()),
     cancel_at: UnixSeconds,
     canceled_at: UnixSeconds,
     ended_at: UnixSeconds,
-    currency: z.string().nullish(),
-    items: z.object({ data: z.array(SubscriptionItem) }).nullish(),
+    currency: z.nullish(z.string()),
+    items: z.nullish(z.object({ data: z.array(SubscriptionItem) })),
     /** Legacy single-plan subscriptions. */
-    plan: z.object({ id: Id, nickname: z.string().nullish(), amount: z.number().int().nullish() }).nullish(),
+    plan: z.nullish(z.object({ id: Id, nickname: z.nullish(z.string()), amount: z.nullish(z.number().check(z.int())) })),
   }),
 );
 export type PaymentSubscriptionRecord = z.infer<typeof PaymentSubscriptionRecord>;
@@ -89,17 +91,17 @@ export type PaymentSubscriptionRecord = z.infer<typeof PaymentSubscriptionRecord
 export const PaymentInvoiceRecord = z.lazy(() =>
   z.object({
     id: Id,
-    object: z.literal('invoice').optional(),
-    customer: Ref.nullish(),
-    subscription: Ref.nullish(),
-    parent: z.object({ subscription_details: z.object({ subscription: Ref.nullish() }).nullish() }).nullish(),
-    status: z.string().nullish(),
-    total: z.number().int().nullish(),
-    amount_due: z.number().int().nullish(),
-    amount_paid: z.number().int().nullish(),
-    currency: z.string().nullish(),
+    object: z.optional(z.literal('invoice')),
+    customer: z.nullish(Ref),
+    subscription: z.nullish(Ref),
+    parent: z.nullish(z.object({ subscription_details: z.nullish(z.object({ subscription: z.nullish(Ref) })) })),
+    status: z.nullish(z.string()),
+    total: z.nullish(z.number().check(z.int())),
+    amount_due: z.nullish(z.number().check(z.int())),
+    amount_paid: z.nullish(z.number().check(z.int())),
+    currency: z.nullish(z.string()),
     created: UnixSeconds,
-    status_transitions: z.object({ finalized_at: UnixSeconds }).nullish(),
+    status_transitions: z.nullish(z.object({ finalized_at: UnixSeconds })),
     due_date: UnixSeconds,
     next_payment_attempt: UnixSeconds,
   }),
@@ -109,17 +111,17 @@ export type PaymentInvoiceRecord = z.infer<typeof PaymentInvoiceRecord>;
 export const PaymentIntentRecord = z.lazy(() =>
   z.object({
     id: Id,
-    object: z.literal('payment_intent').optional(),
+    object: z.optional(z.literal('payment_intent')),
     /** Null for guest payments. */
-    customer: Ref.nullish(),
-    amount: z.number().int(),
-    currency: z.string().nullish(),
+    customer: z.nullish(Ref),
+    amount: z.number().check(z.int()),
+    currency: z.nullish(z.string()),
     status: z.string(),
     created: UnixSeconds,
     /** Older API versions only. */
-    invoice: Ref.nullish(),
-    latest_charge: Ref.nullish(),
-    last_payment_error: z.object({ message: z.string().nullish() }).nullish(),
+    invoice: z.nullish(Ref),
+    latest_charge: z.nullish(Ref),
+    last_payment_error: z.nullish(z.object({ message: z.nullish(z.string()) })),
   }),
 );
 export type PaymentIntentRecord = z.infer<typeof PaymentIntentRecord>;
@@ -127,15 +129,15 @@ export type PaymentIntentRecord = z.infer<typeof PaymentIntentRecord>;
 export const PaymentChargeRecord = z.lazy(() =>
   z.object({
     id: Id,
-    object: z.literal('charge').optional(),
-    customer: Ref.nullish(),
-    amount: z.number().int(),
-    currency: z.string().nullish(),
+    object: z.optional(z.literal('charge')),
+    customer: z.nullish(Ref),
+    amount: z.number().check(z.int()),
+    currency: z.nullish(z.string()),
     status: z.string(),
-    refunded: z.boolean().nullish(),
+    refunded: z.nullish(z.boolean()),
     created: UnixSeconds,
-    invoice: Ref.nullish(),
-    failure_message: z.string().nullish(),
+    invoice: z.nullish(Ref),
+    failure_message: z.nullish(z.string()),
   }),
 );
 export type PaymentChargeRecord = z.infer<typeof PaymentChargeRecord>;
@@ -362,21 +364,21 @@ export function chargeRecord(charge: PaymentChargeRecord, sourceVersion?: number
 export type RecordReading = { ok: true; record: NormalisedRecord } | { ok: false; problem: string };
 
 /** zod's paths and wording only: values may be customer data. */
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.map(String).join('.') || '(record)'}: ${issue.message}`)
     .join('; ');
 }
 
-function read<T>(schema: z.ZodType<T>, raw: unknown, map: (record: T) => NormalisedRecord): RecordReading {
+function read<T>(schema: z.ZodMiniType<T>, raw: unknown, map: (record: T) => NormalisedRecord): RecordReading {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) return { ok: false, problem: describeIssues(parsed.error) };
   try {
     return { ok: true, record: map(parsed.data) };
   } catch (error) {
     // A value the normalised shape refuses (the platform record was fine as far as it was read).
-    if (error instanceof z.ZodError) return { ok: false, problem: `normalised ${describeIssues(error)}` };
+    if (error instanceof $ZodError) return { ok: false, problem: `normalised ${describeIssues(error)}` };
     throw error;
   }
 }

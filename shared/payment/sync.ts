@@ -1,7 +1,17 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlatformClient, QueryValue } from '../http/platform-client';
 import { PlatformError } from '../http/platform-error';
-import { FullSyncNeeded, listLimit, type ConnectorSync, type NormalisedRecord, type PageCursor, type SliceRange, type SyncPage, type SyncSource, type SyncWindow } from '../sync/sync-source';
+import {
+  FullSyncNeeded,
+  listLimit,
+  type ConnectorSync,
+  type NormalisedRecord,
+  type PageCursor,
+  type SliceRange,
+  type SyncPage,
+  type SyncSource,
+  type SyncWindow,
+} from '../sync/sync-source';
 import { PLATFORM_OBJECT_TYPE, readPaymentRecord } from './objects';
 import { PAYMENT_OBJECTS, type PaymentObject, type PaymentSyncSettings } from './settings';
 
@@ -115,19 +125,19 @@ export function customerFilterStatuses(settings: Pick<PaymentSyncSettings, 'cust
 
 // ---------- platform shapes read here (records themselves are read by objects.ts) ----------
 
-const Id = z.string().min(1);
-const Created = z.number().int();
+const Id = z.string().check(z.minLength(1));
+const Created = z.number().check(z.int());
 
-function makeListOf<T extends z.ZodType>(item: T) {
-  return z.looseObject({ object: z.literal('list').optional(), data: z.array(item), has_more: z.boolean() });
+function makeListOf<T extends z.ZodMiniType>(item: T) {
+  return z.looseObject({ object: z.optional(z.literal('list')), data: z.array(item), has_more: z.boolean() });
 }
 
 /**
  * A list page of `item`, one schema per item schema: zod compiles a schema's checks on its first
  * parse, so a schema made per request was compiled again for every page.
  */
-const listSchemas = new WeakMap<z.ZodType, ReturnType<typeof makeListOf>>();
-function listOf<T extends z.ZodType>(item: T): ReturnType<typeof makeListOf<T>> {
+const listSchemas = new WeakMap<z.ZodMiniType, ReturnType<typeof makeListOf>>();
+function listOf<T extends z.ZodMiniType>(item: T): ReturnType<typeof makeListOf<T>> {
   let schema = listSchemas.get(item);
   if (!schema) listSchemas.set(item, (schema = makeListOf(item)));
   return schema as ReturnType<typeof makeListOf<T>>;
@@ -144,12 +154,15 @@ export function isListedItem(value: unknown): value is { id: string; created: nu
  * Checked without copying: a looseObject schema copies every field of every listed record (a
  * twentieth of a page's CPU), and each record is read in full by objects.ts right after.
  */
-const ListedItem = z.custom<{ id: string; created: number } & Record<string, unknown>>(isListedItem, 'expected a record with an id and a whole-second created time');
+const ListedItem = z.custom<{ id: string; created: number } & Record<string, unknown>>(
+  isListedItem,
+  'expected a record with an id and a whole-second created time',
+);
 
 // Built on first use (z.lazy): most functions load this module, through the connector registry, and never parse these.
 /** A subscription with its customer expanded (`{id, object, deleted: true}` once the customer is deleted). */
 const SubscriptionWithCustomer = z.lazy(() =>
-  z.looseObject({ id: Id, created: Created, customer: z.looseObject({ id: Id, deleted: z.boolean().optional() }) }),
+  z.looseObject({ id: Id, created: Created, customer: z.looseObject({ id: Id, deleted: z.optional(z.boolean()) }) }),
 );
 
 export const PlatformEvent = z.lazy(() =>
@@ -159,15 +172,13 @@ export const PlatformEvent = z.lazy(() =>
     created: Created,
     data: z.looseObject({
       // `invoice.upcoming` carries an invoice without an id: such events are skipped.
-      object: z.looseObject({ object: z.string().optional(), id: z.string().optional(), customer: z.unknown().optional(), status: z.unknown().optional() }),
+      object: z.looseObject({ object: z.optional(z.string()), id: z.optional(z.string()), customer: z.optional(z.unknown()), status: z.optional(z.unknown()) }),
     }),
   }),
 );
 export type PlatformEvent = z.infer<typeof PlatformEvent>;
 
-const Retrieved = z.lazy(() =>
-  z.looseObject({ id: Id, deleted: z.boolean().optional() }),
-);
+const Retrieved = z.lazy(() => z.looseObject({ id: Id, deleted: z.optional(z.boolean()) }));
 
 // ---------- cursors ----------
 
@@ -175,13 +186,13 @@ const Retrieved = z.lazy(() =>
 const Position = z.object({ after: Id, afterCreated: Created });
 type Position = z.infer<typeof Position>;
 
-const ListCursor = Position.extend({ kind: z.literal('list') });
-const SubscribersCursor = z.object({ kind: z.literal('subscribers'), statusIndex: z.number().int().min(0), position: Position.optional() });
+const ListCursor = z.extend(Position, { kind: z.literal('list') });
+const SubscribersCursor = z.object({ kind: z.literal('subscribers'), statusIndex: z.number().check(z.int(), z.minimum(0)), position: z.optional(Position) });
 /** Ids already handled in the second the previous page ended in: `emitted` from a snapshot, `resolved` read as they are now. */
 const Tie = z.object({ second: Created, emitted: z.array(Id), resolved: z.array(Id) });
 export type Tie = z.infer<typeof Tie>;
 /** `deleted`: ids deleted earlier in this run; any later (older) event about them is stale. */
-const EventsCursor = Position.extend({ kind: z.literal('events'), tie: Tie, deleted: z.array(Id).default([]) });
+const EventsCursor = z.extend(Position, { kind: z.literal('events'), tie: Tie, deleted: z._default(z.array(Id), []) });
 
 function positionOf(item: { id: string; created: number } | undefined): Position | undefined {
   return item ? { after: item.id, afterCreated: item.created } : undefined;
@@ -278,12 +289,7 @@ export interface PaymentSourceOptions {
 
 const PaymentObjectName = z.enum(PAYMENT_OBJECTS);
 
-export function paymentSource(
-  object: string,
-  client: PlatformClient,
-  settings: PaymentSyncSettings,
-  options: PaymentSourceOptions = {},
-): SyncSource {
+export function paymentSource(object: string, client: PlatformClient, settings: PaymentSyncSettings, options: PaymentSourceOptions = {}): SyncSource {
   const parsedObject = PaymentObjectName.safeParse(object);
   if (!parsedObject.success) throw new TypeError(`the payment connector has no data object '${object}'`);
   const dataObject = parsedObject.data;
@@ -316,7 +322,7 @@ export const paymentSync: ConnectorSync<PaymentSyncSettings> = {
 // ---------- pages ----------
 
 /** A page of a platform list after `position`. */
-async function fetchList<T extends z.ZodType>(
+async function fetchList<T extends z.ZodMiniType>(
   client: PlatformClient,
   path: string,
   query: Record<string, QueryValue>,

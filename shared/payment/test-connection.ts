@@ -1,8 +1,8 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlatformClient } from '../http/platform-client';
 
 /** Just enough to know the answer is the platform's list and not a proxy's page. */
-const CustomerList = z.looseObject({ object: z.literal('list').optional(), data: z.array(z.unknown()), has_more: z.boolean() });
+const CustomerList = z.looseObject({ object: z.optional(z.literal('list')), data: z.array(z.unknown()), has_more: z.boolean() });
 
 /**
  * Test Connection: one cheap authenticated read (`GET /v1/customers?limit=1`). Resolves when the

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { PlaybookEventType } from '../events/playbook-events';
 import { isoFromUnixSeconds } from '../sync/normalised';
 import type { JsonObject } from '../sync/sync-source';
@@ -56,7 +56,7 @@ const PUBLISHED: Record<string, PlaybookEventType> = {
   'charge.dispute.created': 'dispute.created',
 };
 
-const Ref = z.union([z.string().min(1), z.looseObject({ id: z.string().min(1) })]);
+const Ref = z.union([z.string().check(z.minLength(1)), z.looseObject({ id: z.string().check(z.minLength(1)) })]);
 const idOf = (ref: unknown): string | undefined => {
   const parsed = Ref.safeParse(ref);
   return parsed.success ? (typeof parsed.data === 'string' ? parsed.data : parsed.data.id) : undefined;
@@ -66,34 +66,34 @@ const idOf = (ref: unknown): string | undefined => {
 /** The few invoice fields a payment event needs beyond the normalised invoice. */
 const InvoicePayment = z.lazy(() =>
   z.looseObject({
-    customer_email: z.string().nullish(),
-    customer_name: z.string().nullish(),
-    attempt_count: z.number().int().nullish(),
-    next_payment_attempt: z.number().int().nullish(),
-    payment_intent: Ref.nullish(),
-    status_transitions: z.looseObject({ paid_at: z.number().int().nullish() }).nullish(),
+    customer_email: z.nullish(z.string()),
+    customer_name: z.nullish(z.string()),
+    attempt_count: z.nullish(z.number().check(z.int())),
+    next_payment_attempt: z.nullish(z.number().check(z.int())),
+    payment_intent: z.nullish(Ref),
+    status_transitions: z.nullish(z.looseObject({ paid_at: z.nullish(z.number().check(z.int())) })),
   }),
 );
 
 const Dispute = z.lazy(() =>
   z.looseObject({
-    id: z.string().min(1),
+    id: z.string().check(z.minLength(1)),
     object: z.literal('dispute'),
-    amount: z.number().int(),
-    currency: z.string().nullish(),
-    charge: Ref.nullish(),
-    payment_intent: Ref.nullish(),
-    reason: z.string().nullish(),
-    status: z.string().nullish(),
-    evidence_details: z.looseObject({ due_by: z.number().int().nullish() }).nullish(),
+    amount: z.number().check(z.int()),
+    currency: z.nullish(z.string()),
+    charge: z.nullish(Ref),
+    payment_intent: z.nullish(Ref),
+    reason: z.nullish(z.string()),
+    status: z.nullish(z.string()),
+    evidence_details: z.nullish(z.looseObject({ due_by: z.nullish(z.number().check(z.int())) })),
   }),
 );
 
 /** Period-end changes mean the subscription moved into its next period: a renewal. */
 const PeriodChange = z.lazy(() =>
   z.looseObject({
-    current_period_end: z.number().nullish(),
-    items: z.looseObject({ data: z.array(z.looseObject({ current_period_end: z.number().nullish() })) }).nullish(),
+    current_period_end: z.nullish(z.number()),
+    items: z.nullish(z.looseObject({ data: z.array(z.looseObject({ current_period_end: z.nullish(z.number()) })) })),
   }),
 );
 
@@ -146,7 +146,13 @@ function publication(event: PaymentEventEnvelope, change: RecordChange, customer
   };
 }
 
-function publishPlan(event: PaymentEventEnvelope, type: PlaybookEventType, change: RecordChange, customerId: string, fields: JsonObject | undefined): PublishPlan | undefined {
+function publishPlan(
+  event: PaymentEventEnvelope,
+  type: PlaybookEventType,
+  change: RecordChange,
+  customerId: string,
+  fields: JsonObject | undefined,
+): PublishPlan | undefined {
   const base = { type, customerId };
   switch (change.object) {
     case 'customers':
@@ -160,7 +166,14 @@ function publishPlan(event: PaymentEventEnvelope, type: PlaybookEventType, chang
       const customerHint = { ...(hints.customer_email ? { email: hints.customer_email } : {}), ...(hints.customer_name ? { name: hints.customer_name } : {}) };
       const plan: PublishPlan = { ...base, customerHint, invoice: fields };
       if (type === 'payment.succeeded' || type === 'payment.failed') {
-        const invoice = fields as { id: string; amountDue?: number; amountPaid?: number; currency?: string; subscriptionId?: string; nextPaymentAttemptAt?: string };
+        const invoice = fields as {
+          id: string;
+          amountDue?: number;
+          amountPaid?: number;
+          currency?: string;
+          subscriptionId?: string;
+          nextPaymentAttemptAt?: string;
+        };
         const paid = type === 'payment.succeeded';
         const paymentIntentId = idOf(hints.payment_intent);
         const at = isoFromUnixSeconds(hints.status_transitions?.paid_at ?? event.created);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { AccountId, ConnectorName } from '../connectors';
 
 // Built on first use (z.lazy): the consumers parse their own queue's messages; other functions load this module for its types.
@@ -8,7 +8,7 @@ export const SyncJob = z.lazy(() =>
     .object({
       accountId: AccountId,
       connector: ConnectorName,
-      object: z.string().min(1).max(64),
+      object: z.string().check(z.minLength(1), z.maxLength(64)),
       /**
        * Which schedule asked for it, `manual` for a sync started from the dashboard, `retry` for the
        * next try of a sync that failed on something time fixes (shared/sync/sync-retry.ts), or
@@ -17,11 +17,11 @@ export const SyncJob = z.lazy(() =>
       trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'retry', 'purge']),
       requestedAt: z.iso.datetime(),
       /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
-      runId: z.string().min(1).max(64).optional(),
+      runId: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
       /** A manual "sync everything again" from the dashboard. */
-      full: z.boolean().optional(),
+      full: z.optional(z.boolean()),
     })
-    .meta({ id: 'SyncJob' }),
+    .register(z.globalRegistry, { id: 'SyncJob' }),
 );
 export type SyncJob = z.infer<typeof SyncJob>;
 
@@ -33,34 +33,30 @@ export const WebhookEventMessage = z.lazy(() =>
     .object({
       accountId: AccountId,
       connector: ConnectorName,
-      eventId: z.string().min(1).max(255),
-      eventType: z.string().min(1).max(255),
+      eventId: z.string().check(z.minLength(1), z.maxLength(255)),
+      eventType: z.string().check(z.minLength(1), z.maxLength(255)),
       receivedAt: z.iso.datetime(),
       /** The platform's event body, parsed; applied by the event worker. */
       payload: z.record(z.string(), z.unknown()),
     })
-    .meta({ id: 'WebhookEventMessage' }),
+    .register(z.globalRegistry, { id: 'WebhookEventMessage' }),
 );
 export type WebhookEventMessage = z.infer<typeof WebhookEventMessage>;
 
 /** The spec's engagement-event schema (Data-platform records), plus the account it belongs to. */
 export const EngagementEvent = z
   .object({
-    event_id: z.string().min(1).max(255),
+    event_id: z.string().check(z.minLength(1), z.maxLength(255)),
     customer_email: z.email(),
-    event_type: z.string().min(1).max(255),
+    event_type: z.string().check(z.minLength(1), z.maxLength(255)),
     event_timestamp: z.iso.datetime({ offset: true }),
-    conversation_id: z.string().max(255),
-    channel: z.string().max(255),
+    conversation_id: z.string().check(z.maxLength(255)),
+    channel: z.string().check(z.maxLength(255)),
   })
-  .meta({ id: 'EngagementEvent' });
+  .register(z.globalRegistry, { id: 'EngagementEvent' });
 export type EngagementEvent = z.infer<typeof EngagementEvent>;
 
-export const IngestionMessage = z.lazy(() =>
-  z
-    .object({ accountId: AccountId, event: EngagementEvent })
-    .meta({ id: 'IngestionMessage' }),
-);
+export const IngestionMessage = z.lazy(() => z.object({ accountId: AccountId, event: EngagementEvent }).register(z.globalRegistry, { id: 'IngestionMessage' }));
 export type IngestionMessage = z.infer<typeof IngestionMessage>;
 
 /** Messages on each queue, by queue name; both the SQS and the in-process queue use it. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { SyncCheckpoint } from '../store/items';
 import { PLAYBOOK_CONNECTORS, timeOf, type PlaybookConnector } from './read-record';
 
@@ -6,16 +6,22 @@ const Time = z.iso.datetime({ offset: true });
 
 export const Freshness = z
   .object({
-    syncedAt: Time.nullable().describe(
-      'When the oldest record shown in this answer was last written by a sync or webhook (they write only changes, so an old time can mean "unchanged since"); null when no record is shown',
-    ),
+    syncedAt: z
+      .nullable(Time)
+      .check(
+        z.describe(
+          'When the oldest record shown in this answer was last written by a sync or webhook (they write only changes, so an old time can mean "unchanged since"); null when no record is shown',
+        ),
+      ),
     lastSyncSucceededAt: z
-      .object(Object.fromEntries(PLAYBOOK_CONNECTORS.map((connector) => [connector, Time.nullable().optional()])))
-      .describe(
-        'Per connector used: the oldest last successful sync among the data objects read; null when no successful sync vouches for them yet. Objects never synced through the API (webhooks only) have no say while another object has.',
+      .object(Object.fromEntries(PLAYBOOK_CONNECTORS.map((connector) => [connector, z.optional(z.nullable(Time))])))
+      .check(
+        z.describe(
+          'Per connector used: the oldest last successful sync among the data objects read; null when no successful sync vouches for them yet. Objects never synced through the API (webhooks only) have no say while another object has.',
+        ),
       ),
   })
-  .meta({ id: 'Freshness' });
+  .register(z.globalRegistry, { id: 'Freshness' });
 export type Freshness = z.infer<typeof Freshness>;
 
 /** What an answer used: the records' write times, and each connector's data objects read. */

@@ -1,14 +1,8 @@
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { Logger } from '../log/logger';
 import type { SyncCheckpoint, SyncedRecord } from '../store/items';
 import type { Store } from '../store/store';
-import {
-  NormalisedCustomer,
-  NormalisedInvoice,
-  NormalisedPayment,
-  NormalisedSubscription,
-  type SubscriptionState,
-} from '../sync/normalised';
+import { NormalisedCustomer, NormalisedInvoice, NormalisedPayment, NormalisedSubscription, type SubscriptionState } from '../sync/normalised';
 import { readCustomerRecords, type CustomerRecords, type CustomerReference, type FoundCustomer } from './customer-records';
 import { encodeCursor } from './cursor';
 import { readFilteredPage } from './filtered-page';
@@ -63,7 +57,7 @@ async function lookUp(
 }
 
 /** The records of one object, in their normalised shape; bodies that do not fit are logged and left out. */
-function bodiesOf<T>(scope: ReadScope, records: readonly SyncedRecord[], objects: readonly string[], shape: z.ZodType<T>): ReadRecord<T>[] {
+function bodiesOf<T>(scope: ReadScope, records: readonly SyncedRecord[], objects: readonly string[], shape: z.core.$ZodType<T>): ReadRecord<T>[] {
   const { read, unreadableIds } = readBodies(
     records.filter((record) => objects.includes(record.object)),
     shape,
@@ -108,11 +102,7 @@ export async function readCustomerSubscription(
 }
 
 /** Spec: "reads active subscriptions, retrieves the next invoice date". */
-export async function readNextPayment(
-  scope: ReadScope,
-  reference: CustomerReference,
-  connector?: PlaybookConnector,
-): Promise<NextPaymentAnswer | undefined> {
+export async function readNextPayment(scope: ReadScope, reference: CustomerReference, connector?: PlaybookConnector): Promise<NextPaymentAnswer | undefined> {
   const objectsOf = () => ['subscriptions', 'invoices'];
   const looked = await lookUp(scope, reference, connector, objectsOf);
   if (!looked) return undefined;
@@ -143,7 +133,12 @@ export async function readPayments(
   const connectors = [...new Set(looked.found.customers.map((found) => found.connector))];
   const paymentObject = new Map(connectors.map((connector) => [connector, paymentObjectOf(connector, objectsOn(connector, records, looked.checkpoints))]));
   const payments = connectors.flatMap((connector) =>
-    bodiesOf(scope, records.filter((record) => record.connector === connector), [paymentObject.get(connector)!], NormalisedPayment),
+    bodiesOf(
+      scope,
+      records.filter((record) => record.connector === connector),
+      [paymentObject.get(connector)!],
+      NormalisedPayment,
+    ),
   );
   const history = paymentHistory(payments, options.limit);
   const current = currentSubscription(subscriptions);
@@ -216,7 +211,11 @@ export async function listSubscribers(
     ),
     store.listSyncCheckpoints(accountId),
   ]);
-  const customers = await customersById(scope, placeOf, page.items.map((item) => item.subscription.customerId));
+  const customers = await customersById(
+    scope,
+    placeOf,
+    page.items.map((item) => item.subscription.customerId),
+  );
   const used = new UsedData()
     .object(options.connector, 'subscriptions')
     .object(options.connector, 'customers')
@@ -251,8 +250,16 @@ export async function listFailedPayments(
     { limit: options.limit, ...(options.startKey ? { startKey: options.startKey } : {}), ...LIST_BUDGET },
   );
   const failed = page.items;
-  const customers = await customersById(scope, placeOf, failed.map((payment) => payment.body.customerId));
-  const used = new UsedData().object(options.connector, object).object(options.connector, 'customers').add(failed).add([...customers.values()]);
+  const customers = await customersById(
+    scope,
+    placeOf,
+    failed.map((payment) => payment.body.customerId),
+  );
+  const used = new UsedData()
+    .object(options.connector, object)
+    .object(options.connector, 'customers')
+    .add(failed)
+    .add([...customers.values()]);
   return {
     connector: options.connector,
     payments: failed.map((payment) => failedPaymentView(object, payment.body, customers.get(payment.body.customerId)?.body.email)),
@@ -265,11 +272,7 @@ export async function listFailedPayments(
 const CUSTOMER_READS_IN_FLIGHT = 10;
 
 /** The synced customer records of these ids (for their emails); ids without one are left out. */
-async function customersById(
-  scope: ReadScope,
-  placeOf: PlaceOf,
-  ids: readonly string[],
-): Promise<Map<string, ReadRecord<NormalisedCustomer>>> {
+async function customersById(scope: ReadScope, placeOf: PlaceOf, ids: readonly string[]): Promise<Map<string, ReadRecord<NormalisedCustomer>>> {
   const unique = [...new Set(ids.filter((id) => id !== ''))];
   const found = new Map<string, ReadRecord<NormalisedCustomer>>();
   if (unique.length === 0) return found;

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import { connectors } from '../connections/registry';
 import type { SyncedRecord } from '../store/items';
 
@@ -25,14 +25,11 @@ export interface ReadRecord<T> {
  * older gateway, say) is left out rather than failing the whole read; its id is reported so the
  * caller can log it.
  */
-export function readBodies<T>(
-  records: readonly SyncedRecord[],
-  shape: z.ZodType<T>,
-): { read: ReadRecord<T>[]; unreadableIds: string[] } {
+export function readBodies<T>(records: readonly SyncedRecord[], shape: z.core.$ZodType<T>): { read: ReadRecord<T>[]; unreadableIds: string[] } {
   const read: ReadRecord<T>[] = [];
   const unreadableIds: string[] = [];
   for (const record of records) {
-    const parsed = shape.safeParse(record.body);
+    const parsed = z.safeParse(shape, record.body);
     if (!parsed.success || !isPlaybookConnector(record.connector)) {
       unreadableIds.push(record.id);
       continue;

@@ -1,11 +1,5 @@
-import * as z from 'zod';
-import {
-  NormalisedPayment,
-  NormalisedSubscription,
-  SubscriptionState,
-  type NormalisedCustomer,
-  type NormalisedInvoice,
-} from '../sync/normalised';
+import * as z from 'zod/mini';
+import { NormalisedPayment, NormalisedSubscription, SubscriptionState, type NormalisedCustomer, type NormalisedInvoice } from '../sync/normalised';
 import { Freshness } from './freshness';
 import { PLAYBOOK_CONNECTORS, type ReadRecord } from './read-record';
 import { isCancelling } from './subscriptions';
@@ -21,167 +15,176 @@ export const PlaybookConnectorName = z.enum(PLAYBOOK_CONNECTORS);
 export const CustomerView = z
   .object({
     connector: PlaybookConnectorName,
-    id: z.string().describe("The customer's id on that platform"),
-    email: z.string().optional(),
-    name: z.string().optional(),
+    id: z.string().check(z.describe("The customer's id on that platform")),
+    email: z.optional(z.string()),
+    name: z.optional(z.string()),
   })
-  .meta({ id: 'PlaybookCustomer' });
+  .register(z.globalRegistry, { id: 'PlaybookCustomer' });
 export type CustomerView = z.infer<typeof CustomerView>;
 
-export const SubscriptionView = NormalisedSubscription.pick({
-  id: true,
-  customerId: true,
-  planId: true,
-  planName: true,
-  amount: true,
-  currency: true,
-  currentPeriodEnd: true,
-  nextBillingAt: true,
-})
-  .extend({
-    connector: PlaybookConnectorName,
-    status: z.string().describe("The platform's own status word"),
-    state: SubscriptionState.describe('The status in the gateway’s vocabulary, the same for both platforms'),
-    cancelling: z.boolean().describe('Set to end at its period end (it will not renew)'),
-  })
-  .meta({ id: 'PlaybookSubscription' });
+export const SubscriptionView = z
+  .extend(
+    z.pick(NormalisedSubscription, {
+      id: true,
+      customerId: true,
+      planId: true,
+      planName: true,
+      amount: true,
+      currency: true,
+      currentPeriodEnd: true,
+      nextBillingAt: true,
+    }),
+    {
+      connector: PlaybookConnectorName,
+      status: z.string().check(z.describe("The platform's own status word")),
+      state: SubscriptionState.check(z.describe('The status in the gateway’s vocabulary, the same for both platforms')),
+      cancelling: z.boolean().check(z.describe('Set to end at its period end (it will not renew)')),
+    },
+  )
+  .register(z.globalRegistry, { id: 'PlaybookSubscription' });
 export type SubscriptionView = z.infer<typeof SubscriptionView>;
 
 export const NextPaymentView = z
   .object({
     at: Time,
-    amount: z.number().int().optional(),
-    currency: z.string().optional(),
+    amount: z.optional(z.number().check(z.int())),
+    currency: z.optional(z.string()),
     source: z.object({
       kind: z.enum(['subscription', 'invoice']),
       connector: PlaybookConnectorName,
       id: z.string(),
-      field: z.enum(['nextBillingAt', 'nextPaymentAttemptAt', 'dueAt']).describe('Which date of the subscription or invoice this is'),
+      field: z.enum(['nextBillingAt', 'nextPaymentAttemptAt', 'dueAt']).check(z.describe('Which date of the subscription or invoice this is')),
     }),
   })
-  .meta({ id: 'NextPayment' });
+  .register(z.globalRegistry, { id: 'NextPayment' });
 
 export const TierView = z
   .object({
     connector: PlaybookConnectorName,
     subscriptionId: z.string(),
     state: SubscriptionState,
-    planId: z.string().optional(),
-    planName: z.string().optional(),
-    amount: z.number().int().optional().describe('Recurring amount per period'),
-    currency: z.string().optional(),
+    planId: z.optional(z.string()),
+    planName: z.optional(z.string()),
+    amount: z.optional(z.number().check(z.int())).check(z.describe('Recurring amount per period')),
+    currency: z.optional(z.string()),
   })
-  .meta({ id: 'Tier' });
+  .register(z.globalRegistry, { id: 'Tier' });
 
-export const PaymentView = NormalisedPayment.omit({ updatedAt: true })
-  .extend({
+export const PaymentView = z
+  .extend(z.omit(NormalisedPayment, { updatedAt: true }), {
     connector: PlaybookConnectorName,
-    object: z.string().describe('The synced object: payments (billing), charges or payment_intents (payment)'),
-    status: z.string().describe("The platform's own status word"),
+    object: z.string().check(z.describe('The synced object: payments (billing), charges or payment_intents (payment)')),
+    status: z.string().check(z.describe("The platform's own status word")),
   })
-  .meta({ id: 'PlaybookPayment' });
+  .register(z.globalRegistry, { id: 'PlaybookPayment' });
 
 export const InvoiceView = z
   .object({
     connector: PlaybookConnectorName,
     id: z.string(),
     customerId: z.string(),
-    subscriptionId: z.string().optional(),
-    status: z.string().describe("The platform's own status word"),
-    total: z.number().int().optional(),
-    amountDue: z.number().int().optional(),
-    amountPaid: z.number().int().optional(),
-    currency: z.string().optional(),
-    issuedAt: Time.optional(),
-    dueAt: Time.optional(),
-    nextPaymentAttemptAt: Time.optional(),
+    subscriptionId: z.optional(z.string()),
+    status: z.string().check(z.describe("The platform's own status word")),
+    total: z.optional(z.number().check(z.int())),
+    amountDue: z.optional(z.number().check(z.int())),
+    amountPaid: z.optional(z.number().check(z.int())),
+    currency: z.optional(z.string()),
+    issuedAt: z.optional(Time),
+    dueAt: z.optional(Time),
+    nextPaymentAttemptAt: z.optional(Time),
   })
-  .meta({ id: 'PlaybookInvoice' });
+  .register(z.globalRegistry, { id: 'PlaybookInvoice' });
 
-const Customers = z.array(CustomerView).describe('The customer as found on each connector (an email may match on both platforms)');
+const Customers = z.array(CustomerView).check(z.describe('The customer as found on each connector (an email may match on both platforms)'));
 
 export const CustomerSubscriptionAnswer = z
   .object({
     customers: Customers,
-    subscription: SubscriptionView.nullable().describe('The current subscription: active first, then the latest period end'),
+    subscription: z.nullable(SubscriptionView).check(z.describe('The current subscription: active first, then the latest period end')),
     reason: z
-      .enum(['no_subscriptions', 'none_current'])
-      .optional()
-      .describe('Why subscription is null: no subscription synced, or none running (all cancelled, paused, ...)'),
+      .optional(z.enum(['no_subscriptions', 'none_current']))
+      .check(z.describe('Why subscription is null: no subscription synced, or none running (all cancelled, paused, ...)')),
     freshness: Freshness,
   })
-  .meta({ id: 'CustomerSubscription' });
+  .register(z.globalRegistry, { id: 'CustomerSubscription' });
 export type CustomerSubscriptionAnswer = z.infer<typeof CustomerSubscriptionAnswer>;
 
 export const NextPaymentAnswer = z
   .object({
     customers: Customers,
-    nextPayment: NextPaymentView.nullable(),
+    nextPayment: z.nullable(NextPaymentView),
     reason: z
-      .enum(['no_current_subscription', 'cancelling', 'no_date_known'])
-      .optional()
-      .describe('Why nextPayment is null: nothing running and nothing owed, the subscription will not renew, or no date is synced'),
+      .optional(z.enum(['no_current_subscription', 'cancelling', 'no_date_known']))
+      .check(z.describe('Why nextPayment is null: nothing running and nothing owed, the subscription will not renew, or no date is synced')),
     freshness: Freshness,
   })
-  .meta({ id: 'CustomerNextPayment' });
+  .register(z.globalRegistry, { id: 'CustomerNextPayment' });
 export type NextPaymentAnswer = z.infer<typeof NextPaymentAnswer>;
 
 export const PaymentsAnswer = z
   .object({
     customers: Customers,
-    tier: TierView.nullable().describe('Plan and amount of the current subscription; null without one'),
-    payments: z.array(PaymentView).describe('Newest first'),
+    tier: z.nullable(TierView).check(z.describe('Plan and amount of the current subscription; null without one')),
+    payments: z.array(PaymentView).check(z.describe('Newest first')),
     freshness: Freshness,
   })
-  .meta({ id: 'CustomerPayments' });
+  .register(z.globalRegistry, { id: 'CustomerPayments' });
 export type PaymentsAnswer = z.infer<typeof PaymentsAnswer>;
 
 export const InvoicesAnswer = z
-  .object({ customers: Customers, invoices: z.array(InvoiceView).describe('Newest first'), freshness: Freshness })
-  .meta({ id: 'CustomerInvoices' });
+  .object({ customers: Customers, invoices: z.array(InvoiceView).check(z.describe('Newest first')), freshness: Freshness })
+  .register(z.globalRegistry, { id: 'CustomerInvoices' });
 export type InvoicesAnswer = z.infer<typeof InvoicesAnswer>;
 
-const NextCursor = z.string().optional().describe('Pass back as `cursor` for the next page; absent on the last page. A page may hold fewer than `limit` items and still have a next one.');
+const NextCursor = z
+  .optional(z.string())
+  .check(z.describe('Pass back as `cursor` for the next page; absent on the last page. A page may hold fewer than `limit` items and still have a next one.'));
 
-export const SubscriberView = NormalisedSubscription.pick({
-  customerId: true,
-  planId: true,
-  planName: true,
-  state: true,
-  status: true,
-  nextBillingAt: true,
-  currentPeriodEnd: true,
-})
-  .extend({
-    email: z.string().optional().describe('When the customer is synced with an email'),
-    subscriptionId: z.string(),
-    cancelling: z.boolean(),
-  })
-  .meta({ id: 'Subscriber' });
+export const SubscriberView = z
+  .extend(
+    z.pick(NormalisedSubscription, {
+      customerId: true,
+      planId: true,
+      planName: true,
+      state: true,
+      status: true,
+      nextBillingAt: true,
+      currentPeriodEnd: true,
+    }),
+    {
+      email: z.optional(z.string()).check(z.describe('When the customer is synced with an email')),
+      subscriptionId: z.string(),
+      cancelling: z.boolean(),
+    },
+  )
+  .register(z.globalRegistry, { id: 'Subscriber' });
 export type SubscriberView = z.infer<typeof SubscriberView>;
 
 export const SubscribersPage = z
   .object({ connector: PlaybookConnectorName, subscribers: z.array(SubscriberView), nextCursor: NextCursor, freshness: Freshness })
-  .meta({ id: 'SubscribersPage' });
+  .register(z.globalRegistry, { id: 'SubscribersPage' });
 export type SubscribersPage = z.infer<typeof SubscribersPage>;
 
-export const FailedPaymentView = NormalisedPayment.pick({
-  customerId: true,
-  amount: true,
-  currency: true,
-  invoiceId: true,
-  subscriptionId: true,
-  status: true,
-  failureMessage: true,
-  at: true,
-})
-  .extend({ email: z.string().optional(), paymentId: z.string(), object: z.string() })
-  .meta({ id: 'FailedPayment' });
+export const FailedPaymentView = z
+  .extend(
+    z.pick(NormalisedPayment, {
+      customerId: true,
+      amount: true,
+      currency: true,
+      invoiceId: true,
+      subscriptionId: true,
+      status: true,
+      failureMessage: true,
+      at: true,
+    }),
+    { email: z.optional(z.string()), paymentId: z.string(), object: z.string() },
+  )
+  .register(z.globalRegistry, { id: 'FailedPayment' });
 export type FailedPaymentView = z.infer<typeof FailedPaymentView>;
 
 export const FailedPaymentsPage = z
   .object({ connector: PlaybookConnectorName, payments: z.array(FailedPaymentView), nextCursor: NextCursor, freshness: Freshness })
-  .meta({ id: 'FailedPaymentsPage' });
+  .register(z.globalRegistry, { id: 'FailedPaymentsPage' });
 export type FailedPaymentsPage = z.infer<typeof FailedPaymentsPage>;
 
 // ---------- mapping normalised records onto the views ----------

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod/mini';
 import type { SyncingConnector } from '../connections/connector';
 import type { CommonSyncSettings } from '../connections/connector-platform';
 import type { Gateway } from '../gateway';
@@ -12,12 +12,12 @@ import type { SchedulingConnector } from '../connections/connector';
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
   connection: Connection,
-  settingsSchema: z.ZodType<CommonSyncSettings, unknown>,
+  settingsSchema: z.core.$ZodType<CommonSyncSettings, unknown>,
   trigger: SyncJob['trigger'],
   requestedAt: string,
   options: { full?: boolean; objects?: readonly string[] } = {},
 ): SyncJob[] {
-  const settings = settingsSchema.safeParse(connection.syncSettings);
+  const settings = z.safeParse(settingsSchema, connection.syncSettings);
   if (!settings.success) return [];
   const selected = options.objects ? settings.data.dataObjects.filter((o) => options.objects!.includes(o)) : settings.data.dataObjects;
   return selected.map((object) => ({

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * The gateway's own shapes for synced records, the same for the billing and the payment platform,
@@ -13,12 +13,12 @@ export const NormalisedCustomer = z.lazy(() =>
   z
     .object({
       id: z.string(),
-      email: z.string().optional(),
-      name: z.string().optional(),
-      createdAt: Time.optional(),
-      updatedAt: Time.optional(),
+      email: z.optional(z.string()),
+      name: z.optional(z.string()),
+      createdAt: z.optional(Time),
+      updatedAt: z.optional(Time),
     })
-    .meta({ id: 'Customer' }),
+    .register(z.globalRegistry, { id: 'Customer' }),
 );
 export type NormalisedCustomer = z.infer<typeof NormalisedCustomer>;
 
@@ -33,18 +33,18 @@ export const NormalisedSubscription = z
     state: SubscriptionState,
     /** The platform's own status word, unchanged. */
     status: z.string(),
-    planId: z.string().optional(),
-    planName: z.string().optional(),
-    amount: z.number().int().optional(),
-    currency: z.string().optional(),
-    currentPeriodEnd: Time.optional(),
+    planId: z.optional(z.string()),
+    planName: z.optional(z.string()),
+    amount: z.optional(z.number().check(z.int())),
+    currency: z.optional(z.string()),
+    currentPeriodEnd: z.optional(Time),
     /** When the next payment is due (billing `next_billing_at`; payment: the period end unless cancelling). */
-    nextBillingAt: Time.optional(),
-    cancelledAt: Time.optional(),
-    createdAt: Time.optional(),
-    updatedAt: Time.optional(),
+    nextBillingAt: z.optional(Time),
+    cancelledAt: z.optional(Time),
+    createdAt: z.optional(Time),
+    updatedAt: z.optional(Time),
   })
-  .meta({ id: 'Subscription' });
+  .register(z.globalRegistry, { id: 'Subscription' });
 export type NormalisedSubscription = z.infer<typeof NormalisedSubscription>;
 
 export const NormalisedInvoice = z.lazy(() =>
@@ -52,18 +52,18 @@ export const NormalisedInvoice = z.lazy(() =>
     .object({
       id: z.string(),
       customerId: z.string(),
-      subscriptionId: z.string().optional(),
+      subscriptionId: z.optional(z.string()),
       status: z.string(),
-      total: z.number().int().optional(),
-      amountDue: z.number().int().optional(),
-      amountPaid: z.number().int().optional(),
-      currency: z.string().optional(),
-      issuedAt: Time.optional(),
-      dueAt: Time.optional(),
-      nextPaymentAttemptAt: Time.optional(),
-      updatedAt: Time.optional(),
+      total: z.optional(z.number().check(z.int())),
+      amountDue: z.optional(z.number().check(z.int())),
+      amountPaid: z.optional(z.number().check(z.int())),
+      currency: z.optional(z.string()),
+      issuedAt: z.optional(Time),
+      dueAt: z.optional(Time),
+      nextPaymentAttemptAt: z.optional(Time),
+      updatedAt: z.optional(Time),
     })
-    .meta({ id: 'Invoice' }),
+    .register(z.globalRegistry, { id: 'Invoice' }),
 );
 export type NormalisedInvoice = z.infer<typeof NormalisedInvoice>;
 
@@ -74,18 +74,18 @@ export const NormalisedPayment = z
   .object({
     id: z.string(),
     customerId: z.string(),
-    invoiceId: z.string().optional(),
-    subscriptionId: z.string().optional(),
-    amount: z.number().int(),
-    currency: z.string().optional(),
+    invoiceId: z.optional(z.string()),
+    subscriptionId: z.optional(z.string()),
+    amount: z.number().check(z.int()),
+    currency: z.optional(z.string()),
     outcome: PaymentOutcome,
     /** The platform's own status word, unchanged. */
     status: z.string(),
-    failureMessage: z.string().optional(),
-    at: Time.optional(),
-    updatedAt: Time.optional(),
+    failureMessage: z.optional(z.string()),
+    at: z.optional(Time),
+    updatedAt: z.optional(Time),
   })
-  .meta({ id: 'Payment' });
+  .register(z.globalRegistry, { id: 'Payment' });
 export type NormalisedPayment = z.infer<typeof NormalisedPayment>;
 
 /** The last second `toISOString` writes with a four-digit year (9999-12-31T23:59:59Z). */

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { randomUUID } from 'node:crypto';
 import type { ConnectorPlatform } from '../connections/connector';
 import type { ConnectionProblem } from '../connections/connector-platform';
@@ -72,7 +73,7 @@ export async function runSyncJob(
   if ((await store.getAccount(accountId))?.integrationsEnabled === false) return skipped("the account's Integrations are switched off");
   const platform = platforms[connector];
   if (!platform) return skipped(`the ${connector} connector has no scheduled sync`);
-  const settings = platform.settings.parse(connection.syncSettings);
+  const settings = z.parse(platform.settings, connection.syncSettings);
   if (!settings.dataObjects.includes(object)) return skipped(`${object} is not among the connection's data objects`);
   // A retry continues a run that was allowed to start (on a Webhooks-only connection, a manual one).
   if (settings.method === 'webhooks' && job.trigger !== 'manual' && job.trigger !== 'retry') return skipped('the sync method is Webhooks only');
@@ -82,7 +83,13 @@ export async function runSyncJob(
   const runId = job.runId ?? randomUUID();
   const previous = await store.getSyncCheckpoint(accountId, connector, object);
   const mode = job.full ? 'full' : modeForNewRun(previous, Math.floor(gateway.now() / 1000));
-  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(accountId, connector, object, { runId, now: now(), leaseSeconds, mode }, { current: previous });
+  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(
+    accountId,
+    connector,
+    object,
+    { runId, now: now(), leaseSeconds, mode },
+    { current: previous },
+  );
   if (!checkpoint) return skipped('another run of this sync is in progress');
 
   const client = platform.client({
@@ -131,7 +138,10 @@ export async function runSyncJob(
           now: () => gateway.now(),
           log,
           save: async (saved, savedCounts) => {
-            checkpoint = await store.putSyncCheckpoint({ ...checkpoint!, mode: saved.window.mode, cursor: saved, counts: savedCounts }, { now: now(), leaseSeconds });
+            checkpoint = await store.putSyncCheckpoint(
+              { ...checkpoint!, mode: saved.window.mode, cursor: saved, counts: savedCounts },
+              { now: now(), leaseSeconds },
+            );
           },
           ...(options.afterPage ? { afterSave: options.afterPage } : {}),
           mayFetch: (fetched) => fetched < (options.maxPages ?? Infinity) && gateway.now() < (options.deadline ?? Infinity),
@@ -181,7 +191,12 @@ export async function runSyncJob(
     return { outcome: 'finished', mode: point.window.mode, pages, counts };
   } catch (error) {
     if (error instanceof SyncRunLostError) return skipped('another run took this sync over');
-    return recordFailure(gateway, platform, error, { checkpoint: { ...checkpoint, mode: point.window.mode, cursor: point, counts }, pages, log, ...(options.messageId ? { messageId: options.messageId } : {}) });
+    return recordFailure(gateway, platform, error, {
+      checkpoint: { ...checkpoint, mode: point.window.mode, cursor: point, counts },
+      pages,
+      log,
+      ...(options.messageId ? { messageId: options.messageId } : {}),
+    });
   }
 }
 
@@ -238,4 +253,3 @@ async function recordFailure(
   // Without a recorded next try, the caller leaves the retry to the queue.
   return { outcome: 'failed', problem, retry, ...(retryState && recorded ? { retryState } : {}) };
 }
-

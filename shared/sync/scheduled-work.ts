@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
@@ -30,11 +31,11 @@ export interface ScheduledWorkContext {
 /** The jobs of one connection's scheduled work at this schedule. Pure. */
 export function scheduledJobsFor(
   connection: Connection,
-  connector: { settings: { safeParse(value: unknown): { success: boolean; data?: unknown } }; scheduled: ScheduledWork<never> },
+  connector: { settings: z.core.$ZodType; scheduled: ScheduledWork<never> },
   frequency: SyncFrequency,
   requestedAt: string,
 ): SyncJob[] {
-  const settings = connector.settings.safeParse(connection.syncSettings);
+  const settings = z.safeParse(connector.settings, connection.syncSettings);
   if (!settings.success) return [];
   return (connector.scheduled as ScheduledWork<unknown>).jobsFor(settings.data, frequency).map((object) => ({
     accountId: connection.accountId,

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { RecordWrite, SyncCheckpoint } from '../store/items';
 import type { StoredVersion } from '../store/store';
 import { recordHash } from './record-hash';
@@ -27,49 +27,55 @@ export const FULL_RECONCILE_AFTER_SECONDS = 7 * 24 * 60 * 60;
  */
 export const ListingProfile = z.object({
   order: z.enum(['newest_first', 'oldest_first']),
-  pieces: z.array(z.object({ from: z.number().int(), to: z.number().int(), records: z.number().int().nonnegative() })),
-  latencyMs: z.number().nonnegative().optional(),
+  pieces: z.array(z.object({ from: z.number().check(z.int()), to: z.number().check(z.int()), records: z.number().check(z.int(), z.nonnegative()) })),
+  latencyMs: z.optional(z.number().check(z.nonnegative())),
 });
 export type ListingProfile = z.infer<typeof ListingProfile>;
 
 /** Where the next incremental run starts, kept in the checkpoint between runs; and the last full listing's profile (one unreadable is dropped, not the watermark). */
-export const Watermark = z.object({ since: z.number().int(), lastFullSyncAt: z.number().int(), listing: ListingProfile.optional().catch(undefined) });
+export const Watermark = z.object({
+  since: z.number().check(z.int()),
+  lastFullSyncAt: z.number().check(z.int()),
+  listing: z.catch(z.optional(ListingProfile), undefined),
+});
 export type Watermark = z.infer<typeof Watermark>;
 
 /** One slice of a listing in progress: its range of the ordering key and where its paging stands. */
 export const SliceCursor = z.object({
-  id: z.number().int().nonnegative(),
-  from: z.number().int().optional(),
-  to: z.number().int().optional(),
+  id: z.number().check(z.int(), z.nonnegative()),
+  from: z.optional(z.number().check(z.int())),
+  to: z.optional(z.number().check(z.int())),
   /** Records its first page asks for, fewer than a page (SliceRange.firstPage). */
-  firstPage: z.number().int().min(1).max(99).optional(),
+  firstPage: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(99))),
   /** The connector's cursor after the slice's last saved page; absent before its first. */
-  page: z.record(z.string(), z.json()).optional(),
+  page: z.optional(z.record(z.string(), z.json())),
   /** Pages of this slice saved so far. */
-  pages: z.number().int().nonnegative(),
+  pages: z.number().check(z.int(), z.nonnegative()),
 });
 export type SliceCursor = z.infer<typeof SliceCursor>;
 
 /** Where a run stands, saved after every page: the window it pages and the connector's cursor(s). */
 export const RunCursor = z.object({
-  window: z.union([z.object({ mode: z.literal('full') }), z.object({ mode: z.literal('incremental'), since: z.number().int() })]),
+  window: z.union([z.object({ mode: z.literal('full') }), z.object({ mode: z.literal('incremental'), since: z.number().check(z.int()) })]),
   /** A run paging one listing (written before slices existed): where it stands. */
-  page: z.record(z.string(), z.json()).optional(),
+  page: z.optional(z.record(z.string(), z.json())),
   /** Pages this run has saved. */
-  pageIndex: z.number().int().nonnegative(),
+  pageIndex: z.number().check(z.int(), z.nonnegative()),
   /** The slices still to list, each resumed where it stopped; absent for a run not split yet. */
-  slices: z.array(SliceCursor).optional(),
+  slices: z.optional(z.array(SliceCursor)),
   /** The next slice's id (ids number the slices' pages in the run's list of seen ids). */
-  nextSlice: z.number().int().nonnegative().optional(),
+  nextSlice: z.optional(z.number().check(z.int(), z.nonnegative())),
   /** What the pages so far showed: records listed, and how densely (records and seconds of ordering key). */
-  listed: z.number().int().nonnegative().optional(),
-  density: z.object({ records: z.number().nonnegative(), seconds: z.number().nonnegative() }).optional(),
+  listed: z.optional(z.number().check(z.int(), z.nonnegative())),
+  density: z.optional(z.object({ records: z.number().check(z.nonnegative()), seconds: z.number().check(z.nonnegative()) })),
   /** Full pages' widths (seconds of ordering key): how unevenly records lie (shared/sync/slice-plan.ts, `recordSpread`). */
-  widths: z.object({ pages: z.number().int().nonnegative(), sum: z.number().nonnegative(), squares: z.number().nonnegative() }).optional(),
+  widths: z.optional(
+    z.object({ pages: z.number().check(z.int(), z.nonnegative()), sum: z.number().check(z.nonnegative()), squares: z.number().check(z.nonnegative()) }),
+  ),
   /** The farthest ordering key a page reached (shared/sync/slice-plan.ts, ListingView.reached). */
-  reached: z.number().int().optional(),
+  reached: z.optional(z.number().check(z.int())),
   /** Where this full run's listed records lay so far (kept with the watermark when it completes); one unreadable is dropped, not the cursor. */
-  profile: ListingProfile.optional().catch(undefined),
+  profile: z.catch(z.optional(ListingProfile), undefined),
 });
 export type RunCursor = z.infer<typeof RunCursor>;
 

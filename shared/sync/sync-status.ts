@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { SyncCheckpoint } from '../store/items';
 
 /** One data object's sync, as the dashboard shows it. */
@@ -7,21 +7,23 @@ export const SyncStatus = z
     object: z.string(),
     state: z
       .enum(['never_run', 'running', 'retrying', 'paused_after_failure', 'dead_lettered', 'idle'])
-      .describe(
-        'retrying: failed on something time fixes, tried again at nextAttemptAt; dead_lettered: still failing after 12 hours of retries, the job is in the dead-letter queue and the next scheduled sync starts again; paused_after_failure: failed on something to fix (see the connection health) or an unreadable answer, resumed by the next sync',
+      .check(
+        z.describe(
+          'retrying: failed on something time fixes, tried again at nextAttemptAt; dead_lettered: still failing after 12 hours of retries, the job is in the dead-letter queue and the next scheduled sync starts again; paused_after_failure: failed on something to fix (see the connection health) or an unreadable answer, resumed by the next sync',
+        ),
       ),
     mode: z.enum(['full', 'incremental']),
-    lastRunStartedAt: z.iso.datetime().optional(),
-    lastRunFinishedAt: z.iso.datetime().optional(),
-    lastSucceededAt: z.iso.datetime().optional(),
-    lastError: z.object({ message: z.string(), at: z.iso.datetime() }).optional(),
-    nextAttemptAt: z.iso.datetime().optional().describe('When the failed sync is tried again (within the retry schedule’s 5 minutes after)'),
-    failedAttempts: z.number().int().positive().optional().describe('Runs that failed in a row, while retrying or dead-lettered'),
-    retryingSince: z.iso.datetime().optional().describe('When the first of those failures happened; retries stop 12 hours after it'),
-    deadLetteredAt: z.iso.datetime().optional(),
+    lastRunStartedAt: z.optional(z.iso.datetime()),
+    lastRunFinishedAt: z.optional(z.iso.datetime()),
+    lastSucceededAt: z.optional(z.iso.datetime()),
+    lastError: z.optional(z.object({ message: z.string(), at: z.iso.datetime() })),
+    nextAttemptAt: z.optional(z.iso.datetime()).check(z.describe('When the failed sync is tried again (within the retry schedule’s 5 minutes after)')),
+    failedAttempts: z.optional(z.number().check(z.int(), z.positive())).check(z.describe('Runs that failed in a row, while retrying or dead-lettered')),
+    retryingSince: z.optional(z.iso.datetime()).check(z.describe('When the first of those failures happened; retries stop 12 hours after it')),
+    deadLetteredAt: z.optional(z.iso.datetime()),
     counts: z.object({ created: z.number(), updated: z.number(), unchanged: z.number(), deleted: z.number() }),
   })
-  .meta({ id: 'SyncStatus' });
+  .register(z.globalRegistry, { id: 'SyncStatus' });
 export type SyncStatus = z.infer<typeof SyncStatus>;
 
 export function syncStatusOf(checkpoint: SyncCheckpoint, nowSeconds: number): SyncStatus {

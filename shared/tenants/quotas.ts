@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Per-account quotas: how much of the shared deployment one account may use, so that no tenant can
@@ -15,12 +15,14 @@ import * as z from 'zod';
 export const QuotaKind = z.enum(['reads', 'sends', 'events', 'syncs']);
 export type QuotaKind = z.infer<typeof QuotaKind>;
 
+// Named with `.register`, not a `z.meta` check: a check stays on the schemas derived from it (the refined `events`
+// rate below, `z.required(AccountQuotas)`), which would then claim the same id.
 export const QuotaRate = z
   .strictObject({
-    ratePerSecond: z.number().positive().max(10_000).describe('Sustained rate, per second (fractions allowed: 0.1 is one every 10 s)'),
-    burst: z.number().int().min(1).max(100_000).describe('How many may come back to back after a quiet spell'),
+    ratePerSecond: z.number().check(z.positive(), z.maximum(10_000), z.describe('Sustained rate, per second (fractions allowed: 0.1 is one every 10 s)')),
+    burst: z.number().check(z.int(), z.minimum(1), z.maximum(100_000), z.describe('How many may come back to back after a quiet spell')),
   })
-  .meta({ id: 'QuotaRate' });
+  .register(z.globalRegistry, { id: 'QuotaRate' });
 export type QuotaRate = z.infer<typeof QuotaRate>;
 
 /** The largest engagement-event request (shared/data/routes.ts): an events burst below it would refuse every full request. */
@@ -29,21 +31,21 @@ const LARGEST_EVENT_REQUEST = 500;
 /** The operator's settings for one account; anything left out is the default. */
 export const AccountQuotas = z
   .strictObject({
-    reads: QuotaRate.optional().describe('Playbook reads (every GET under /api/v1/playbook, and the data reads sent as POST)'),
-    sends: QuotaRate.optional().describe('Playbook sends: conversations started, messages, hand-offs, ends'),
-    events: QuotaRate.refine((rate) => rate.burst >= LARGEST_EVENT_REQUEST, { message: `the events burst must hold one full request (${LARGEST_EVENT_REQUEST} events)` })
-      .optional()
-      .describe('Engagement events and playbook writes, counted one per event'),
-    syncs: QuotaRate.optional().describe('Sync Now requests (manual syncs started)'),
+    reads: z.optional(QuotaRate).check(z.describe('Playbook reads (every GET under /api/v1/playbook, and the data reads sent as POST)')),
+    sends: z.optional(QuotaRate).check(z.describe('Playbook sends: conversations started, messages, hand-offs, ends')),
+    events: z
+      .optional(
+        QuotaRate.check(
+          z.refine((rate) => rate.burst >= LARGEST_EVENT_REQUEST, { message: `the events burst must hold one full request (${LARGEST_EVENT_REQUEST} events)` }),
+        ),
+      )
+      .check(z.describe('Engagement events and playbook writes, counted one per event')),
+    syncs: z.optional(QuotaRate).check(z.describe('Sync Now requests (manual syncs started)')),
     liveConversations: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .optional()
-      .describe("Live conversations at once (the poller fleet's share); never more than half the fleet holds, whatever is set"),
+      .optional(z.number().check(z.int(), z.minimum(1), z.maximum(100_000)))
+      .check(z.describe("Live conversations at once (the poller fleet's share); never more than half the fleet holds, whatever is set")),
   })
-  .meta({ id: 'AccountQuotas' });
+  .register(z.globalRegistry, { id: 'AccountQuotas' });
 export type AccountQuotas = z.infer<typeof AccountQuotas>;
 
 export const DEFAULT_QUOTAS = {

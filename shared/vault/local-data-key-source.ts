@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { canonicalContext, type DataKeySource, type EncryptionContext } from './data-key-source';
 
 /**
@@ -58,7 +58,7 @@ const WRAPPED_BYTES = 1 + IV_BYTES + KEY_BYTES + TAG_BYTES;
 const LocalKeyFile = z.object({
   format: z.literal('integration-gateway-local-key'),
   version: z.literal(1),
-  keyId: z.string().min(1),
+  keyId: z.string().check(z.minLength(1)),
   key: z.base64(),
 });
 

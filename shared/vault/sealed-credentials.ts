@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A connection's secrets in plaintext: field name to value, e.g. `{ apiKey }` or
@@ -9,12 +9,14 @@ export type Credentials = z.infer<typeof Credentials>;
 
 /** Base64 text that decodes to exactly `bytes` bytes (or at least one byte when `bytes` is omitted). */
 function base64Bytes(bytes?: number) {
-  return z.base64().refine(
-    (text) => {
-      const length = Buffer.from(text, 'base64').length;
-      return bytes === undefined ? length > 0 : length === bytes;
-    },
-    { message: bytes === undefined ? 'must not be empty' : `must decode to ${bytes} bytes` },
+  return z.base64().check(
+    z.refine(
+      (text) => {
+        const length = Buffer.from(text, 'base64').length;
+        return bytes === undefined ? length > 0 : length === bytes;
+      },
+      { message: bytes === undefined ? 'must not be empty' : `must decode to ${bytes} bytes` },
+    ),
   );
 }
 
@@ -27,7 +29,7 @@ function base64Bytes(bytes?: number) {
 export const SealedCredentials = z.object({
   v: z.literal(1),
   /** The key that wrapped the data key (a KMS key id/ARN/alias, or the local key file's id). */
-  keyId: z.string().min(1),
+  keyId: z.string().check(z.minLength(1)),
   encryptedDataKey: base64Bytes(),
   iv: base64Bytes(12),
   ciphertext: base64Bytes(),

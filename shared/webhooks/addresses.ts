@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { HttpRequest } from '../api/http';
 import type { GatewayEnvironment } from '../config';
 import type { WebhookConnector } from '../connections/connector';
@@ -26,17 +26,17 @@ export function gatewayBaseUrl(env: Pick<GatewayEnvironment, 'BASE_URL'>, reques
 export const WebhookEndpoint = z
   .object({
     connector: ConnectorName,
-    url: z.string().describe('Paste this address into the platform’s webhook settings'),
+    url: z.string().check(z.describe('Paste this address into the platform’s webhook settings')),
     connected: z.boolean(),
     /** Whether deliveries to the address can be verified now. */
     ready: z.boolean(),
     /** What is missing or worth knowing before the platform's events are applied. */
     notes: z.array(z.string()),
     /** Billing: the Basic username (the password is shown once, when the credentials are created). */
-    username: z.string().optional(),
-    events: z.array(z.string()).describe('Platform events to select for the endpoint'),
+    username: z.optional(z.string()),
+    events: z.array(z.string()).check(z.describe('Platform events to select for the endpoint')),
   })
-  .meta({ id: 'WebhookEndpoint' });
+  .register(z.globalRegistry, { id: 'WebhookEndpoint' });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
 /** One platform's webhook endpoint for the account, with no secret in it. */

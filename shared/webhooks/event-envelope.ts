@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * The outer shape of each platform's webhook event: what the receiver checks before enqueueing
@@ -28,10 +28,10 @@ export function trimmedToId(value: unknown): Record<string, unknown> {
 /** The fields both platforms' envelopes share, built with the first envelope schema. */
 function envelopeFields() {
   return {
-    id: z.string().min(1).max(255),
-    type: z.string().min(1).max(255),
+    id: z.string().check(z.minLength(1), z.maxLength(255)),
+    type: z.string().check(z.minLength(1), z.maxLength(255)),
     /** Unix seconds, up to the year 9999. */
-    time: z.number().int().min(0).max(253_402_300_799),
+    time: z.number().check(z.int(), z.minimum(0), z.maximum(253_402_300_799)),
     object: z.record(z.string(), z.unknown()),
   };
 }
@@ -48,9 +48,9 @@ export const PaymentEventEnvelope = z.lazy(() =>
     object: z.literal('event'),
     type: shared().type,
     created: shared().time,
-    livemode: z.boolean().optional(),
-    api_version: z.string().nullish(),
-    data: z.looseObject({ object: shared().object, previous_attributes: shared().object.nullish() }),
+    livemode: z.optional(z.boolean()),
+    api_version: z.nullish(z.string()),
+    data: z.looseObject({ object: shared().object, previous_attributes: z.nullish(shared().object) }),
   }),
 );
 export type PaymentEventEnvelope = z.infer<typeof PaymentEventEnvelope>;
@@ -68,8 +68,7 @@ export const BillingEventEnvelope = z.lazy(() =>
 export type BillingEventEnvelope = z.infer<typeof BillingEventEnvelope>;
 
 export type EnvelopeReading =
-  | { ok: true; eventId: string; eventType: string; payload: Record<string, unknown> }
-  | { ok: false; errors: Array<{ path: string; message: string }> };
+  { ok: true; eventId: string; eventType: string; payload: Record<string, unknown> } | { ok: false; errors: Array<{ path: string; message: string }> };
 
 /**
  * The receiver's fast path: the envelope's few fields checked by hand, exactly as the schema
@@ -110,7 +109,7 @@ const billingEnvelopeHolds: EnvelopeCheck = (event) =>
 
 /** zod's paths and messages only, never a value: the body is the platform's customer data. */
 function readWith(
-  schema: z.ZodType<Record<string, unknown>>,
+  schema: z.core.$ZodType<Record<string, unknown>>,
   holds: EnvelopeCheck,
   body: unknown,
   idOf: (event: Record<string, unknown>) => [string, string],
@@ -119,7 +118,7 @@ function readWith(
     const [eventId, eventType] = idOf(body);
     return { ok: true, eventId, eventType, payload: body };
   }
-  const parsed = schema.safeParse(body);
+  const parsed = z.safeParse(schema, body);
   if (!parsed.success) {
     return {
       ok: false,

@@ -1,6 +1,6 @@
 import type { ReceiveMessageResult } from '@aws-sdk/client-sqs';
 import { SQS, signedCall } from '../aws/signed-call';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { GatewayEnvironment } from '../config';
 
 /**
@@ -9,7 +9,11 @@ import type { GatewayEnvironment } from '../config';
  * long-polls while it has room (signed calls, shared/aws/signed-call.ts); locally an in-process
  * channel (local/local-poller-notices.ts).
  */
-export const PollerNotice = z.object({ accountId: z.string().min(1), conversationId: z.string().min(1), at: z.number().int() });
+export const PollerNotice = z.object({
+  accountId: z.string().check(z.minLength(1)),
+  conversationId: z.string().check(z.minLength(1)),
+  at: z.number().check(z.int()),
+});
 export type PollerNotice = z.infer<typeof PollerNotice>;
 
 export interface ReceivedNotice {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { openApiDocument } from '../../shared/api/openapi';
 import { allApiRoutes } from '../../shared/api/routes/index';
 
@@ -26,8 +26,8 @@ describe('OpenAPI document', () => {
       const operation = document.paths[route.path]![route.method.toLowerCase()] as unknown as { parameters: Array<{ name: string; in: string }> };
       for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
         if (schema === undefined) continue;
-        expect(schema, `${route.operationId} ${where}`).toBeInstanceOf(z.ZodObject);
-        const names = Object.keys((schema as z.ZodObject).shape);
+        expect(schema, `${route.operationId} ${where}`).toBeInstanceOf(z.ZodMiniObject);
+        const names = Object.keys((schema as z.ZodMiniObject).shape);
         expect(operation.parameters.filter((parameter) => parameter.in === where).map((parameter) => parameter.name)).toEqual(names);
       }
     }

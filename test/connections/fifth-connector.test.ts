@@ -30,9 +30,9 @@ const digests: string[] = [];
 const reactedTo: string[] = [];
 
 const TicketsSettings = z.strictObject({
-  dataObjects: dataObjectList(['tickets'] as const).default(['tickets']),
-  frequency: SyncFrequency.default('daily'),
-  method: SyncMethod.default('api'),
+  dataObjects: z._default(dataObjectList(['tickets'] as const), ['tickets']),
+  frequency: z._default(SyncFrequency, 'daily'),
+  method: z._default(SyncMethod, 'api'),
 });
 
 const helpdeskClient = (apiKey: string) =>

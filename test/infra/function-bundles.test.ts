@@ -62,6 +62,18 @@ describe('what each function bundles', () => {
     expect(bundled['oauth-callback']!.folders).toEqual(['data', 'messaging']);
   }, 120_000);
 
+  it('every function bundles zod/mini, not classic zod, with its English messages', async () => {
+    for (const name of handlerNames) {
+      const { inputs } = await bundleOf(name);
+      const kept = Object.entries(inputs).filter(([, input]) => input.bytesInOutput > 0).map(([path]) => path);
+      // Classic zod (node_modules/zod/v4/classic) is ~70 KB more per function; one classic schema would bring it back.
+      expect(kept.filter((path) => path.includes('zod/v4/classic/')), name).toEqual([]);
+      expect(kept.some((path) => path.includes('zod/v4/mini/')), name).toBe(true);
+      // zod/mini leaves messages to a locale; the engine sets English (shared/handler/engine.ts), and only English.
+      expect(kept.filter((path) => path.includes('zod/v4/locales/')).map((path) => path.replace(/.*locales\//, '')), name).toEqual(['en.js']);
+    }
+  }, 120_000);
+
   it('an unminified bundle (the benchmarks count its schemas) is valid JavaScript beside the banner', async () => {
     const file = join(dir, 'sync-job.plain.mjs');
     await bundleHandler('sync-job', file, { minify: false });

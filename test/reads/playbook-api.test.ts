@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { forgetVerifiedKeys } from '../../shared/api-keys/playbook-caller';
 import type { ConnectorName } from '../../shared/connectors';
 import {
@@ -65,7 +65,7 @@ describe('playbook reads over HTTP', () => {
     return (await response.json()) as { key: string; keyId: string };
   }
 
-  async function read<S extends z.ZodType>(schema: S, path: string, key = acmeKey): Promise<z.infer<S>> {
+  async function read<S extends z.ZodMiniType>(schema: S, path: string, key = acmeKey): Promise<z.infer<S>> {
     const response = await gateway.call('GET', path, { token: key });
     const text = await response.text();
     expect(response.status, text).toBe(200);

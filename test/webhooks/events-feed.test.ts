@@ -73,11 +73,13 @@ describe('the published schema', () => {
   it('is documented: every type, and every field of every data part', () => {
     for (const type of PLAYBOOK_EVENT_TYPES) expect(docs).toContain(`| \`${type}\` |`);
     const fields = new Set<string>();
-    const collect = (schema: z.ZodType) => {
-      const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
+    const collect = (schema: z.core.$ZodType) => {
+      const shape = (schema as unknown as { shape?: Record<string, z.core.$ZodType> }).shape;
       for (const [name, field] of Object.entries(shape ?? {})) {
         fields.add(name);
-        const inner = (field as unknown as { unwrap?: () => z.ZodType }).unwrap?.() ?? field;
+        // What classic's unwrap() gave: an optional's inner type, a lazy's schema.
+        const def = field._zod.def as { innerType?: z.core.$ZodType; getter?: () => z.core.$ZodType };
+        const inner = def.innerType ?? def.getter?.() ?? field;
         if ((inner as unknown as { shape?: unknown }).shape) collect(inner);
       }
     };

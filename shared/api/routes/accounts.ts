@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { decodeCursor, encodeCursor } from '../../reads/cursor';
 import { AccountInput, AccountList, AccountView, accountView } from '../account-view';
 import { assertAccountAccess, assertOperator } from '../caller';
@@ -8,16 +8,19 @@ import { AccountParams } from './params';
 import { forgetGuardedAccount } from '../../tenants/account-guard';
 
 const AccountListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many accounts, 1-100 (default 50)'),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 50).check(z.describe('How many accounts, 1-100 (default 50)')),
   cursor: z
-    .string()
-    .transform((text, context) => {
-      const accountId = decodeCursor(text);
-      if (accountId === undefined) context.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
-      return accountId ?? z.NEVER;
-    })
-    .optional()
-    .describe('The nextCursor of the previous page'),
+    .optional(
+      z.pipe(
+        z.string(),
+        z.transform((text, context) => {
+          const accountId = decodeCursor(text);
+          if (accountId === undefined) context.issues.push({ code: 'custom', message: 'not a cursor this API returned', input: text });
+          return accountId ?? z.NEVER;
+        }),
+      ),
+    )
+    .check(z.describe('The nextCursor of the previous page')),
 });
 
 export const accountRoutes = [
@@ -32,7 +35,10 @@ export const accountRoutes = [
     async handle({ query, caller, gateway }) {
       assertOperator(caller);
       const page = await gateway.store.listAccounts({ limit: query.limit, ...(query.cursor ? { startAfter: query.cursor } : {}) });
-      return { accounts: page.accounts.map((account) => accountView(account)), ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}) };
+      return {
+        accounts: page.accounts.map((account) => accountView(account)),
+        ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}),
+      };
     },
   }),
   route({
@@ -53,7 +59,7 @@ export const accountRoutes = [
         name: body.name,
         // Left out: a new account starts with Integrations off; an existing one keeps its setting.
         integrationsEnabled: body.integrationsEnabled ?? existing?.integrationsEnabled ?? false,
-        ...(body.quotas ?? existing?.quotas ? { quotas: body.quotas ?? existing?.quotas } : {}),
+        ...((body.quotas ?? existing?.quotas) ? { quotas: body.quotas ?? existing?.quotas } : {}),
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };

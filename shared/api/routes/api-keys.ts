@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { newApiKey } from '../../api-keys/api-key';
 import { assertAccountAccess } from '../caller';
 import { json } from '../http';
@@ -6,8 +6,10 @@ import { problems } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
 
-const ApiKeyView = z.object({ keyId: z.string(), name: z.string(), createdAt: z.iso.datetime() }).meta({ id: 'ApiKey' });
-const NewApiKey = ApiKeyView.extend({ key: z.string().describe('Shown once: store it in the playbook’s secret store') }).meta({ id: 'NewApiKey' });
+const ApiKeyView = z.object({ keyId: z.string(), name: z.string(), createdAt: z.iso.datetime() }).register(z.globalRegistry, { id: 'ApiKey' });
+const NewApiKey = z
+  .extend(ApiKeyView, { key: z.string().check(z.describe('Shown once: store it in the playbook’s secret store')) })
+  .register(z.globalRegistry, { id: 'NewApiKey' });
 
 export const apiKeyRoutes = [
   route({
@@ -16,7 +18,7 @@ export const apiKeyRoutes = [
     operationId: 'createApiKey',
     summary: 'Create a playbook API key (the key is shown once; only its hash is stored)',
     params: AccountParams,
-    body: z.strictObject({ name: z.string().trim().min(1).max(100) }),
+    body: z.strictObject({ name: z.string().check(z.trim(), z.minLength(1), z.maxLength(100)) }),
     response: { status: 201, description: 'The new key', schema: NewApiKey },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
@@ -45,7 +47,7 @@ export const apiKeyRoutes = [
     path: '/api/v1/accounts/{accountId}/api-keys/{keyId}',
     operationId: 'revokeApiKey',
     summary: 'Revoke a playbook API key (effective within a minute)',
-    params: AccountParams.extend({ keyId: z.string().regex(/^[a-z0-9]{12}$/) }),
+    params: z.extend(AccountParams, { keyId: z.string().check(z.regex(/^[a-z0-9]{12}$/)) }),
     response: { status: 204, description: 'Revoked' },
     async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);

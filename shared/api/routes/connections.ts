@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
 import { connectors } from '../../connections/registry';
@@ -12,11 +12,16 @@ import { ConnectionParams } from './connection-params';
 import { AccountParams } from './params';
 
 const ConnectQuery = z.strictObject({
-  returnTo: z.string().max(200).optional().describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)'),
+  returnTo: z
+    .optional(z.string().check(z.maxLength(200)))
+    .check(z.describe('Authorization code: the dashboard path to come back to (a path on the dashboard, e.g. /)')),
   test: z
-    .enum(['true', 'false'])
-    .default('true')
-    .describe('Test the connection once it is saved, and store the health found (default true); false saves it untested, health unknown. The authorization code method tests when the browser comes back'),
+    ._default(z.enum(['true', 'false']), 'true')
+    .check(
+      z.describe(
+        'Test the connection once it is saved, and store the health found (default true); false saves it untested, health unknown. The authorization code method tests when the browser comes back',
+      ),
+    ),
 });
 
 export const connectionRoutes = [
@@ -46,7 +51,13 @@ export const connectionRoutes = [
       return anyOf(connectors.all().map((connector) => connector.connection.input));
     },
     response: { status: 200, description: 'The connection, secrets masked, with the health its test found', schema: ConnectionView },
-    otherResponses: [{ status: 202, description: "Authorization code: send the browser to authorizationUrl; the connection is saved when it comes back", schema: AuthorizationStarted }],
+    otherResponses: [
+      {
+        status: 202,
+        description: 'Authorization code: send the browser to authorizationUrl; the connection is saved when it comes back',
+        schema: AuthorizationStarted,
+      },
+    ],
     async handle({ params, body, query, caller, gateway, log, request }) {
       assertAccountAccess(caller, params.accountId);
       const outcome = await connectAccount(gateway, log, params.accountId, params.connector, body, {
@@ -88,7 +99,7 @@ export const connectionRoutes = [
 ];
 
 /** One of several shapes, as the OpenAPI document shows a body that depends on the connector. */
-export function anyOf(schemas: z.ZodType[]): z.ZodType {
+export function anyOf(schemas: z.core.$ZodType[]): z.core.$ZodType {
   const [first, ...rest] = schemas;
   if (!first) return z.never();
   return rest.length ? z.union([first, ...rest]) : first;

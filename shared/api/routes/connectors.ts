@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Connector } from '../../connections/connector';
 import { connectors } from '../../connections/registry';
 import { ConnectorName } from '../../connectors';
@@ -9,23 +9,23 @@ import { route } from '../route';
 export const ConnectorDescription = z
   .object({
     name: ConnectorName,
-    platform: z.string().describe('The platform in words: "payment platform"'),
-    authenticationMethods: z.array(z.enum(['api_key', 'jwt_bearer', 'authorization_code'])).describe('The preferred first'),
-    connectionForm: z.record(z.string(), z.unknown()).describe('JSON Schema of the Connect Account form'),
-    keptOnReconnect: z.array(z.string()).describe('Secrets a reconnect keeps when the form leaves them out'),
-    settings: z.record(z.string(), z.unknown()).describe('JSON Schema of the sync settings, with their defaults'),
+    platform: z.string().check(z.describe('The platform in words: "payment platform"')),
+    authenticationMethods: z.array(z.enum(['api_key', 'jwt_bearer', 'authorization_code'])).check(z.describe('The preferred first')),
+    connectionForm: z.record(z.string(), z.unknown()).check(z.describe('JSON Schema of the Connect Account form')),
+    keptOnReconnect: z.array(z.string()).check(z.describe('Secrets a reconnect keeps when the form leaves them out')),
+    settings: z.record(z.string(), z.unknown()).check(z.describe('JSON Schema of the sync settings, with their defaults')),
     capabilities: z.object({
-      sync: z.object({ objects: z.array(z.string()) }).optional().describe('Records it syncs on schedules'),
-      webhooks: z.object({ path: z.string(), events: z.array(z.string()) }).optional().describe('The platform sends webhooks to this address'),
-      authorizationCode: z.boolean().describe('Can connect through the browser (OAuth authorization code)'),
-      callbackUrl: z.string().optional().describe("The OAuth callback address to register on the platform's OAuth client, exactly"),
-      revokesOnDisconnect: z.boolean().describe('Disconnect also ends the grant on the platform (revokes the refresh token)'),
+      sync: z.optional(z.object({ objects: z.array(z.string()) })).check(z.describe('Records it syncs on schedules')),
+      webhooks: z.optional(z.object({ path: z.string(), events: z.array(z.string()) })).check(z.describe('The platform sends webhooks to this address')),
+      authorizationCode: z.boolean().check(z.describe('Can connect through the browser (OAuth authorization code)')),
+      callbackUrl: z.optional(z.string()).check(z.describe("The OAuth callback address to register on the platform's OAuth client, exactly")),
+      revokesOnDisconnect: z.boolean().check(z.describe('Disconnect also ends the grant on the platform (revokes the refresh token)')),
     }),
   })
-  .meta({ id: 'ConnectorDescription' });
+  .register(z.globalRegistry, { id: 'ConnectorDescription' });
 export type ConnectorDescription = z.infer<typeof ConnectorDescription>;
 
-const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+const jsonSchema = (schema: z.core.$ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
 
 /** A connector for the dashboard; `baseUrl` ({base_url}) makes its OAuth callback address whole. */
 export function describeConnector(connector: Connector, baseUrl?: string): ConnectorDescription {
@@ -54,6 +54,8 @@ export const connectorRoutes = [
     summary: 'The connectors this gateway offers: forms, settings and capabilities',
     params: z.object({}),
     response: { status: 200, description: 'Every connector', schema: z.object({ connectors: z.array(ConnectorDescription) }) },
-    handle: async ({ gateway, request }) => ({ connectors: connectors.all().map((connector) => describeConnector(connector, gatewayBaseUrl(gateway.env, request))) }),
+    handle: async ({ gateway, request }) => ({
+      connectors: connectors.all().map((connector) => describeConnector(connector, gatewayBaseUrl(gateway.env, request))),
+    }),
   }),
 ];

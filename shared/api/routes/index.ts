@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { connectors } from '../../connections/registry';
 import { json } from '../http';
 import { openApiDocument } from '../openapi';

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { playbookAccountOf, type Caller } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
@@ -34,40 +34,45 @@ import {
 const CustomerParams = z.object({
   customer: z
     .string()
-    .regex(/^[^\s/]{1,254}$/, 'a platform customer id or an email address')
-    .describe("The customer's id on the platform, or their email address (anything with an '@')"),
+    .check(
+      z.regex(/^[^\s/]{1,254}$/, 'a platform customer id or an email address'),
+      z.describe("The customer's id on the platform, or their email address (anything with an '@')"),
+    ),
 });
 
-const connector = PlaybookConnectorName.describe('Which platform: billing or payment');
-const limit = (fallback: number) => z.coerce.number().int().min(1).max(100).default(fallback).describe(`How many items, 1-100 (default ${fallback})`);
+const connector = PlaybookConnectorName.check(z.describe('Which platform: billing or payment'));
+const limit = (fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), fallback).check(z.describe(`How many items, 1-100 (default ${fallback})`));
 const cursor = z
-  .string()
-  .transform((text, context) => {
-    const startKey = decodeCursor(text);
-    if (startKey === undefined) context.addIssue({ code: 'custom', message: 'not a cursor this API returned' });
-    return startKey ?? z.NEVER;
-  })
-  .optional()
-  .describe('The nextCursor of the previous page');
+  .optional(
+    z.pipe(
+      z.string(),
+      z.transform((text, context) => {
+        const startKey = decodeCursor(text);
+        if (startKey === undefined) context.issues.push({ code: 'custom', message: 'not a cursor this API returned', input: text });
+        return startKey ?? z.NEVER;
+      }),
+    ),
+  )
+  .check(z.describe('The nextCursor of the previous page'));
 
 const CustomerQuery = z.strictObject({
-  connector: connector.optional().describe('Look on this platform only (default: every platform that has the customer)'),
+  connector: z.optional(connector).check(z.describe('Look on this platform only (default: every platform that has the customer)')),
 });
-const CustomerListQuery = CustomerQuery.extend({ limit: limit(20) });
+const CustomerListQuery = z.extend(CustomerQuery, { limit: limit(20) });
 
 const SubscribersQuery = z.strictObject({
   connector,
   state: z
-    .enum([...SubscriptionState.options, 'current'])
-    .default('active')
-    .describe("Subscription state (default active); 'current' means active, trialing, non_renewing or past_due"),
+    ._default(z.enum([...SubscriptionState.options, 'current']), 'active')
+    .check(z.describe("Subscription state (default active); 'current' means active, trialing, non_renewing or past_due")),
   limit: limit(50),
   cursor,
 });
 
 const FailedPaymentsQuery = z.strictObject({
   connector,
-  since: z.iso.datetime({ offset: true }).optional().describe('Only payments that failed at or after this time'),
+  since: z.optional(z.iso.datetime({ offset: true })).check(z.describe('Only payments that failed at or after this time')),
   limit: limit(50),
   cursor,
 });

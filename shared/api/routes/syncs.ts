@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ConnectionView } from '../../connections/connection-view';
 import { connectors } from '../../connections/registry';
 import { saveSyncSettings } from '../../connections/sync-settings';
@@ -14,10 +14,12 @@ import { ConnectionParams } from './connection-params';
 
 const SyncRequest = z
   .strictObject({
-    objects: z.array(z.string().min(1).max(64)).min(1).optional().describe('Only these data objects (default: all selected in the settings)'),
-    full: z.boolean().optional().describe('Sync everything again instead of what changed'),
+    objects: z
+      .optional(z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.minLength(1)))
+      .check(z.describe('Only these data objects (default: all selected in the settings)')),
+    full: z.optional(z.boolean()).check(z.describe('Sync everything again instead of what changed')),
   })
-  .meta({ id: 'SyncRequest' });
+  .register(z.globalRegistry, { id: 'SyncRequest' });
 
 export const syncRoutes = [
   route({
@@ -70,7 +72,7 @@ export const syncRoutes = [
     params: ConnectionParams,
     quota: { kind: 'syncs' },
     body: SyncRequest,
-    response: { status: 202, description: 'Jobs enqueued', schema: z.object({ enqueued: z.number().int() }) },
+    response: { status: 202, description: 'Jobs enqueued', schema: z.object({ enqueued: z.number().check(z.int()) }) },
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
       const platform = connectors.syncing()[params.connector];
@@ -78,9 +80,14 @@ export const syncRoutes = [
       if (!platform || !connection) throw problems.notFound(`The ${params.connector} connector is not connected for account ${params.accountId}.`);
       const unknown = (body.objects ?? []).filter((object) => !platform.sync.objects.includes(object));
       if (unknown.length) {
-        throw problems.invalidBody([{ path: 'objects', message: `Unknown data object(s): ${unknown.join(', ')}. Choose from ${platform.sync.objects.join(', ')}.` }]);
+        throw problems.invalidBody([
+          { path: 'objects', message: `Unknown data object(s): ${unknown.join(', ')}. Choose from ${platform.sync.objects.join(', ')}.` },
+        ]);
       }
-      const jobs = jobsFor(connection, platform.settings, 'manual', new Date(gateway.now()).toISOString(), { ...(body.full ? { full: true } : {}), ...(body.objects ? { objects: body.objects } : {}) });
+      const jobs = jobsFor(connection, platform.settings, 'manual', new Date(gateway.now()).toISOString(), {
+        ...(body.full ? { full: true } : {}),
+        ...(body.objects ? { objects: body.objects } : {}),
+      });
       await gateway.queues.syncJobs.send(jobs);
       log.info('manual sync requested', { jobs: jobs.length, full: body.full ?? false });
       return json(202, { enqueued: jobs.length });

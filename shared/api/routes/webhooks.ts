@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { GatewayEvent } from '../../events/gateway-event';
 import { PlaybookEventType } from '../../events/playbook-events';
 import { connectors } from '../../connections/registry';
@@ -8,11 +8,10 @@ import { ProblemError } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
 
-const EventsQuery = z
-  .object({
-    type: PlaybookEventType.optional().describe('Only events of this type'),
-    limit: z.coerce.number().int().min(1).max(500).default(50).describe('At most this many, newest first'),
-  });
+const EventsQuery = z.object({
+  type: z.optional(PlaybookEventType).check(z.describe('Only events of this type')),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(500)), 50).check(z.describe('At most this many, newest first')),
+});
 
 export const webhookRoutes = [
   route({
