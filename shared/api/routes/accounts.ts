@@ -1,26 +1,15 @@
 import * as z from 'zod/mini';
-import { decodeCursor, encodeCursor } from '../../reads/cursor';
+import { encodeCursor } from '../../reads/cursor';
 import { AccountInput, AccountList, AccountView, accountView } from '../account-view';
 import { assertAccountAccess, assertOperator } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
-import { AccountParams } from './params';
+import { AccountParams, PageCursor } from './params';
 import { forgetGuardedAccount } from '../../tenants/account-guard';
 
 const AccountListQuery = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 50).check(z.describe('How many accounts, 1-100 (default 50)')),
-  cursor: z
-    .optional(
-      z.pipe(
-        z.string(),
-        z.transform((text, context) => {
-          const accountId = decodeCursor(text);
-          if (accountId === undefined) context.issues.push({ code: 'custom', message: 'not a cursor this API returned', input: text });
-          return accountId ?? z.NEVER;
-        }),
-      ),
-    )
-    .check(z.describe('The nextCursor of the previous page')),
+  cursor: PageCursor,
 });
 
 export const accountRoutes = [

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { playbookAccountOf, type Caller } from '../caller';
 import { problems } from '../problem';
 import { route } from '../route';
-import { decodeCursor } from '../../reads/cursor';
+import { PageCursor } from './params';
 import { customerReference } from '../../reads/customer-records';
 import {
   listFailedPayments,
@@ -43,18 +43,6 @@ const CustomerParams = z.object({
 const connector = PlaybookConnectorName.check(z.describe('Which platform: billing or payment'));
 const limit = (fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), fallback).check(z.describe(`How many items, 1-100 (default ${fallback})`));
-const cursor = z
-  .optional(
-    z.pipe(
-      z.string(),
-      z.transform((text, context) => {
-        const startKey = decodeCursor(text);
-        if (startKey === undefined) context.issues.push({ code: 'custom', message: 'not a cursor this API returned', input: text });
-        return startKey ?? z.NEVER;
-      }),
-    ),
-  )
-  .check(z.describe('The nextCursor of the previous page'));
 
 const CustomerQuery = z.strictObject({
   connector: z.optional(connector).check(z.describe('Look on this platform only (default: every platform that has the customer)')),
@@ -67,14 +55,14 @@ const SubscribersQuery = z.strictObject({
     ._default(z.enum([...SubscriptionState.options, 'current']), 'active')
     .check(z.describe("Subscription state (default active); 'current' means active, trialing, non_renewing or past_due")),
   limit: limit(50),
-  cursor,
+  cursor: PageCursor,
 });
 
 const FailedPaymentsQuery = z.strictObject({
   connector,
   since: z.optional(z.iso.datetime({ offset: true })).check(z.describe('Only payments that failed at or after this time')),
   limit: limit(50),
-  cursor,
+  cursor: PageCursor,
 });
 
 function scopeOf(caller: Caller, gateway: Gateway, log: Logger): ReadScope {
