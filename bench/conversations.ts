@@ -1,3 +1,4 @@
+import { key } from '../shared/store/table';
 import { readFileSync } from 'node:fs';
 import { GatewayEnvironment } from '../shared/config';
 import { setLogSink } from '../shared/log/logger';
@@ -115,13 +116,18 @@ async function scenario(options: ScenarioOptions): Promise<ScenarioResult> {
     const key = `${(event.data.conversation as { id: string }).id}:${(event.data.message as { sequence: number }).sequence}`;
     published.set(key, [...(published.get(key) ?? []), Date.now()]);
   });
-  // Each fleet round's plan: a round change (every run hands over; the next round's start, list and claim).
+  // Each fleet round's plan: a round change (every run hands over; the next round's start, list and claim),
+  // seen as its claim of the fleet lease (an UpdateItem of the fleet's item that sets its execution) leaves for the table.
   const plans: number[] = [];
-  const store = local.gateway.store;
-  const claimFleetLease = store.claimFleetLease.bind(store);
-  store.claimFleetLease = async (lease) => {
-    plans.push(Date.now());
-    return claimFleetLease(lease);
+  const table = local.gateway.table;
+  const client = table.client;
+  const fleetPk = key.fleet().pk;
+  table.client = {
+    send: (command) => {
+      const input = command.input as { Key?: { pk?: { S?: string } }; UpdateExpression?: string };
+      if (command.operation === 'UpdateItem' && input.Key?.pk?.S === fleetPk && input.UpdateExpression?.startsWith('SET executionId')) plans.push(Date.now());
+      return client.send(command);
+    },
   };
   if (options.latencyMs > 0) await crm.call({ op: 'randomFaults', random: { rate: 1, faults: [{ kind: 'slow', delayMs: options.latencyMs }] } });
 

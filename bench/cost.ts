@@ -18,6 +18,7 @@ import { storeConnection } from '../test/support/stored-connection';
 import { startWebhookWorld } from '../test/webhooks/support';
 import type { Figures } from './results-file';
 import { round } from './statistics';
+import * as store from '../shared/store/store';
 
 /**
  * The gateway's monthly AWS bill, from counted calls, for the reference workload and for an idle
@@ -319,7 +320,7 @@ async function measureSyncs(): Promise<{ full: { readUnitsPerRecord: number; wri
     payment.setRateLimit(undefined);
     payment.seedCustomers(CUSTOMERS, { mode: 'live' });
     const at = new Date().toISOString();
-    await local.gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(local.gateway.table, { accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(local.gateway, {
       accountId: 'bench',
       connector: 'payment',

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { startLocalDynamo } from '../local/local-dynamo';
 import { ORIGIN_HEADER } from '../shared/origin/origin-check';
 import { sdkTableClient } from '../shared/store/sdk-table-client';
-import { Store } from '../shared/store/store';
+import * as store from '../shared/store/store';
 
 /**
  * The first request of a fresh process: a handler's bundle imported and its first request answered,
@@ -135,7 +135,7 @@ async function startOriginSecretEndpoint(): Promise<{ url: string; stop(): Promi
 export async function firstRequestTable(): Promise<{ env: NodeJS.ProcessEnv; stop(): Promise<void> }> {
   const dynamo = await startLocalDynamo({ tableName: 'IntegrationGateway-Table' });
   const secrets = await startOriginSecretEndpoint();
-  await new Store({ client: sdkTableClient(dynamo.client), tableName: dynamo.tableName }).putAccount({ accountId: ACCOUNT, name: 'bench', integrationsEnabled: true, createdAt: at(), updatedAt: at() });
+  await store.putAccount({ client: sdkTableClient(dynamo.client), tableName: dynamo.tableName }, { accountId: ACCOUNT, name: 'bench', integrationsEnabled: true, createdAt: at(), updatedAt: at() });
   return {
     env: {
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',

@@ -8,6 +8,7 @@ import type { Figures } from './results-file';
 import { round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
 import { readPlace } from '../shared/reads/record-place';
+import * as store from '../shared/store/store';
 
 /** Customers on the site, a subscription each: 3,000 records, 30 pages, about 12 s at 150 a minute. */
 export const FIRST_BILLING_CUSTOMERS = 1_500;
@@ -43,7 +44,7 @@ export async function firstBillingRun(figures: Figures): Promise<void> {
     const apiKey = generatedKey('test_');
     await platforms.addBillingKey(SITE, apiKey);
     const at = new Date().toISOString();
-    await local.gateway.store.putAccount({ accountId: ACCOUNT, name: ACCOUNT, integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(local.gateway.table, { accountId: ACCOUNT, name: ACCOUNT, integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(local.gateway, {
       accountId: ACCOUNT,
       connector: 'billing',
@@ -75,7 +76,7 @@ export async function firstBillingRun(figures: Figures): Promise<void> {
     const atEnd = await Promise.all(OBJECTS.map((object) => platforms.billingVersions(SITE, object)));
     const ideal = atEnd.reduce((sum, versions) => sum + Math.ceil(Object.keys(versions).length / 100), 0);
     for (const object of OBJECTS) {
-      const checkpoint = await local.gateway.store.getSyncCheckpoint(ACCOUNT, 'billing', object);
+      const checkpoint = await store.getSyncCheckpoint(local.gateway.table, ACCOUNT, 'billing', object);
       if (!checkpoint?.lastSucceededAt || checkpoint.cursor) throw new Error(`first_billing: the ${object} sync did not finish: ${JSON.stringify({ lastError: checkpoint?.lastError, counts: checkpoint?.counts })}`);
     }
     // Every record the site held when the sync started is stored after it.
@@ -130,10 +131,10 @@ export async function firstBillingRun(figures: Figures): Promise<void> {
 /** The stored records' source versions, by id (deleted ones left out). */
 async function storedVersions(gateway: Gateway, object: string): Promise<Map<string, number>> {
   const versions = new Map<string, number>();
-  const place = await readPlace(gateway.store, ACCOUNT, 'billing', object);
+  const place = await readPlace(gateway.table, ACCOUNT, 'billing', object);
   let startKey: string | undefined;
   do {
-    const page = await gateway.store.listRecords(place, { limit: 1000, ...(startKey ? { startKey } : {}) });
+    const page = await store.listRecords(gateway.table, place, { limit: 1000, ...(startKey ? { startKey } : {}) });
     for (const record of page.records) versions.set(record.id, record.sourceVersion ?? 0);
     startKey = page.nextStartKey;
   } while (startKey);

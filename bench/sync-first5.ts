@@ -15,6 +15,7 @@ import { storeConnection } from '../test/support/stored-connection';
 import type { Figures } from './results-file';
 import { percentile, round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
+import * as store from '../shared/store/store';
 
 /** Customers on the platform; each has a subscription, and each subscription an invoice, payment intent and charge (some fewer, by status). */
 export const FIRST5_CUSTOMERS = 15_000;
@@ -56,7 +57,7 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
     await platforms.addPaymentKey(paymentKey);
     await platforms.addPaymentKey(sdkKey);
     const at = new Date().toISOString();
-    await local.gateway.store.putAccount({ accountId: ACCOUNT, name: ACCOUNT, integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(local.gateway.table, { accountId: ACCOUNT, name: ACCOUNT, integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(local.gateway, {
       accountId: ACCOUNT,
       connector: 'payment',
@@ -106,14 +107,14 @@ export async function firstFiveRun(figures: Figures, options: { sdk?: boolean; t
     /** The least time each object takes: its pages at its endpoint's 25/s, its write units at the store's pace a data object. */
     let slowestObject = 0;
     for (const object of PAYMENT_OBJECTS) {
-      const checkpoint = await local.gateway.store.getSyncCheckpoint(ACCOUNT, 'payment', object);
+      const checkpoint = await store.getSyncCheckpoint(local.gateway.table, ACCOUNT, 'payment', object);
       if (!checkpoint?.lastSucceededAt || checkpoint.cursor) throw new Error(`first5: the ${object} sync did not finish: ${JSON.stringify({ lastError: checkpoint?.lastError, counts: checkpoint?.counts, retry: checkpoint?.retry })}`);
       const ids = new Set<string>();
-      const place = await readPlace(local.gateway.store, ACCOUNT, 'payment', object);
+      const place = await readPlace(local.gateway.table, ACCOUNT, 'payment', object);
       let units = 0;
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(place, { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await store.listRecords(local.gateway.table, place, { limit: 1000, ...(startKey ? { startKey } : {}) });
         for (const record of page.records) {
           ids.add(record.id);
           units += writeUnits(record);
@@ -210,7 +211,7 @@ function quietTenant(gateway: Gateway) {
         const at = new Date().toISOString();
         const sent = performance.now();
         try {
-          await gateway.store.putAccount({ accountId: 'quiet-tenant', name: 'quiet-tenant', integrationsEnabled: true, createdAt: at, updatedAt: at });
+          await store.putAccount(gateway.table, { accountId: 'quiet-tenant', name: 'quiet-tenant', integrationsEnabled: true, createdAt: at, updatedAt: at });
           times.push(performance.now() - sent);
         } catch {
           tenant.failed += 1;
@@ -229,7 +230,7 @@ function quietTenant(gateway: Gateway) {
 
 /** Whether a sync of the bench's connection failed and waits for its next try. */
 async function dueRetry(gateway: Gateway): Promise<boolean> {
-  const checkpoints = await Promise.all(PAYMENT_OBJECTS.map((object) => gateway.store.getSyncCheckpoint(ACCOUNT, 'payment', object)));
+  const checkpoints = await Promise.all(PAYMENT_OBJECTS.map((object) => store.getSyncCheckpoint(gateway.table, ACCOUNT, 'payment', object)));
   return checkpoints.some((checkpoint) => checkpoint?.retry?.nextAttemptAt !== undefined && !checkpoint.lastSucceededAt);
 }
 

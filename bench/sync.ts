@@ -16,6 +16,7 @@ import { FIRST5_NOTE, firstFiveRun } from './sync-first5';
 import { FIRST_BILLING_NOTE, firstBillingRun } from './sync-first-billing';
 import { round } from './statistics';
 import { SyncPlatforms } from './sync-platforms';
+import * as store from '../shared/store/store';
 
 const CUSTOMERS = 10_000;
 const PAYMENT_PER_SECOND = 100;
@@ -85,7 +86,7 @@ export async function scenario(): Promise<Scenario> {
   await platforms.addPaymentKey(sdkKey);
   const connectPaymentOnly = async (accountId: string, mode: 'live' | 'test', objects: readonly string[]) => {
     const at = new Date().toISOString();
-    await local.gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(local.gateway.table, { accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
     const paymentKey = key(`rk_${mode}_`);
     await platforms.addPaymentKey(paymentKey);
     await storeConnection(local.gateway, {
@@ -102,9 +103,9 @@ export async function scenario(): Promise<Scenario> {
     platforms,
     sdkKey,
     async connect(accountId) {
-      const { store } = local.gateway;
+      const { table } = local.gateway;
       const at = new Date().toISOString();
-      await store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+      await store.putAccount(table, { accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
       // Each account has its own platform keys, so its own rate buckets on the platforms too.
       const paymentKey = key('rk_live_');
       await platforms.addPaymentKey(paymentKey);
@@ -157,7 +158,7 @@ async function compareStored(s: Scenario, accountId: string, connector: Connecto
     const ids = new Set<string>();
     let startKey: string | undefined;
     do {
-      const page = await s.local.gateway.store.listRecords(await readPlace(s.local.gateway.store, accountId, connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
+      const page = await store.listRecords(s.local.gateway.table, await readPlace(s.local.gateway.table, accountId, connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
       for (const record of page.records) ids.add(record.id);
       stored += page.records.length;
       startKey = page.nextStartKey;
@@ -238,7 +239,7 @@ async function storeCeiling(s: Scenario): Promise<number> {
       return { id, hash: `h${index}`, email: `${id}@example.com`, syncedAt: new Date().toISOString(), body: { id, name: 'Bench Customer', email: `${id}@example.com`, createdAt: new Date().toISOString(), currency: 'usd', balance: 0, delinquent: false, metadata: {} } };
     });
   const started = performance.now();
-  await Promise.all(OBJECTS.map((object) => s.local.gateway.store.putRecordsBatch({ accountId: 'ceiling', connector: 'payment', object, shards: RECORD_SHARDS }, records(object, 3_000), { concurrency: 8 })));
+  await Promise.all(OBJECTS.map((object) => store.putRecordsBatch(s.local.gateway.table, { accountId: 'ceiling', connector: 'payment', object, shards: RECORD_SHARDS }, records(object, 3_000), { concurrency: 8 })));
   return (OBJECTS.length * 3_000) / ((performance.now() - started) / 1000);
 }
 
@@ -369,7 +370,7 @@ export async function faultyRun(s: Scenario, figures: Figures, accountId = 'faul
       // A killed process sends nothing more; what it had sent lands long before its lease lapses.
       while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
       for (const object of OBJECTS) {
-        const checkpoint = await s.local.gateway.store.getSyncCheckpoint(accountId, connector, object);
+        const checkpoint = await store.getSyncCheckpoint(s.local.gateway.table, accountId, connector, object);
         const cursor = checkpoint?.cursor as { slices?: unknown[] } | undefined;
         slicesAtKill = Math.max(slicesAtKill, cursor?.slices?.length ?? 0);
       }
@@ -377,7 +378,7 @@ export async function faultyRun(s: Scenario, figures: Figures, accountId = 'faul
       for (let attempt = 0; attempt < 20; attempt += 1) {
         const results = await syncObjects(s, accountId, connector, { leaseSeconds: 30 });
         if (results.every((r) => r.outcome === 'finished' || r.outcome === 'skipped')) {
-          const checkpoints = await Promise.all(OBJECTS.map((object) => s.local.gateway.store.getSyncCheckpoint(accountId, connector, object)));
+          const checkpoints = await Promise.all(OBJECTS.map((object) => store.getSyncCheckpoint(s.local.gateway.table, accountId, connector, object)));
           if (checkpoints.every((checkpoint) => checkpoint?.lastSucceededAt !== undefined && checkpoint.cursor === undefined)) break;
         }
       }

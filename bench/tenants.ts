@@ -4,6 +4,7 @@ import { liveConversationCeiling } from '../shared/tenants/quotas';
 import { startTestGateway, type TestGateway } from '../test/support/local-runtime';
 import type { Figures } from './results-file';
 import { percentile } from './statistics';
+import * as store from '../shared/store/store';
 
 /** The noisy account's quota, and how much faster it sends (ten times). */
 const NOISY_RATE = 5;
@@ -90,16 +91,16 @@ async function paced(gateway: TestGateway, key: string, rate: number, seconds: n
 
 /** The largest fraction of the fleet the noisy account holds once the quiet one has asked for its share. */
 async function fleetShare(gateway: TestGateway): Promise<number> {
-  const store = gateway.runtime.local.gateway.store;
-  const ceiling = (accountId: string) => store.getAccount(accountId).then((account) => liveConversationCeiling(100_000, account?.quotas, FLEET_CAPACITY));
+  const table = gateway.runtime.local.gateway.table;
+  const ceiling = (accountId: string) => store.getAccount(table, accountId).then((account) => liveConversationCeiling(100_000, account?.quotas, FLEET_CAPACITY));
   let noisy = 0;
   // The noisy account asks for ten times the fleet; the first refusal ends its run (every later ask finds the same ceiling).
   for (let i = 0; i < FLEET_CAPACITY * NOISE_FACTOR; i += 1) {
-    if (!(await store.reserveLiveSlot('noisy', await ceiling('noisy')))) break;
+    if (!(await store.reserveLiveSlot(table, 'noisy', await ceiling('noisy')))) break;
     noisy += 1;
   }
   let quiet = 0;
-  for (let i = 0; i < FLEET_CAPACITY / 2; i += 1) if (await store.reserveLiveSlot('quiet', await ceiling('quiet'))) quiet += 1;
+  for (let i = 0; i < FLEET_CAPACITY / 2; i += 1) if (await store.reserveLiveSlot(table, 'quiet', await ceiling('quiet'))) quiet += 1;
   if (quiet < FLEET_CAPACITY / 2) return 1;
   return noisy / FLEET_CAPACITY;
 }

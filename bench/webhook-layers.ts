@@ -22,6 +22,7 @@ import { verifySignature } from '../shared/webhooks/signature';
 import { storeConnection } from '../test/support/stored-connection';
 import { startAwsHarness, webhookRequest } from '../test/webhooks/aws-harness';
 import { median } from './statistics';
+import * as store from '../shared/store/store';
 
 /**
  * What each layer of the webhook receiver costs per delivery: the receiver's own work, then the
@@ -46,7 +47,7 @@ export async function layerCosts(): Promise<Array<{ layer: string; medianUs: num
   try {
     const secret = `whsec_${randomBytes(18).toString('hex')}`;
     const at = new Date().toISOString();
-    await harness.gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(harness.gateway.table, { accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(harness.gateway, {
       accountId: 'bench',
       connector: 'payment',
@@ -139,7 +140,7 @@ export async function sideBySide(base: string): Promise<Array<{ tree: string; me
     gateways.useGateway(harness.gateway);
     const secret = `whsec_${randomBytes(18).toString('hex')}`;
     const at = new Date().toISOString();
-    await harness.gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(harness.gateway.table, { accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
     await support.storeConnection(harness.gateway, { accountId: 'bench', connector: 'payment', credentials: { secretKey: `rk_test_${randomBytes(18).toString('hex')}`, webhookSigningSecret: secret }, syncSettings: { method: 'webhooks' } });
     cache.forgetOpenedConnections(harness.gateway);
     const simulator = await simulators.startPaymentSimulator({ seed: 9 });

@@ -11,6 +11,7 @@ import { storeConnection } from '../test/support/stored-connection';
 import { startAwsHarness, webhookRequest } from '../test/webhooks/aws-harness';
 import type { Figures } from './results-file';
 import { median, percentile, round } from './statistics';
+import * as store from '../shared/store/store';
 
 /**
  * The webhook receiver, warm, beside the bare signature check it cannot do without. Run by
@@ -28,7 +29,7 @@ export async function receiverFigures(notes: string[]): Promise<Figures> {
     const secret = secretLike('whsec_');
     const at = new Date().toISOString();
     const { gateway } = harness;
-    await gateway.store.putAccount({ accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(gateway.table, { accountId: 'bench', name: 'bench', integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(gateway, {
       accountId: 'bench',
       connector: 'payment',

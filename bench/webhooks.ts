@@ -17,6 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { round } from './statistics';
 import { readPlace } from '../shared/reads/record-place';
+import * as store from '../shared/store/store';
 
 /**
  * The webhook path, measured:
@@ -42,7 +43,6 @@ export async function benchWebhooks(): Promise<{ figures: Figures; notes: string
   }
   return { figures, notes };
 }
-
 
 // ---------- the receiver ----------
 
@@ -183,10 +183,10 @@ async function connect(runtime: Awaited<ReturnType<typeof startLocalRuntime>>, p
   }
   const credentials = (await call('POST', '/api/v1/accounts/bench/connections/billing/webhook-credentials', user)) as { username: string; password: string };
   // The sandbox has no rate limit here; neither need the gateway's own budgets (a benchmark of the webhook path, not of the rate budget).
-  const store = runtime.local.gateway.store;
+  const table = runtime.local.gateway.table;
   for (const [connector, limit] of [['payment', { requestsPerSecond: 1000 }], ['billing', { requestsPerMinute: 3500 }]] as const) {
-    const connection = (await store.getConnection('bench', connector))!;
-    await store.putConnection({ ...connection, config: { ...connection.config, ...limit } });
+    const connection = (await store.getConnection(table, 'bench', connector))!;
+    await store.putConnection(table, { ...connection, config: { ...connection.config, ...limit } });
   }
   return { signingSecret, basic: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
 }
@@ -263,7 +263,7 @@ async function compare(
     const stored = new Map<string, string>();
     let startKey: string | undefined;
     do {
-      const page = await runtime.local.gateway.store.listRecords(await readPlace(runtime.local.gateway.store, 'bench', connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
+      const page = await store.listRecords(runtime.local.gateway.table, await readPlace(runtime.local.gateway.table, 'bench', connector, object), { limit: 1000, ...(startKey ? { startKey } : {}) });
       for (const record of page.records) stored.set(record.id, record.hash);
       startKey = page.nextStartKey;
     } while (startKey);

@@ -8,6 +8,7 @@ import { checkSettingsAtLoad } from '../shared/handler/settings-check';
 import { traces } from '../shared/handler/traces';
 import { recordMetric } from '../shared/metrics/gateway-metrics';
 import { signedKmsVault } from '../shared/vault/signed-kms-calls';
+import * as store from '../shared/store/store';
 
 const openDataSession: OpenDataSession = async ({ accountId, config, credentials, env }) => dataClient({ env, accountId, config, credentials });
 
@@ -26,7 +27,7 @@ export const handler = taskFunction(
     const services = gateway();
     const response = await ingestSqsBatch(event, {
       targetFor: connectionTargets(services, openDataSession),
-      recordCounts: (accountId, counts) => services.store.addDeliveryCounts(accountId, 'data', services.now(), counts),
+      recordCounts: (accountId, counts) => store.addDeliveryCounts(services.table, accountId, 'data', services.now(), counts),
     });
     const failed = response.batchItemFailures.length;
     recordMetric.ingestionRecords(event.Records.length - failed, failed);

@@ -7,7 +7,6 @@ import { countedPublisher } from '../shared/events/counted-publisher';
 import type { Gateway } from '../shared/gateway';
 import { syncJobGroup, type IngestionMessage, type SyncJob, type WebhookEventMessage } from '../shared/queues/messages';
 import { sdkTableClient } from '../shared/store/sdk-table-client';
-import { Store } from '../shared/store/store';
 import { openLocalKeyFile } from '../shared/vault/local-data-key-source';
 import type { DataKeySource } from '../shared/vault/data-key-source';
 import { Vault } from '../shared/vault/vault';
@@ -101,7 +100,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   // template (local/iam/), and refused with AccessDenied as AWS would.
   const gateway: Gateway = {
     env,
-    store: new Store({ client: sdkTableClient(withTableThroughput(guardDynamo(dynamo.client), options.tableWriteUnits)), tableName: dynamo.tableName }),
+    table: { client: sdkTableClient(withTableThroughput(guardDynamo(dynamo.client), options.tableWriteUnits)), tableName: dynamo.tableName },
     vault,
     queues: {
       syncJobs: guardQueue(queues.syncJobs, localArns.queues.syncJobs),

@@ -2,7 +2,7 @@ import { gatewayEnvironment, type GatewayEnvironment } from './config';
 import { countedPublisher } from './events/counted-publisher';
 import type { EventPublisher } from './events/gateway-event';
 import type { JobQueue, QueueMessage, QueueName } from './queues/messages';
-import { Store } from './store/store';
+import type { Table } from './store/table-access';
 import type { TableClient } from './store/table-client';
 import type { Vault } from './vault/vault';
 import type { PollerNotices } from './workflows/poller-notices';
@@ -15,7 +15,8 @@ import type { StateMachines } from './workflows/state-machines';
  */
 export interface Gateway {
   env: GatewayEnvironment;
-  store: Store;
+  /** The one table: the store's functions take it first (shared/store/store.ts). */
+  table: Table;
   /** The vault's operations (locally one vault per function, as each Lambda function has its own cache). */
   vault: Pick<Vault, 'seal' | 'open' | 'forget'>;
   queues: { [Q in QueueName]: JobQueue<QueueMessage<Q>> };
@@ -95,7 +96,7 @@ function awsGateway(env: GatewayEnvironment): Gateway {
   });
   return {
     env,
-    store: new Store({ client: provided('table', 'The table (DynamoDB)')(), tableName: required(env, 'TABLE_NAME') }),
+    table: { client: provided('table', 'The table (DynamoDB)')(), tableName: required(env, 'TABLE_NAME') },
     vault: {
       seal: (scope, credentials, options) => keys().seal(scope, credentials, options),
       open: (scope, sealed, options) => keys().open(scope, sealed, options),

@@ -3,6 +3,7 @@ import type { HttpRequest } from '../api/http';
 import { problems } from '../api/problem';
 import type { Gateway } from '../gateway';
 import { apiKeyMatches, hashApiKey, parseApiKey } from './api-key';
+import * as store from '../store/store';
 
 /** Verified keys are remembered briefly so a busy playbook costs one read a minute, not one per call. */
 const VERIFIED_FOR_MS = 60_000;
@@ -24,7 +25,7 @@ export async function playbookCaller(request: HttpRequest, gateway: Gateway): Pr
 
   const claimed = parseApiKey(key);
   if (!claimed) throw unauthorized;
-  const stored = await gateway.store.getApiKey(claimed.accountId, claimed.keyId);
+  const stored = await store.getApiKey(gateway.table, claimed.accountId, claimed.keyId);
   if (!stored || !apiKeyMatches(key, stored.hash)) throw unauthorized;
   const caller: Caller = { subject: `api-key:${claimed.keyId}`, accountId: claimed.accountId, operator: false, playbook: true };
   if (verified.size >= MAX_VERIFIED) {

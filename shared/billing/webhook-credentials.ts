@@ -8,6 +8,7 @@ import { VersionConflictError } from '../store/store';
 import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME, newWebhookCredentials } from '../webhooks/basic-credentials';
 import { sealWebhookSecret } from '../webhooks/webhook-secret';
 import { billingWebhookReceiver } from './webhook-receiver';
+import * as store from '../store/store';
 
 export const BillingWebhookCredentials = z
   .object({
@@ -32,7 +33,7 @@ export async function createBillingWebhookCredentials(gateway: Gateway, log: Log
   const scope = { accountId, connector: 'billing' } as const;
   const fresh = newWebhookCredentials(accountId);
   for (let attempt = 1; ; attempt += 1) {
-    const connection = await gateway.store.getConnection(accountId, 'billing');
+    const connection = await store.getConnection(gateway.table, accountId, 'billing');
     if (!connection) throw problems.notFound(`The billing connector is not connected for account ${accountId}: connect it first.`);
     const credentials = await gateway.vault.open(scope, connection.credentials);
     const withWebhook = { ...credentials, [WEBHOOK_USERNAME]: fresh.username, [WEBHOOK_PASSWORD]: fresh.password };
@@ -40,7 +41,7 @@ export async function createBillingWebhookCredentials(gateway: Gateway, log: Log
     // The receiver verifies with these alone, sealed apart (shared/webhooks/webhook-secret.ts).
     const webhookSecret = await sealWebhookSecret(gateway, scope, withWebhook, billingWebhookReceiver.secretFields);
     try {
-      await gateway.store.putConnection({
+      await store.putConnection(gateway.table, {
         ...connection,
         credentials: sealed,
         ...(webhookSecret ? { webhookSecret } : {}),

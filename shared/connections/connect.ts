@@ -14,6 +14,7 @@ import { connectors } from './registry';
 import { sealWebhookSecret } from '../webhooks/webhook-secret';
 import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
+import * as store from '../store/store';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
 function defaultSettings(connector: Pick<Connector, 'settings'>): Record<string, unknown> {
@@ -57,7 +58,7 @@ export async function connectAccount(
   const parsed = z.safeParse(form.input, body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
 
-  const existing = await gateway.store.getConnection(accountId, connector);
+  const existing = await store.getConnection(gateway.table, accountId, connector);
   const kept = existing ? await keptParts(gateway, existing, form.keptOnReconnect ?? []) : { credentials: {}, config: {}, maskedSecrets: {} };
   const parts = form.split(parsed.data, kept.credentials);
   if ((parsed.data as { authenticationMethod?: unknown }).authenticationMethod === 'authorization_code') {
@@ -93,7 +94,7 @@ export async function saveConnection(
   // connection is sharded, unless an earlier one's records still wait for their purge under that one key.
   const recordShards = existing
     ? existing.recordShards
-    : newConnectionShards(await gateway.store.hasLegacyRecords(accountId, connector, input.connector.sync?.objects ?? []));
+    : newConnectionShards(await store.hasLegacyRecords(gateway.table, accountId, connector, input.connector.sync?.objects ?? []));
   const connection: Connection = {
     accountId,
     connector,
@@ -109,10 +110,10 @@ export async function saveConnection(
     ...(recordShards === undefined ? {} : { recordShards }),
     version: existing?.version ?? 0,
   };
-  connection.version = await gateway.store.putConnection(connection);
+  connection.version = await store.putConnection(gateway.table, connection);
   gateway.vault.forget({ accountId, connector });
   // Another key or site may see other data: the next sync is full, and its sweep removes the rest.
-  if (existing) await gateway.store.deleteSyncCheckpoints(accountId, connector);
+  if (existing) await store.deleteSyncCheckpoints(gateway.table, accountId, connector);
   log.info('connection saved', { accountId, connector, reconnect: existing !== undefined, warnings: parts.warnings.length });
   return connection;
 }
@@ -126,7 +127,7 @@ async function keptParts(gateway: Gateway, existing: Connection, fields: readonl
 }
 
 export async function getConnectionView(gateway: Gateway, accountId: string, connector: ConnectorName, log: Logger): Promise<ConnectionView> {
-  const connection = await gateway.store.getConnection(accountId, connector);
+  const connection = await store.getConnection(gateway.table, accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
   // A connection stored before webhook secrets were sealed apart is migrated the first time it is viewed.
   await sealWebhookSecretApart(gateway, log, connection);
@@ -139,7 +140,7 @@ export async function getConnectionView(gateway: Gateway, accountId: string, con
  */
 export async function disconnectAccount(gateway: Gateway, log: Logger, accountId: string, connector: ConnectorName): Promise<void> {
   const definition = connectors.find(connector);
-  const connection = await gateway.store.getConnection(accountId, connector);
+  const connection = await store.getConnection(gateway.table, accountId, connector);
   if (connection && definition?.revoke) {
     // The platform-side grant goes too (spec general rule 3 works both ways); a failure must not keep the connection.
     try {
@@ -149,9 +150,9 @@ export async function disconnectAccount(gateway: Gateway, log: Logger, accountId
       log.warn('could not revoke the platform grant; the connection is removed anyway', { accountId, connector, error });
     }
   }
-  await gateway.store.deleteConnection(accountId, connector);
+  await store.deleteConnection(gateway.table, accountId, connector);
   gateway.vault.forget({ accountId, connector });
-  await gateway.store.deleteSyncCheckpoints(accountId, connector);
+  await store.deleteSyncCheckpoints(gateway.table, accountId, connector);
   const objects = definition?.sync?.objects ?? [];
   const requestedAt = new Date(gateway.now()).toISOString();
   await gateway.queues.syncJobs.send(objects.map((object) => ({ accountId, connector, object, trigger: 'purge' as const, requestedAt })));

@@ -7,6 +7,7 @@ import { VersionConflictError } from '../store/store';
 import { viewOf } from './connect';
 import { connectors } from './registry';
 import type { ConnectionView } from './connection-view';
+import * as store from '../store/store';
 
 /** Whether two settings select the same records: everything but when (frequency) and how (method). */
 function sameSelection(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
@@ -22,11 +23,11 @@ export async function saveSyncSettings(gateway: Gateway, accountId: string, conn
   const schema = connectors.get(connector).settings;
   const parsed = z.safeParse(schema, body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
-  const connection = await gateway.store.getConnection(accountId, connector);
+  const connection = await store.getConnection(gateway.table, accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
   const updated = { ...connection, syncSettings: { ...parsed.data }, updatedAt: new Date(gateway.now()).toISOString() };
   try {
-    updated.version = await gateway.store.putConnection(updated);
+    updated.version = await store.putConnection(gateway.table, updated);
   } catch (error) {
     if (error instanceof VersionConflictError) {
       throw problems.conflict('The connection changed while the settings were being saved.', 'Reload the connection and save the settings again.');
@@ -34,7 +35,7 @@ export async function saveSyncSettings(gateway: Gateway, accountId: string, conn
     throw error;
   }
   // Other objects or wider filters bring records no incremental window would: start over with a full sync.
-  if (!sameSelection(connection.syncSettings, updated.syncSettings)) await gateway.store.deleteSyncCheckpoints(accountId, connector);
+  if (!sameSelection(connection.syncSettings, updated.syncSettings)) await store.deleteSyncCheckpoints(gateway.table, accountId, connector);
   await connectors.get(connector).settingsChanged?.({ gateway, log, before: connection, after: updated });
   log.info('sync settings saved', { connector, settings: parsed.data });
   return viewOf(updated);

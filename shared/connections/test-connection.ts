@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
 import type { Connector } from './connector';
 import { ConnectionHealth } from './connection-view';
+import * as store from '../store/store';
 
 export const TestConnectionResult = z
   .object({
@@ -26,13 +27,13 @@ export async function testConnection(
   log: Logger,
 ): Promise<TestConnectionResult> {
   const connector = check.name;
-  const connection = await gateway.store.getConnection(accountId, connector);
+  const connection = await store.getConnection(gateway.table, accountId, connector);
   if (!connection) throw problems.notFound(`The ${connector} connector is not connected for account ${accountId}.`);
   const checkedAt = new Date(gateway.now()).toISOString();
   let result: TestConnectionResult;
   try {
     const credentials = await gateway.vault.open({ accountId, connector }, connection.credentials);
-    await check.testConnection({ accountId, env: gateway.env, config: connection.config, credentials, rateBuckets: gateway.store });
+    await check.testConnection({ accountId, env: gateway.env, config: connection.config, credentials, rateBuckets: store.rateBucketsIn(gateway.table) });
     result = { ok: true, health: { state: 'healthy', checkedAt } };
   } catch (error) {
     const problem = check.problem(error);
@@ -42,7 +43,7 @@ export async function testConnection(
       ...(problem.platformMessage ? { platformMessage: problem.platformMessage } : {}),
     };
   }
-  await gateway.store.updateConnectionHealth(accountId, connector, result.health);
+  await store.updateConnectionHealth(gateway.table, accountId, connector, result.health);
   log.info('connection tested', { connector, ok: result.ok, health: result.health.state });
   return result;
 }

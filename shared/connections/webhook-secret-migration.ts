@@ -4,6 +4,7 @@ import type { Connection } from '../store/items';
 import { VersionConflictError } from '../store/store';
 import { sealWebhookSecret } from '../webhooks/webhook-secret';
 import { connectors } from './registry';
+import * as store from '../store/store';
 
 /**
  * Migration of a connection stored before the webhook secret was sealed apart: the API opens its
@@ -18,7 +19,7 @@ export async function sealWebhookSecretApart(gateway: Gateway, log: Logger, conn
   if (!webhookSecret) return connection;
   try {
     const updated = { ...connection, webhookSecret };
-    updated.version = await gateway.store.putConnection(updated);
+    updated.version = await store.putConnection(gateway.table, updated);
     log.info('webhook secret sealed apart', scope);
     return updated;
   } catch (error) {

@@ -4,6 +4,7 @@ import type { EventReaction } from '../events/reactions';
 import type { EngagementEvent } from '../queues/messages';
 import { acceptEngagementEvents } from './delivery';
 import { allowsIngestion, DataSyncSettings } from './settings';
+import * as store from '../store/store';
 
 /**
  * The setting "conversation outcomes as engagement events" (`conversationEndedEvents`): each
@@ -40,7 +41,7 @@ export function engagementEventOf(event: GatewayEvent): EngagementEvent | undefi
 }
 
 export const conversationEndedReaction: EventReaction = async (event, { gateway, log }) => {
-  const connection = await gateway.store.getConnection(event.accountId, 'data');
+  const connection = await store.getConnection(gateway.table, event.accountId, 'data');
   if (!connection) return;
   const settings = DataSyncSettings.safeParse(connection.syncSettings);
   if (!settings.success || !settings.data.conversationEndedEvents) return;

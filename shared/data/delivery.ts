@@ -9,6 +9,7 @@ import type { SyncFrequency } from '../sync/sync-settings';
 import { dataClient } from './client';
 import { connectionTargets, countOutcomes, groupByAccount, ingestAccount, type IngestionItem, type OpenDataSession } from './ingestion';
 import { DataSyncSettings } from './settings';
+import * as store from '../store/store';
 
 /**
  * When accepted engagement events are sent, by the connection's Sync frequency:
@@ -45,9 +46,9 @@ export async function acceptEngagementEvents(
   events: readonly EngagementEvent[],
 ): Promise<{ accepted: number; held: boolean }> {
   const held = settings.frequency !== 'real_time';
-  if (held) await gateway.store.holdEvents(accountId, 'data', events, gateway.now(), randomUUID().slice(0, 8));
+  if (held) await store.holdEvents(gateway.table, accountId, 'data', events, gateway.now(), randomUUID().slice(0, 8));
   else await gateway.queues.ingestion.send(events.map((event) => ({ accountId, event })));
-  await gateway.store.addDeliveryCounts(accountId, 'data', gateway.now(), { accepted: events.length, ...(held ? { held: events.length } : {}) });
+  await store.addDeliveryCounts(gateway.table, accountId, 'data', gateway.now(), { accepted: events.length, ...(held ? { held: events.length } : {}) });
   return { accepted: events.length, held };
 }
 
@@ -60,7 +61,7 @@ export function heldEventJobs(settings: DataSyncSettings, frequency: SyncFrequen
 export async function sendHeldEvents(job: Pick<SyncJob, 'accountId'>, context: ScheduledWorkContext, options: { openSession?: OpenDataSession } = {}): Promise<{ more: boolean; sent: number }> {
   const { gateway, log } = context;
   const { accountId } = job;
-  if (!(await gateway.store.getConnection(accountId, 'data'))) {
+  if (!(await store.getConnection(gateway.table, accountId, 'data'))) {
     log.warn('held engagement events not sent: the account has no data connection; they stay held until it is connected again');
     return { more: false, sent: 0 };
   }
@@ -69,7 +70,7 @@ export async function sendHeldEvents(job: Pick<SyncJob, 'accountId'>, context: S
   let sent = 0;
   for (;;) {
     if (context.deadline !== undefined && gateway.now() > context.deadline - STOP_MARGIN_MS) return { more: true, sent };
-    const held = await gateway.store.listHeldEvents(accountId, 'data', ROUND);
+    const held = await store.listHeldEvents(gateway.table, accountId, 'data', ROUND);
     if (held.length === 0) return { more: false, sent };
 
     const items: IngestionItem[] = [];
@@ -88,9 +89,9 @@ export async function sendHeldEvents(job: Pick<SyncJob, 'accountId'>, context: S
     // Refused records go the dead-letter way of the real-time queue; then they leave the table.
     if (refused.length > 0) await gateway.queues.ingestion.send(refused);
     const done = outcomes.filter((o) => o.result !== 'retry').map((o) => o.messageId);
-    await gateway.store.releaseHeldEvents(accountId, 'data', [...done, ...unreadable]);
+    await store.releaseHeldEvents(gateway.table, accountId, 'data', [...done, ...unreadable]);
     const counts = countOutcomes(outcomes);
-    await gateway.store.addDeliveryCounts(accountId, 'data', gateway.now(), { sent: counts.sent, refused: counts.refused + counts.deadLettered, retried: counts.retried });
+    await store.addDeliveryCounts(gateway.table, accountId, 'data', gateway.now(), { sent: counts.sent, refused: counts.refused + counts.deadLettered, retried: counts.retried });
     sent += counts.sent;
     const retry = outcomes.find((o) => o.result === 'retry');
     if (retry && retry.result === 'retry') {

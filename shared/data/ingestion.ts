@@ -9,6 +9,7 @@ import { IngestionMessage, type EngagementEvent } from '../queues/messages';
 import type { Credentials } from '../vault/sealed-credentials';
 import type { DeliveryCounts } from '../store/store';
 import { DEFAULT_INGESTION_OBJECT, ENGAGEMENT_EVENT_FIELDS } from './ingestion-schema';
+import * as store from '../store/store';
 
 /**
  * Streaming ingestion of engagement events into the data platform: the ingestion queue's worker.
@@ -395,7 +396,7 @@ export type OpenDataSession = (connection: {
 /** Targets from the store: the account's data connection, its credentials opened by the vault. */
 export function connectionTargets(gateway: Gateway, openSession: OpenDataSession): TargetFor {
   return async (accountId) => {
-    const connection = await gateway.store.getConnection(accountId, 'data');
+    const connection = await store.getConnection(gateway.table, accountId, 'data');
     if (!connection) return undefined;
     const config = IngestionConfig.parse(connection.config);
     const credentials = await gateway.vault.open({ accountId, connector: 'data' }, connection.credentials);

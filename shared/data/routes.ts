@@ -33,6 +33,7 @@ import { json } from '../api/http';
 import { ProblemError, problems } from '../api/problem';
 import { route } from '../api/route';
 import { AccountParams } from '../api/routes/params';
+import * as store from '../store/store';
 
 /**
  * The data connector's routes. Playbooks (API keys): send engagement events and their typed
@@ -85,7 +86,7 @@ const READ_REMEDY = 'Set Sync direction to Read only or Read + Write and Data op
 const WRITE_REMEDY = 'Set Sync direction to Write only or Read + Write, Data operation to Ingest or Both, and include Engagement.';
 
 async function dataConnection(gateway: Gateway, accountId: string) {
-  const connection = await gateway.store.getConnection(accountId, 'data');
+  const connection = await store.getConnection(gateway.table, accountId, 'data');
   if (!connection) throw noDataConnection();
   return { connection, settings: DataSyncSettings.parse(connection.syncSettings) };
 }
@@ -131,7 +132,7 @@ async function dataReadProblem(gateway: Gateway, accountId: string, error: Platf
   const detail = problem.platformMessage ? `${problem.reason} The data platform said: ${problem.platformMessage}` : problem.reason;
   if (problem.health === 'needs_reconnect') {
     const checkedAt = new Date(gateway.now()).toISOString();
-    await gateway.store.updateConnectionHealth(accountId, 'data', { state: 'needs_reconnect', checkedAt, reason: problem.reason, remedy: problem.remedy });
+    await store.updateConnectionHealth(gateway.table, accountId, 'data', { state: 'needs_reconnect', checkedAt, reason: problem.reason, remedy: problem.remedy });
     return new ProblemError({
       type: 'urn:integration-gateway:problem:data-connection-needs-reconnect',
       title: 'The data connection needs attention',
@@ -348,7 +349,7 @@ export const dataRoutes = [
     response: { status: 200, description: 'An OpenAPI 3.0.3 document' },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      const connection = await gateway.store.getConnection(params.accountId, 'data');
+      const connection = await store.getConnection(gateway.table, params.accountId, 'data');
       const config = IngestionConfig.safeParse(connection?.config ?? {});
       return json(200, ingestionSchemaDocument(config.success ? config.data.ingestionObject : undefined));
     },
@@ -367,8 +368,8 @@ export const dataRoutes = [
       assertAccountAccess(caller, params.accountId);
       const { settings } = await dataConnection(gateway, params.accountId);
       const [heldNow, hours] = await Promise.all([
-        gateway.store.countHeldEvents(params.accountId, 'data'),
-        gateway.store.listDeliveryCounts(params.accountId, 'data', gateway.now() - (query.hours - 1) * 3_600_000),
+        store.countHeldEvents(gateway.table, params.accountId, 'data'),
+        store.listDeliveryCounts(gateway.table, params.accountId, 'data', gateway.now() - (query.hours - 1) * 3_600_000),
       ]);
       return { frequency: settings.frequency, heldNow, hours };
     },

@@ -8,6 +8,8 @@ import { log as rootLog, type Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
 import type { SyncRunResult } from '../sync/run-sync-job';
 import { bucketOf, dayOf, deliveryOfClaim, firstAgentMessageSeconds, refusalReasonOf, tallyConversationEvents } from './history-decisions';
+import * as store from '../store/store';
+import { History } from './history-store';
 
 /**
  * What the functions that do the work call to keep history: one call each, at the point where the
@@ -44,10 +46,10 @@ export function syncRunRecorder(gateway: Gateway, platforms: Platforms, job: Syn
         'the sync run',
         async () => {
           if (result.outcome === 'skipped') return;
-          const checkpoint = await gateway.store.getSyncCheckpoint(job.accountId, job.connector, job.object);
+          const checkpoint = await store.getSyncCheckpoint(gateway.table, job.accountId, job.connector, job.object);
           if (!checkpoint?.lastRunStartedAt) return;
           const pages = result.outcome === 'failed' ? 0 : result.pages;
-          await gateway.store.history.recordSyncRun({
+          await new History(gateway.table).recordSyncRun({
             accountId: job.accountId,
             connector: job.connector,
             object: job.object,
@@ -71,14 +73,14 @@ export function countWebhookRefusal(gateway: Gateway, accountId: string | undefi
   const problem = typeof error === 'object' && error !== null && 'problem' in error ? (error as { problem: { type?: string; status?: number } }).problem : undefined;
   const reason = refusalReasonOf(problem);
   if (!reason || !accountId || !AccountId.safeParse(accountId).success) return Promise.resolve();
-  return bestEffort('a refused webhook', () => gateway.store.history.countDelivery(accountId, connector, gateway.now(), { refused: reason }));
+  return bestEffort('a refused webhook', () => new History(gateway.table).countDelivery(accountId, connector, gateway.now(), { refused: reason }));
 }
 
 /** The event worker claimed a verified delivery: a new event, or a duplicate of one handled before. */
 export function countClaimedDelivery(gateway: Gateway, message: { accountId: string; connector: ConnectorName; receivedAt: string }, claim: { outcome: string; attempts?: number }): Promise<void> {
   const delivery = deliveryOfClaim(claim);
   if (!delivery) return Promise.resolve();
-  return bestEffort('a webhook delivery', () => gateway.store.history.countDelivery(message.accountId, message.connector, Date.parse(message.receivedAt), delivery));
+  return bestEffort('a webhook delivery', () => new History(gateway.table).countDelivery(message.accountId, message.connector, Date.parse(message.receivedAt), delivery));
 }
 
 /**
@@ -96,10 +98,10 @@ export async function countConversationEvents(gateway: Gateway, events: readonly
         if (event.type !== 'conversation.ended' || event.accountId !== tally.accountId || dayOf(Date.parse(event.occurredAt)) !== tally.day) continue;
         const { conversationId, startedAt } = event.data as { conversationId?: string; startedAt?: string };
         if (!conversationId || !startedAt) continue;
-        const seconds = firstAgentMessageSeconds(startedAt, await gateway.store.listMessages(tally.accountId, conversationId));
+        const seconds = firstAgentMessageSeconds(startedAt, await store.listMessages(gateway.table, tally.accountId, conversationId));
         if (seconds !== undefined) buckets.push(bucketOf(seconds));
       }
-      await gateway.store.history.countConversations(tally, buckets);
+      await new History(gateway.table).countConversations(tally, buckets);
     }
   });
 }

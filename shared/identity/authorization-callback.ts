@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { browserBindingCookie, browserBindingHash, browserBindingOf } from './authorization';
 import { authorizationCodeGrant } from './identity-client';
 import { identityProblem } from './identity-problems';
+import * as store from '../store/store';
 
 /**
  * The OAuth callbacks (`/auth/crmmessaging/callback`, `/auth/crmdata/callback`): the browser comes
@@ -72,7 +73,7 @@ async function finish(gateway: Gateway, request: HttpRequest, connector: Authori
   const state = request.query.state;
   if (!state) return refusalPage(400, 'This sign-in cannot be finished', `The address has no state, so it did not come from a sign-in the gateway started. ${startAgain}`, dashboard);
 
-  const pending = await gateway.store.takePendingAuthorization(state, new Date(gateway.now()), { connector: connector.name });
+  const pending = await store.takePendingAuthorization(gateway.table, state, new Date(gateway.now()), { connector: connector.name });
   if (!pending) {
     log.info('authorization refused', { connector: connector.name, reason: 'unknown, expired, used or other-connector state' });
     return refusalPage(
@@ -93,7 +94,7 @@ async function finish(gateway: Gateway, request: HttpRequest, connector: Authori
       dashboard,
     );
   }
-  const account = await gateway.store.getAccount(accountId);
+  const account = await store.getAccount(gateway.table, accountId);
   if (!account?.integrationsEnabled) {
     flowLog.info('authorization refused', { reason: 'integrations switched off' });
     return refusalPage(403, 'Integrations are not enabled', 'The Integrations section is not enabled for this account: nothing was saved. Ask your support contact to enable Integrations for the account.', dashboard);
@@ -132,7 +133,7 @@ async function finish(gateway: Gateway, request: HttpRequest, connector: Authori
     return back(false, 'The platform gave no refresh token: add the refresh_token and offline_access scopes to the OAuth client, then connect again.');
   }
 
-  const existing = await gateway.store.getConnection(accountId, connector.name);
+  const existing = await store.getConnection(gateway.table, accountId, connector.name);
   await saveConnection(gateway, flowLog, { accountId, connector, existing, parts: { config: formConfig(pending.config), credentials: { ...formCredentials, refreshToken }, warnings: [] } });
   const tested = await testConnection(gateway, accountId, connector, flowLog);
   flowLog.info('authorization finished', { tested: tested.ok });

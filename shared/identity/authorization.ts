@@ -6,6 +6,7 @@ import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { problems } from '../api/problem';
 import { authorizeAddress } from './identity-client';
+import * as store from '../store/store';
 
 /**
  * The start of the authorization code flow (spec Authentication, messaging rule 4 and data rule 1;
@@ -104,7 +105,7 @@ export async function startAuthorization(
   const callbackUrl = `${input.baseUrl.replace(/\/+$/, '')}${support.callbackPath}`;
   const expiresAtSeconds = Math.floor(gateway.now() / 1000) + AUTHORIZATION_LIFETIME_SECONDS;
   const returnTo = safeReturnTo(input.returnTo);
-  await gateway.store.putPendingAuthorization({
+  await store.putPendingAuthorization(gateway.table, {
     state,
     accountId,
     connector: connector.name,

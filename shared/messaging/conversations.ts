@@ -16,6 +16,7 @@ import { conversationTransport, messagingApiEndpoint } from './transports';
 import { keepsMessageType, MessagingSettings } from './settings';
 import { MAX_POLLER_SHARDS, plannedPerPoller } from './fleet';
 import { liveConversationCeiling } from '../tenants/quotas';
+import * as store from '../store/store';
 
 export { openSessionToken, sealSessionToken } from './session-tokens';
 export { conversationSession } from './transports';
@@ -47,7 +48,7 @@ export interface MessagingConnection {
 
 /** The account's messaging connection, its settings and an identity session; 404 without one. */
 export async function messagingConnection(gateway: Gateway, accountId: string): Promise<MessagingConnection> {
-  const connection = await gateway.store.getConnection(accountId, 'messaging');
+  const connection = await store.getConnection(gateway.table, accountId, 'messaging');
   if (!connection) throw problems.notFound('The account has no messaging connection: connect the messaging platform under Integrations.');
   const settings = MessagingSettings.parse(connection.syncSettings ?? {});
   const credentials = await gateway.vault.open({ accountId, connector: 'messaging' }, connection.credentials);
@@ -57,7 +58,7 @@ export async function messagingConnection(gateway: Gateway, accountId: string): 
 
 /** The settings alone (the poller reads them per conversation; no credentials opened). */
 export async function messagingSettings(gateway: Gateway, accountId: string): Promise<MessagingSettings> {
-  const connection = await gateway.store.getConnection(accountId, 'messaging');
+  const connection = await store.getConnection(gateway.table, accountId, 'messaging');
   return MessagingSettings.parse(connection?.syncSettings ?? {});
 }
 
@@ -153,10 +154,10 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
   const details = prechatDetails(settings, input.prechat);
 
   const fleetCapacity = MAX_POLLER_SHARDS * plannedPerPoller(gateway.env.POLLER_CAPACITY);
-  const cap = liveConversationCeiling(settings.maxConcurrentConversations, (await gateway.store.getAccount(accountId))?.quotas, fleetCapacity);
+  const cap = liveConversationCeiling(settings.maxConcurrentConversations, (await store.getAccount(gateway.table, accountId))?.quotas, fleetCapacity);
   if (
-    !(await gateway.store.reserveLiveSlot(accountId, cap)) &&
-    !((await gateway.store.recountLiveSlots(accountId)) < cap && (await gateway.store.reserveLiveSlot(accountId, cap)))
+    !(await store.reserveLiveSlot(gateway.table, accountId, cap)) &&
+    !((await store.recountLiveSlots(gateway.table, accountId)) < cap && (await store.reserveLiveSlot(gateway.table, accountId, cap)))
   ) {
     throw new ProblemError(
       {
@@ -179,7 +180,7 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
       prechatDetails: details,
     });
   } catch (error) {
-    await gateway.store.releaseLiveSlot(accountId);
+    await store.releaseLiveSlot(gateway.table, accountId);
     throw platformProblem(error);
   }
 
@@ -204,8 +205,8 @@ export async function startConversation(gateway: Gateway, accountId: string, inp
     updatedAt: at,
     version: 0,
   };
-  await gateway.store.putConversation(conversation);
-  await gateway.store.putLiveConversation({
+  await store.putConversation(gateway.table, conversation);
+  await store.putLiveConversation(gateway.table, {
     accountId,
     conversationId,
     ack: -1,
@@ -252,15 +253,15 @@ export function lifecycleName(accountId: string, conversationId: string): string
 /** Starts a fleet execution unless one holds the fleet's lease (one start per few seconds, fleet-wide). */
 export async function ensureFleetRunning(gateway: Gateway): Promise<void> {
   const now = gateway.now();
-  const fleet = await gateway.store.getFleetLease();
+  const fleet = await store.getFleetLease(gateway.table);
   if (fleet && fleet.until > now) return;
-  if (await gateway.store.takeFleetTurn('start', now, 5_000)) await gateway.stateMachines.startFleet({ startedBy: 'conversation' });
+  if (await store.takeFleetTurn(gateway.table, 'start', now, 5_000)) await gateway.stateMachines.startFleet({ startedBy: 'conversation' });
 }
 
 // ---- reads ----
 
 export async function conversationOf(gateway: Gateway, accountId: string, conversationId: string): Promise<Conversation> {
-  const conversation = /^[A-Za-z0-9_-]{1,64}$/.test(conversationId) ? await gateway.store.getConversation(accountId, conversationId) : undefined;
+  const conversation = /^[A-Za-z0-9_-]{1,64}$/.test(conversationId) ? await store.getConversation(gateway.table, accountId, conversationId) : undefined;
   // Another account's id is simply not found: the key includes the account.
   if (!conversation) throw problems.notFound('No conversation with that id.');
   return conversation;
@@ -344,8 +345,8 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
     ...(input.media ? { details: { media: input.media } } : {}),
     sentAt: new Date(now).toISOString(),
   } as const;
-  if (!(await gateway.store.claimSentMessage(claim))) {
-    const existing = await gateway.store.getSentMessage(accountId, conversationId, messageId);
+  if (!(await store.claimSentMessage(gateway.table, claim))) {
+    const existing = await store.getSentMessage(gateway.table, accountId, conversationId, messageId);
     if (existing?.status === 'sent') return { id: messageId, status: 'sent', type: existing.type, sentAt: existing.sentAt };
     throw problems.conflict('A send with this clientMessageId is in progress.', 'Wait for its answer before retrying.');
   }
@@ -356,12 +357,12 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
     const session = await conversationTransport(gateway, conversation, instanceUrl, { settings });
     ({ platformMessageId } = await session.send(input.text !== undefined ? { text: input.text } : { media: input.media! }));
   } catch (error) {
-    await gateway.store.deleteSentMessage(accountId, conversationId, messageId);
+    await store.deleteSentMessage(gateway.table, accountId, conversationId, messageId);
     throw await conversationCallProblem(gateway, conversation, error, log);
   }
   const sent = { ...claim, status: 'sent' as const, ...(platformMessageId ? { platformMessageId } : {}) };
   if (keepsMessageType(settings, type)) {
-    await gateway.store.putSentMessage(sent);
+    await store.putSentMessage(gateway.table, sent);
     await publishConversationEvents(gateway, [
       conversationEvent(
         'message.sent',
@@ -381,7 +382,7 @@ export async function sendMessage(gateway: Gateway, accountId: string, conversat
     ]);
   } else {
     // Sent, but the message types setting keeps no message of this type.
-    await gateway.store.deleteSentMessage(accountId, conversationId, messageId);
+    await store.deleteSentMessage(gateway.table, accountId, conversationId, messageId);
   }
   return { id: messageId, status: 'sent', type, sentAt: sent.sentAt };
 }
@@ -443,7 +444,7 @@ export async function handOff(
   const settings = await messagingSettings(gateway, accountId);
   const queue = input.queue ?? settings.handoffQueue;
   const at = new Date(gateway.now()).toISOString();
-  const marked = await gateway.store.updateConversation(accountId, conversationId, {
+  const marked = await store.updateConversation(gateway.table, accountId, conversationId, {
     set: { handedOff: { at, queue }, updatedAt: at },
     whenStateIn: LIVE_STATES,
     whenAbsent: 'handedOff',
@@ -454,7 +455,7 @@ export async function handOff(
     await session.route(queue);
   } catch (error) {
     // Not routed: the playbook keeps the conversation.
-    await gateway.store.updateConversation(accountId, conversationId, { remove: ['handedOff'] });
+    await store.updateConversation(gateway.table, accountId, conversationId, { remove: ['handedOff'] });
     throw await conversationCallProblem(gateway, conversation, error, log);
   }
   await publishConversationEvents(gateway, [conversationEvent('conversation.handed_off', marked, { queue }, { occurredAt: at })]);
@@ -490,13 +491,13 @@ export async function finishConversation(
 ): Promise<Conversation | undefined> {
   const now = gateway.now();
   const endedAt = new Date(now).toISOString();
-  const done = await gateway.store.updateConversation(conversation.accountId, conversation.conversationId, {
+  const done = await store.updateConversation(gateway.table, conversation.accountId, conversation.conversationId, {
     set: { state: 'ended', endReason: reason, endedAt, updatedAt: endedAt },
     whenStateIn: LIVE_STATES,
   });
   if (!done) return undefined;
-  await gateway.store.deleteLiveConversation(done.accountId, done.conversationId);
-  await gateway.store.releaseLiveSlot(done.accountId);
+  await store.deleteLiveConversation(gateway.table, done.accountId, done.conversationId);
+  await store.releaseLiveSlot(gateway.table, done.accountId);
   const events = [];
   if (reason === 'session_expired') events.push(conversationEvent('conversation.expired', done, { remedy: SESSION_EXPIRED_REMEDY }, { occurredAt: endedAt }));
   events.push(

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import { recordMetric } from '../metrics/gateway-metrics';
+import * as store from '../store/store';
 
 /**
  * The poller fleet (lib/conversations.ts, the fleet state machine): each round, Plan sizes the
@@ -94,14 +95,14 @@ export function surgeEndsAt(now: number, fleetUntil: number | undefined, runMs: 
 export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPlanInput>, options: { maxShards: number; log: Logger }): Promise<FleetPlan> {
   const env = gateway.env;
   const runMs = env.POLLER_RUN_SECONDS * 1000;
-  let live = await gateway.store.countLiveConversations();
+  let live = await store.countLiveConversations(gateway.table);
   // Only while something is live: an idle stack pays for no metric series.
   if (live > 0) recordMetric.liveConversations(live);
   if (live === 0) {
     // Stop, then look once more: a conversation started while the lease was still held finds the
     // fleet stopped and starts a new one, or is counted here.
-    await gateway.store.releaseFleetLease(input.executionId);
-    live = await gateway.store.countLiveConversations();
+    await store.releaseFleetLease(gateway.table, input.executionId);
+    live = await store.countLiveConversations(gateway.table);
     if (live === 0) {
       options.log.info('poller fleet idle', { executionId: input.executionId });
       return { run: false, active: 0, shards: [] };
@@ -109,7 +110,7 @@ export async function planFleet(gateway: Gateway, input: z.infer<typeof FleetPla
   }
   const now = gateway.now();
   const shards = shardCount(live, env.POLLER_CAPACITY, options.maxShards);
-  const lease = await gateway.store.claimFleetLease({
+  const lease = await store.claimFleetLease(gateway.table, {
     executionId: input.executionId,
     now,
     until: now + runMs + FLEET_LEASE_MARGIN_MS,

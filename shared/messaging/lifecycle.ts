@@ -10,6 +10,7 @@ import { ensureFleetRunning, finishConversation, instanceUrlOf, messagingConnect
 import type { MessagingSettings } from './settings';
 import { chronological, formatTranscript, type ConversationEntry } from './transcript';
 import { conversationTransport } from './transports';
+import * as store from '../store/store';
 
 /**
  * The steps of a conversation's lifecycle execution (lib/conversations.ts): start → (wait on a
@@ -34,7 +35,7 @@ export const TRANSCRIPT_FIELD_REMEDY =
 
 export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, log: Logger): Promise<Record<string, unknown>> {
   const { accountId, conversationId } = event.input;
-  const conversation = await gateway.store.getConversation(accountId, conversationId);
+  const conversation = await store.getConversation(gateway.table, accountId, conversationId);
   if (!conversation) throw new Error(`conversation ${conversationId} of account ${accountId} is not stored`);
   switch (event.step) {
     case 'start':
@@ -42,7 +43,7 @@ export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, l
       if (LIVE_STATES.includes(conversation.state)) await ensureFleetRunning(gateway);
       return { state: conversation.state };
     case 'await-end': {
-      const waiting = await gateway.store.updateConversation(accountId, conversationId, { set: { taskToken: event.taskToken }, whenStateIn: LIVE_STATES });
+      const waiting = await store.updateConversation(gateway.table, accountId, conversationId, { set: { taskToken: event.taskToken }, whenStateIn: LIVE_STATES });
       // Already over (a short chat ended before this step ran): answer the token at once.
       if (!waiting) await gateway.stateMachines.sendTaskSuccess(event.taskToken, { reason: conversation.endReason ?? 'ended' });
       return {};
@@ -57,7 +58,7 @@ export async function runLifecycleStep(gateway: Gateway, event: LifecycleStep, l
     case 'mark-failed': {
       if (LIVE_STATES.includes(conversation.state)) await finishConversation(gateway, conversation, 'failed', log);
       const at = new Date(gateway.now()).toISOString();
-      await gateway.store.updateConversation(accountId, conversationId, { set: { state: 'failed', updatedAt: at }, whenStateIn: ['ended'] });
+      await store.updateConversation(gateway.table, accountId, conversationId, { set: { state: 'failed', updatedAt: at }, whenStateIn: ['ended'] });
       log.error('conversation lifecycle failed', { conversationId, error: event.input.error });
       return {};
     }
@@ -100,14 +101,14 @@ export async function storeTranscript(gateway: Gateway, conversation: Conversati
   const at = new Date(gateway.now()).toISOString();
   if (settings.transcriptStorage === 'disabled') {
     const outcome: TranscriptOutcome = { state: 'disabled', at };
-    await gateway.store.updateConversation(accountId, conversationId, { set: { transcript: outcome, updatedAt: at } });
+    await store.updateConversation(gateway.table, accountId, conversationId, { set: { transcript: outcome, updatedAt: at } });
     return outcome;
   }
   const entries =
     (await platformRecord(gateway, conversation, settings, log)) ??
-    chronological(await gateway.store.listMessages(accountId, conversationId), await gateway.store.listSentMessages(accountId, conversationId));
+    chronological(await store.listMessages(gateway.table, accountId, conversationId), await store.listSentMessages(gateway.table, accountId, conversationId));
   const text = formatTranscript(entries);
-  await gateway.store.putTranscript({ accountId, conversationId, text, entries: entries.length, assembledAt: at });
+  await store.putTranscript(gateway.table, { accountId, conversationId, text, entries: entries.length, assembledAt: at });
 
   const field = settings.transcriptField;
   let outcome: TranscriptOutcome;
@@ -129,14 +130,14 @@ export async function storeTranscript(gateway: Gateway, conversation: Conversati
     if (!(error instanceof PlatformError) || error.status !== 400 || !/INVALID_FIELD|No such column/i.test(`${error.platformCode} ${error.platformMessage}`))
       throw error;
     outcome = { state: 'field_missing', at, field, reason: `MessagingSession has no field ${field} the gateway may write.`, remedy: TRANSCRIPT_FIELD_REMEDY };
-    await gateway.store.updateConnectionHealth(accountId, 'messaging', {
+    await store.updateConnectionHealth(gateway.table, accountId, 'messaging', {
       state: 'degraded',
       checkedAt: at,
       reason: outcome.reason,
       remedy: TRANSCRIPT_FIELD_REMEDY,
     });
   }
-  await gateway.store.updateConversation(accountId, conversationId, {
+  await store.updateConversation(gateway.table, accountId, conversationId, {
     set: { transcript: outcome, state: 'transcribed', updatedAt: at },
     whenStateIn: ['ended'],
   });

@@ -6,6 +6,7 @@ import { conversationEvent, publishConversationEvents } from './conversation-eve
 import { finishConversation } from './conversations';
 import type { EventBatch, TransportMessage } from './conversation-transport';
 import { keepsMessageType, type MessagingSettings } from './settings';
+import * as store from '../store/store';
 
 /** What applying events needs of the poller run holding the conversation. */
 export interface ApplyContext {
@@ -42,7 +43,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
     if (effect === 'ended') lifecycle = { ...lifecycle, ended: read };
     if (!keepsMessageType(settings, message.type)) continue;
     context.guard();
-    await context.gateway.store.appendMessage(conversation.accountId, conversation.conversationId, sequence, message);
+    await store.appendMessage(context.gateway.table, conversation.accountId, conversation.conversationId, sequence, message);
     events.push(
       conversationEvent(
         'message.received',
@@ -66,7 +67,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
   const now = new Date(context.gateway.now()).toISOString();
   let current = conversation;
   if (lifecycle.queued) {
-    const queued = await context.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'queued', 'active'] });
+    const queued = await store.updateConversation(context.gateway.table, conversation.accountId, conversation.conversationId, { set: { state: 'queued', updatedAt: now }, whenStateIn: ['starting', 'queued', 'active'] });
     if (queued) {
       current = queued;
       const details = lifecycle.queued.details ?? {};
@@ -82,7 +83,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
   }
   if (lifecycle.agent) {
     const agentName = typeof lifecycle.agent.details?.senderName === 'string' ? lifecycle.agent.details.senderName : undefined;
-    const active = await context.gateway.store.updateConversation(conversation.accountId, conversation.conversationId, { set: { state: 'active', updatedAt: now, ...(agentName ? { agentName } : {}) }, whenStateIn: ['starting', 'queued', 'active'] });
+    const active = await store.updateConversation(context.gateway.table, conversation.accountId, conversation.conversationId, { set: { state: 'active', updatedAt: now, ...(agentName ? { agentName } : {}) }, whenStateIn: ['starting', 'queued', 'active'] });
     if (active) {
       current = active;
       events.push(conversationEvent('agent.joined', active, agentName ? { agentName } : {}, { occurredAt: lifecycle.agent.sentAt, idSuffix: `agent-${at.agent}` }));
@@ -93,7 +94,7 @@ export async function applyEvents(context: ApplyContext, conversation: Conversat
   context.stats.delivered += answer.events.length;
   recordMetric.messagesDelivered(events.length);
   context.guard();
-  if (!(await context.gateway.store.advanceAck(conversation.accountId, conversation.conversationId, context.runId, answer.position.sequence, answer.position.eventId))) return 'lost';
+  if (!(await store.advanceAck(context.gateway.table, conversation.accountId, conversation.conversationId, context.runId, answer.position.sequence, answer.position.eventId))) return 'lost';
   if (lifecycle.ended) {
     context.guard();
     await finishConversation(context.gateway, current, lifecycle.ended.endedBy ?? 'system', context.log);

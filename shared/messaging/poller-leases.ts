@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger';
 import type { Conversation, LiveConversation, PollerRun as PollerRunItem } from '../store/items';
 import { adopterOf, handoverWaitMs, MAX_ADOPTION_CHAIN, takeover } from './lease-decisions';
 import type { MessagingSettings } from './settings';
+import * as store from '../store/store';
 
 /**
  * Lease ownership of a poller run: its heartbeat (one write renews every lease), the fence (it stops
@@ -171,7 +172,7 @@ export abstract class PollerLeases {
   /** Renews every lease; `lastBeatSentAt` moves only once the write succeeded (to when it was sent). */
   protected async beat(now: number): Promise<void> {
     if (this.killed) throw new Killed('killed');
-    await this.gateway.store.beatPollerRun({ runId: this.runId, renewedAt: now, until: now + this.leaseMs, shard: this.options.shard });
+    await store.beatPollerRun(this.gateway.table, { runId: this.runId, renewedAt: now, until: now + this.leaseMs, shard: this.options.shard });
     this.lastBeatSentAt = Math.max(this.lastBeatSentAt, now);
   }
 
@@ -226,7 +227,7 @@ export abstract class PollerLeases {
     this.claiming++;
     let live: LiveConversation | undefined;
     try {
-      live = await this.gateway.store.claimConversationLease(accountId, conversationId, {
+      live = await store.claimConversationLease(this.gateway.table, accountId, conversationId, {
         owner: this.runId,
         now,
         // The hard bound: past the run's end (and the Lambda's own limit), whatever the heartbeat says.
@@ -280,7 +281,7 @@ export abstract class PollerLeases {
     held.renaming ??= (async () => {
       const { accountId, conversationId } = held.live;
       this.guard();
-      const renamed = await this.gateway.store.claimConversationLease(accountId, conversationId, { owner: this.runId, now: this.gateway.now(), expiresAt: this.options.endsAt + this.leaseMs, lapsedOwner: held.owner });
+      const renamed = await store.claimConversationLease(this.gateway.table, accountId, conversationId, { owner: this.runId, now: this.gateway.now(), expiresAt: this.options.endsAt + this.leaseMs, lapsedOwner: held.owner });
       if (!renamed) return false;
       held.owner = this.runId;
       clearTimeout(held.renameDeadline);
@@ -309,9 +310,9 @@ export abstract class PollerLeases {
   protected async claimTold(accountId: string, conversationId: string): Promise<Held | undefined> {
     const held = await this.claim(accountId, conversationId);
     if (held || !this.hasRoom()) return held;
-    const live = await this.gateway.store.getLiveConversation(accountId, conversationId);
+    const live = await store.getLiveConversation(this.gateway.table, accountId, conversationId);
     if (!live?.leaseOwner || live.leaseOwner === this.runId) return undefined;
-    const holder = await this.leaseHolder(live.leaseOwner, (runId) => this.gateway.store.getPollerRun(runId));
+    const holder = await this.leaseHolder(live.leaseOwner, (runId) => store.getPollerRun(this.gateway.table, runId));
     if (holder.runId === this.runId) return undefined;
     const free = takeover(live, holder.run, this.gateway.now(), this.skewMs);
     return free?.lapsedOwner ? this.claim(accountId, conversationId, free.lapsedOwner, undefined, free.releasedAt) : undefined;

@@ -2,6 +2,7 @@ import { CLAIMED_ONE_BY_ONE, type Conversation, type LiveConversation, type Poll
 import { plannedPerPoller } from './fleet';
 import { accountSpread, adoptionPlan, noticesToClaim, preferredShard, surgeWanted, takeover } from './lease-decisions';
 import { period, PollerLeases } from './poller-leases';
+import * as store from '../store/store';
 
 /**
  * What a poller run takes: conversations the fleet is told of (notices), and what a listing finds
@@ -79,7 +80,7 @@ export abstract class PollerSweep extends PollerLeases {
    */
   protected async lapsedRuns(now: number): Promise<string[]> {
     this.guard();
-    const runs = await this.gateway.store.listPollerRuns();
+    const runs = await store.listPollerRuns(this.gateway.table);
     const waitMs = period(this.heartbeatMs);
     return runs
       .filter((run) => {
@@ -102,7 +103,7 @@ export abstract class PollerSweep extends PollerLeases {
     const { shard, shards } = this.options;
     const plan = adoptionPlan({ runs, shard, shards, room: this.room, capacity: this.capacity, keepFree: this.capacity - plannedPerPoller(this.capacity), now, waitMs: period(this.heartbeatMs) });
     const settle = async (runId: string, by: string) => {
-      if (await this.gateway.store.adoptPollerRun(runId, by)) {
+      if (await store.adoptPollerRun(this.gateway.table, runId, by)) {
         const run = runs.find((candidate) => candidate.runId === runId)!;
         runOf.set(runId, Promise.resolve({ ...run, adoptedBy: by }));
         if (by === this.runId) this.stats.adoptedRuns++;
@@ -110,7 +111,7 @@ export abstract class PollerSweep extends PollerLeases {
         else if (plan.noRoom.includes(runId)) marked.add(runId);
       } else {
         // Another run adopted it (or marked it) first: look again at what it decided.
-        runOf.set(runId, this.gateway.store.getPollerRun(runId));
+        runOf.set(runId, store.getPollerRun(this.gateway.table, runId));
       }
     };
     await Promise.all([...plan.adopt.map((runId) => settle(runId, this.runId)), ...plan.oneByOne.map((runId) => settle(runId, CLAIMED_ONE_BY_ONE))]);
@@ -125,10 +126,10 @@ export abstract class PollerSweep extends PollerLeases {
     // The runs' heartbeats, read once before the listing: which ended runs this listing covers (an
     // ended run's leases all name it before its item says it ended), who holds what, and (after the
     // claims) which lapsed or ended runs' items can go. Neither comes back to life.
-    const runs = (await this.gateway.store.listPollerRuns()).filter((run) => run.runId !== this.runId);
+    const runs = (await store.listPollerRuns(this.gateway.table)).filter((run) => run.runId !== this.runId);
     const runOf = new Map<string, Promise<PollerRunItem | undefined>>(runs.map((run) => [run.runId, Promise.resolve(run)]));
     const ownerOf = (runId: string) => {
-      if (!runOf.has(runId)) runOf.set(runId, this.gateway.store.getPollerRun(runId));
+      if (!runOf.has(runId)) runOf.set(runId, store.getPollerRun(this.gateway.table, runId));
       return runOf.get(runId)!;
     };
     // Each lease owner's holder, resolved once a sweep (after the adoptions below, which it reads).
@@ -137,7 +138,7 @@ export abstract class PollerSweep extends PollerLeases {
       if (!holders.has(owner)) holders.set(owner, this.leaseHolder(owner, ownerOf));
       return holders.get(owner)!;
     };
-    const listed = await this.gateway.store.listLiveConversations();
+    const listed = await store.listLiveConversations(this.gateway.table);
     for (const run of runs) {
       if (run.endedAt === undefined) continue;
       this.listedAfterEnd.add(run.runId);
@@ -183,7 +184,7 @@ export abstract class PollerSweep extends PollerLeases {
     // Their conversations read together first (a handover's hundreds in a few requests, not one each):
     // read after the listing, so after their last holder's release and its last write.
     const reading = [...adopted.map(({ live }) => live), ...ready.slice(0, Math.max(0, this.room - adopted.length)).map(({ live }) => live)];
-    const conversations = reading.length > 0 ? await this.gateway.store.getConversations(reading) : new Map<string, Conversation>();
+    const conversations = reading.length > 0 ? await store.getConversations(this.gateway.table, reading) : new Map<string, Conversation>();
     const conversationOf = (live: LiveConversation) => conversations.get(`${live.accountId}/${live.conversationId}`);
     // Adopted: no claim write before the first poll; the renames run while the first polls wait out the grace.
     for (const { live, endedAt } of adopted) this.holdAdopted(live, conversationOf(live), endedAt);
@@ -217,6 +218,6 @@ export abstract class PollerSweep extends PollerLeases {
     const graceMs = this.gateway.env.POLLER_HANDOVER_GRACE_SECONDS * 1000;
     const after = this.gateway.now();
     const gone = runs.filter((run) => !onChains.has(run.runId) && (run.endedAt !== undefined ? run.endedAt + graceMs < after : run.until + skewMs < after));
-    await Promise.all(gone.map((run) => this.gateway.store.endPollerRun(run.runId).catch(() => undefined)));
+    await Promise.all(gone.map((run) => store.endPollerRun(this.gateway.table, run.runId).catch(() => undefined)));
   }
 }

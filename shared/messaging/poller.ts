@@ -8,6 +8,7 @@ import { conversationTransport } from './transports';
 import { type Held, Killed, type PollerStats } from './poller-leases';
 import { PollerSweep } from './poller-sweep';
 import type { MessagingSettings } from './settings';
+import * as store from '../store/store';
 
 export * from './lease-decisions';
 export { messageOf } from './long-poll-messages';
@@ -70,8 +71,8 @@ export class PollerRun extends PollerSweep {
     // A heartbeat still in flight must not land after the mark and make the run look alive.
     await this.beating;
     try {
-      if (this.stats.handedOver > 0 && !this.stats.fenced) await this.gateway.store.markPollerRunEnded(this.runId, this.gateway.now(), { shard: this.options.shard, held: this.stats.handedOver });
-      else await this.gateway.store.endPollerRun(this.runId);
+      if (this.stats.handedOver > 0 && !this.stats.fenced) await store.markPollerRunEnded(this.gateway.table, this.runId, this.gateway.now(), { shard: this.options.shard, held: this.stats.handedOver });
+      else await store.endPollerRun(this.gateway.table, this.runId);
     } catch (error) {
       // Its leases lapse with its heartbeat instead (the next run claims them a lease later).
       this.log.warn('poller heartbeat item not updated at the run\'s end; its leases lapse on their own', { error });
@@ -106,10 +107,10 @@ export class PollerRun extends PollerSweep {
     let letGo = false;
     let transport: ConversationTransport | undefined;
     try {
-      const conversation = held.conversation ?? (await this.gateway.store.getConversation(accountId, conversationId));
+      const conversation = held.conversation ?? (await store.getConversation(this.gateway.table, accountId, conversationId));
       if (!conversation || !isLive(conversation)) {
         letGo = true;
-        await this.gateway.store.deleteLiveConversation(accountId, conversationId);
+        await store.deleteLiveConversation(this.gateway.table, accountId, conversationId);
         return;
       }
       while (!signal.aborted) {
@@ -183,7 +184,7 @@ export class PollerRun extends PollerSweep {
         // The run's end: the lease stays naming this run; its ended mark hands it over (handOver).
         this.stats.handedOver++;
       } else if (!this.killed) {
-        const released = await this.gateway.store.releaseConversationLease(accountId, conversationId, held.owner, this.gateway.now()).catch(() => false);
+        const released = await store.releaseConversationLease(this.gateway.table, accountId, conversationId, held.owner, this.gateway.now()).catch(() => false);
         if (released) this.stats.released++;
         // Let go mid-round (a fault, or this run fenced itself): the running fleet is told, as for a new
         // conversation, rather than leaving it to the next listing. At the round's end the next round's first look takes it.

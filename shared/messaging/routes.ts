@@ -17,6 +17,7 @@ import {
   StartConversationInput,
 } from './conversations';
 import { chronological, ConversationEntry } from './transcript';
+import * as store from '../store/store';
 
 /**
  * The messaging connector's API: playbooks (account API keys) start conversations, send, read,
@@ -80,14 +81,14 @@ const AccountConversationParams = z.extend(AccountParams, ConversationParams.sha
 
 async function messagesOf(gateway: Gateway, conversation: Conversation) {
   return chronological(
-    await gateway.store.listMessages(conversation.accountId, conversation.conversationId),
-    await gateway.store.listSentMessages(conversation.accountId, conversation.conversationId),
+    await store.listMessages(gateway.table, conversation.accountId, conversation.conversationId),
+    await store.listSentMessages(gateway.table, conversation.accountId, conversation.conversationId),
   );
 }
 
 async function transcriptOf(gateway: Gateway, accountId: string, conversationId: string): Promise<z.infer<typeof TranscriptView>> {
   const conversation = await conversationOf(gateway, accountId, conversationId);
-  const stored = await gateway.store.getTranscript(accountId, conversationId);
+  const stored = await store.getTranscript(gateway.table, accountId, conversationId);
   return {
     conversationId,
     state: conversation.state,
@@ -220,7 +221,7 @@ export const messagingRoutes = [
       assertAccountAccess(caller, params.accountId);
       const live = new Set<string>(['starting', 'queued', 'active']);
       const wanted = (c: Conversation) => query.state === 'all' || (query.state === 'live') === live.has(c.state);
-      const page = await gateway.store.listConversations(params.accountId, { limit: query.limit, ...(query.cursor ? { startKey: query.cursor } : {}) });
+      const page = await store.listConversations(gateway.table, params.accountId, { limit: query.limit, ...(query.cursor ? { startKey: query.cursor } : {}) });
       return { conversations: page.conversations.filter(wanted).map(conversationView), ...(page.nextKey ? { nextCursor: page.nextKey } : {}) };
     },
   }),

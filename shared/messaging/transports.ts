@@ -7,6 +7,7 @@ import type { MessagingApiEndpoint } from './messaging-api-client';
 import { MessagingApiTransport } from './messaging-api-transport';
 import { openSessionToken, sealSessionToken } from './session-tokens';
 import type { MessagingSettings } from './settings';
+import * as store from '../store/store';
 
 /** The conversation's own long-poll calls (poll, send, route, end), with its session token. */
 export async function conversationSession(gateway: Gateway, conversation: Conversation, instanceUrl: string, transport: { fetch?: typeof fetch } = {}): Promise<ConversationSession> {
@@ -53,7 +54,7 @@ export async function conversationTransport(
     now: () => gateway.now(),
     // Sealed like the first one: a send or the next holder opens the renewed token.
     onRenewed: async (token) => {
-      await gateway.store.updateConversation(accountId, conversationId, { set: { sessionToken: await sealSessionToken(gateway, accountId, conversationId, token) } });
+      await store.updateConversation(gateway.table, accountId, conversationId, { set: { sessionToken: await sealSessionToken(gateway, accountId, conversationId, token) } });
     },
   });
 }

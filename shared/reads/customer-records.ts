@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger';
 import type { SyncedRecord } from '../store/items';
-import type { Store } from '../store/store';
+import type { Table } from '../store/table-access';
+import * as store from '../store/store';
 import { readPlaces } from './record-place';
 import { NormalisedCustomer } from '../sync/normalised';
 import { readBodies, type PlaybookConnector, type ReadRecord } from './read-record';
@@ -34,7 +35,7 @@ export interface CustomerRecords {
  * Nobody found: `customers` is empty.
  */
 export async function readCustomerRecords(
-  store: Store,
+  table: Table,
   accountId: string,
   reference: CustomerReference,
   connectors: readonly PlaybookConnector[],
@@ -43,13 +44,13 @@ export async function readCustomerRecords(
 ): Promise<CustomerRecords> {
   const recordsOf = async (connector: PlaybookConnector, customerId: string) => {
     const perObject = await Promise.all(
-      objectsOf(connector).map((object) => store.findRecordsByCustomer(accountId, connector, customerId, { object })),
+      objectsOf(connector).map((object) => store.findRecordsByCustomer(table, accountId, connector, customerId, { object })),
     );
     return perObject.flat();
   };
 
   if (reference.kind === 'email') {
-    const matches = await store.findRecordsByEmail(accountId, reference.email);
+    const matches = await store.findRecordsByEmail(table, accountId, reference.email);
     const customerRecords = matches.filter((record) => record.object === 'customers' && (connectors as readonly string[]).includes(record.connector));
     const customers = readCustomers(customerRecords, log);
     const records = await Promise.all(customers.map((found) => recordsOf(found.connector, found.customerId)));
@@ -59,7 +60,7 @@ export async function readCustomerRecords(
   const perConnector = await Promise.all(
     connectors.map(async (connector) => {
       const [stored, records] = await Promise.all([
-        readPlaces(store, accountId, connector).then((placeOf) => store.getRecord(placeOf('customers'), reference.id)),
+        readPlaces(table, accountId, connector).then((placeOf) => store.getRecord(table, placeOf('customers'), reference.id)),
         recordsOf(connector, reference.id),
       ]);
       const customer = stored && stored.deletedAt === undefined ? readCustomers([stored], log)[0] : undefined;

@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 import type { Logger } from '../log/logger';
 import type { SyncCheckpoint, SyncedRecord } from '../store/items';
-import type { Store } from '../store/store';
+import type { Table } from '../store/table-access';
 import { NormalisedCustomer, NormalisedInvoice, NormalisedPayment, NormalisedSubscription, type SubscriptionState } from '../sync/normalised';
 import { readCustomerRecords, type CustomerRecords, type CustomerReference, type FoundCustomer } from './customer-records';
 import { encodeCursor } from './cursor';
@@ -25,6 +25,7 @@ import {
   type PaymentsAnswer,
   type SubscribersPage,
 } from './views';
+import * as store from '../store/store';
 
 /**
  * The playbook reads, answered from synced data: a thin I/O layer around the decisions in
@@ -32,7 +33,7 @@ import {
  * says how fresh it is. A customer read returns undefined when nobody matches the reference.
  */
 export interface ReadScope {
-  store: Store;
+  table: Table;
   accountId: string;
   log?: Logger;
 }
@@ -50,8 +51,8 @@ async function lookUp(
   objectsOf: (connector: PlaybookConnector) => readonly string[],
 ): Promise<{ found: CustomerRecords; checkpoints: SyncCheckpoint[] } | undefined> {
   const [found, checkpoints] = await Promise.all([
-    readCustomerRecords(scope.store, scope.accountId, reference, connectorsFor(connector), objectsOf, scope.log),
-    scope.store.listSyncCheckpoints(scope.accountId),
+    readCustomerRecords(scope.table, scope.accountId, reference, connectorsFor(connector), objectsOf, scope.log),
+    store.listSyncCheckpoints(scope.table, scope.accountId),
   ]);
   return found.customers.length === 0 ? undefined : { found, checkpoints };
 }
@@ -185,7 +186,7 @@ function withCustomers(objectsOf: (connector: PlaybookConnector) => readonly str
 
 // ---------- lists across the account ----------
 
-/** Store reads per list request, and records per read: at most 1,000 records looked at per request. */
+/** Table reads per list request, and records per read: at most 1,000 records looked at per request. */
 const LIST_BUDGET = { maxReads: 10, readSize: 100 };
 
 /** Which subscriptions a subscriber list holds: one state, or every running one. */
@@ -196,11 +197,11 @@ export async function listSubscribers(
   scope: ReadScope,
   options: { connector: PlaybookConnector; state: SubscriberState; limit: number; startKey?: string },
 ): Promise<SubscribersPage> {
-  const { store, accountId } = scope;
-  const placeOf = await readPlaces(store, accountId, options.connector);
+  const { table, accountId } = scope;
+  const placeOf = await readPlaces(table, accountId, options.connector);
   const [page, checkpoints] = await Promise.all([
     readFilteredPage(
-      (startKey, limit) => store.listRecords(placeOf('subscriptions'), { limit, ...(startKey ? { startKey } : {}) }),
+      (startKey, limit) => store.listRecords(table, placeOf('subscriptions'), { limit, ...(startKey ? { startKey } : {}) }),
       (record) => {
         const subscription = NormalisedSubscription.safeParse(record.body);
         if (!subscription.success) return undefined;
@@ -209,7 +210,7 @@ export async function listSubscribers(
       },
       { limit: options.limit, ...(options.startKey ? { startKey: options.startKey } : {}), ...LIST_BUDGET },
     ),
-    store.listSyncCheckpoints(accountId),
+    store.listSyncCheckpoints(table, accountId),
   ]);
   const customers = await customersById(
     scope,
@@ -234,13 +235,13 @@ export async function listFailedPayments(
   scope: ReadScope,
   options: { connector: PlaybookConnector; since?: Date; limit: number; startKey?: string },
 ): Promise<FailedPaymentsPage> {
-  const { store, accountId } = scope;
-  const [checkpoints, placeOf] = await Promise.all([store.listSyncCheckpoints(accountId), readPlaces(store, accountId, options.connector)]);
+  const { table, accountId } = scope;
+  const [checkpoints, placeOf] = await Promise.all([store.listSyncCheckpoints(table, accountId), readPlaces(table, accountId, options.connector)]);
   const synced = new Set(checkpoints.filter((checkpoint) => checkpoint.connector === options.connector).map((checkpoint) => checkpoint.object));
   const object = paymentObjectOf(options.connector, synced);
   const place = placeOf(object);
   const page = await readFilteredPage(
-    (startKey, limit) => store.listRecords(place, { limit, ...(startKey ? { startKey } : {}) }),
+    (startKey, limit) => store.listRecords(table, place, { limit, ...(startKey ? { startKey } : {}) }),
     (record) => {
       const payment = NormalisedPayment.safeParse(record.body);
       return payment.success && isFailedPayment(payment.data, options.since)
@@ -281,7 +282,7 @@ async function customersById(scope: ReadScope, placeOf: PlaceOf, ids: readonly s
   const worker = async () => {
     while (next < unique.length) {
       const id = unique[next++]!;
-      const stored = await scope.store.getRecord(place, id);
+      const stored = await store.getRecord(scope.table, place, id);
       if (!stored || stored.deletedAt !== undefined) continue;
       const customer = bodiesOf(scope, [stored], ['customers'], NormalisedCustomer)[0];
       if (customer) found.set(id, customer);

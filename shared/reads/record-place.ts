@@ -1,6 +1,7 @@
 import type { ConnectorName } from '../connectors';
 import { recordPlace, type RecordPlace } from '../store/record-layout';
-import type { Store } from '../store/store';
+import type { Table } from '../store/table-access';
+import * as store from '../store/store';
 
 /** Where a read finds a data object's records, for each object of one connection. */
 export type PlaceOf = (object: string) => RecordPlace;
@@ -12,12 +13,12 @@ export type PlaceOf = (object: string) => RecordPlace;
  * stored before sharding: what is left there is still read as before, and a sharded connection's
  * leftovers, about to be purged, are not listed.
  */
-export async function readPlaces(store: Pick<Store, 'getConnection'>, accountId: string, connector: ConnectorName): Promise<PlaceOf> {
-  const connection = await store.getConnection(accountId, connector);
+export async function readPlaces(table: Table, accountId: string, connector: ConnectorName): Promise<PlaceOf> {
+  const connection = await store.getConnection(table, accountId, connector);
   return (object) => (connection ? recordPlace(connection, object) : { accountId, connector, object, shards: 1 });
 }
 
 /** Where a read finds one data object's records (`readPlaces` for one object). */
-export async function readPlace(store: Pick<Store, 'getConnection'>, accountId: string, connector: ConnectorName, object: string): Promise<RecordPlace> {
-  return (await readPlaces(store, accountId, connector))(object);
+export async function readPlace(table: Table, accountId: string, connector: ConnectorName, object: string): Promise<RecordPlace> {
+  return (await readPlaces(table, accountId, connector))(object);
 }

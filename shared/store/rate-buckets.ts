@@ -1,5 +1,5 @@
 import { GetItemCommand, UpdateItemCommand } from './table-client';
-import { parseConnectionRateKey, type RateBucketState } from '../http/rate-budget';
+import { parseConnectionRateKey, type RateBucketState, type RateBuckets } from '../http/rate-budget';
 import { quotaDecision, type QuotaDecision, type QuotaKind, type QuotaRate } from '../tenants/quotas';
 import { key } from './table';
 import { checkAccountId, checkConnector, fromItem, isConditionalCheckFailed, toItem, type Table } from './table-access';
@@ -10,6 +10,14 @@ import { checkAccountId, checkConnector, fromItem, isConditionalCheckFailed, toI
  * update, so it is tried as "tat is ahead of now: push it on", and when that condition fails (the
  * connection was idle), "start from now"; a lost race between the two just tries again.
  */
+
+/** The table's buckets as a rate budget's (shared/http/rate-budget.ts): every Lambda calling a platform shares them. */
+export function rateBucketsIn(table: Table): RateBuckets {
+  return {
+    reserveRate: (rateKey, spanMs, now) => reserveRate(table, rateKey, spanMs, now),
+    slowRate: (rateKey, change) => slowRate(table, rateKey, change),
+  };
+}
 
 /** A bucket unused for a day is forgotten (TTL): its state only matters while requests flow. */
 const KEPT_SECONDS = 86_400;

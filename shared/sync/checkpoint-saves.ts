@@ -1,6 +1,7 @@
 import type { SyncCounts } from '../store/items';
 import type { PagingContext, PagingRun } from './paging-run';
 import type { RunCursor } from './sync-decisions';
+import * as store from '../store/store';
 
 /**
  * Saving a paging run's place (shared/sync/page-slices.ts) as it goes: the checkpoint, and before
@@ -22,7 +23,7 @@ export const CHECKPOINT_EVERY_MS = 500;
 export class SeenPages {
   private readonly unsaved = new Map<number, string[]>();
 
-  constructor(private readonly context: Pick<PagingContext, 'store' | 'seenScope' | 'seenExpiresAt'>) {}
+  constructor(private readonly context: Pick<PagingContext, 'table' | 'seenScope' | 'seenExpiresAt'>) {}
 
   /** The ids page `pageNumber` (`seenPageNumber`) kept, stored with the next save. */
   note(pageNumber: number, ids: string[]): void {
@@ -33,7 +34,7 @@ export class SeenPages {
     if (this.unsaved.size === 0) return;
     const pages = [...this.unsaved].map(([page, ids]) => ({ page, ids }));
     this.unsaved.clear();
-    await this.context.store.putSeenPages(this.context.seenScope, pages, this.context.seenExpiresAt());
+    await store.putSeenPages(this.context.table, this.context.seenScope, pages, this.context.seenExpiresAt());
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ConnectorName } from '../connectors';
-import type { RecordPlace, Store, StoredVersion } from '../store/store';
+import type { RecordPlace, Table, StoredVersion } from '../store/store';
+import * as store from '../store/store';
 import type { ListingProfile, RunCursor } from './sync-decisions';
 
 /**
@@ -71,6 +72,16 @@ const IDS_PER_QUERY = 1000;
  * Past the limit, or if the stored versions could not be read, both answer undefined: the run
  * compares through the store and sweeps from the store.
  */
+/** Where the in-memory sweep reads the stored versions: the table's (`store.listStoredVersions`), or a test's own. */
+export interface StoredVersionListing {
+  listStoredVersions(place: SweepPlace, options: { limit: number; shard: number; startKey?: string }): ReturnType<typeof store.listStoredVersions>;
+}
+
+/** The listing of the table's stored versions. */
+export function storedVersionsIn(table: Table): StoredVersionListing {
+  return { listStoredVersions: (place, options) => store.listStoredVersions(table, place, options) };
+}
+
 export class SweepInMemory {
   /** The listing (tombstones included); once it is whole, the run's own writes go straight in. */
   private readonly stored = new Map<string, StoredVersion>();
@@ -82,11 +93,11 @@ export class SweepInMemory {
   private readonly listing: Promise<boolean>;
 
   constructor(
-    store: Pick<Store, 'listStoredVersions'>,
+    listing: StoredVersionListing,
     place: SweepPlace,
     private readonly limit: number,
   ) {
-    this.listing = this.listStored(store, place).then(
+    this.listing = this.listStored(listing, place).then(
       () => {
         if (this.overflowed) return false;
         for (const [id, version] of this.own) this.stored.set(id, version);
@@ -165,12 +176,12 @@ export class SweepInMemory {
    * and a 10,000-record object is two Queries deep rather than ten (pages of a small object wait
    * for this listing: `pagesAwaitListing`).
    */
-  private async listStored(store: Pick<Store, 'listStoredVersions'>, place: SweepPlace): Promise<void> {
+  private async listStored(listing: StoredVersionListing, place: SweepPlace): Promise<void> {
     await Promise.all(
       Array.from({ length: place.shards }, async (_, shard) => {
         let startKey: string | undefined;
         do {
-          const page = await store.listStoredVersions(place, { limit: IDS_PER_QUERY, shard, ...(startKey ? { startKey } : {}) });
+          const page = await listing.listStoredVersions(place, { limit: IDS_PER_QUERY, shard, ...(startKey ? { startKey } : {}) });
           if (this.overflowed) return;
           for (const [id, version] of page.versions) this.stored.set(id, version);
           this.checkLimit();
@@ -195,7 +206,7 @@ export class SweepInMemory {
  * so memory stays bounded however many records the object has.
  */
 export async function sweepFromStore(
-  store: Pick<Store, 'listRecordIds' | 'seenAmong'>,
+  table: Table,
   place: SweepPlace,
   seenScope: { accountId: string; connector: ConnectorName; object: string; run: string },
   chunkIds: number,
@@ -207,11 +218,11 @@ export async function sweepFromStore(
     const chunk: string[] = [];
     do {
       const limit = Math.min(IDS_PER_QUERY, chunkIds - chunk.length);
-      const page = await store.listRecordIds(place, { limit, ...(startKey ? { startKey } : {}) });
+      const page = await store.listRecordIds(table, place, { limit, ...(startKey ? { startKey } : {}) });
       chunk.push(...page.ids);
       startKey = page.nextStartKey;
     } while (startKey && chunk.length < chunkIds);
-    const seen = await store.seenAmong(seenScope, new Set(chunk));
+    const seen = await store.seenAmong(table, seenScope, new Set(chunk));
     for (const id of chunk) if (!seen.has(id) && (await markDeleted(id))) deleted += 1;
   } while (startKey);
   return deleted;

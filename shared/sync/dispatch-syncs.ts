@@ -8,6 +8,7 @@ import type { Connection } from '../store/items';
 import type { SyncFrequency } from './sync-settings';
 import { scheduledJobsFor } from './scheduled-work';
 import type { SchedulingConnector } from '../connections/connector';
+import * as store from '../store/store';
 
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
@@ -43,7 +44,7 @@ export async function dispatchDueSyncs(
   scheduling: Readonly<Record<string, Pick<SchedulingConnector, 'settings' | 'scheduled'>>> = {},
 ): Promise<number> {
   const requestedAt = new Date(gateway.now()).toISOString();
-  const connections = await gateway.store.listScheduledConnections(frequency);
+  const connections = await store.listScheduledConnections(gateway.table, frequency);
   const jobs = connections.flatMap((connection) => {
     const connector = syncing[connection.connector];
     const scheduled = scheduling[connection.connector];
@@ -64,7 +65,7 @@ export async function dispatchDueSyncs(
  */
 export async function dispatchDueRetries(gateway: Gateway, log: Logger): Promise<number> {
   const now = new Date(gateway.now());
-  const due = await gateway.store.listDueSyncRetries(now);
+  const due = await store.listDueSyncRetries(gateway.table, now);
   const jobs: SyncJob[] = due.map((checkpoint) => ({
     accountId: checkpoint.accountId,
     connector: checkpoint.connector,

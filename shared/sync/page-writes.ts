@@ -5,6 +5,7 @@ import type { Fetched, PagingContext, PagingRun } from './paging-run';
 import { planPage } from './sync-decisions';
 import { shardOf } from '../store/record-layout';
 import { AtMostAtOnce, STORE_WRITES_PER_SECOND, TableShare, writeUnits, WritesPerSecond } from './write-pace';
+import * as store from '../store/store';
 
 /**
  * Writing one page of a paging run (shared/sync/page-slices.ts): compared with what is stored, only
@@ -60,7 +61,7 @@ export class PageWrites {
   /** Writes `page` (`pageNumber`: its number in the run's seen ids, `seenPageNumber`); resolves once it landed. */
   async writePage(pageNumber: number, page: Fetched): Promise<void> {
     const { context, run, writing, counts } = this;
-    const { store, place } = context;
+    const { table, place } = context;
     const ids = [...page.records.map((record) => record.id), ...page.deletedIds];
     // What a full run saw is kept for its deletion sweep: saved with the next checkpoint, before it.
     if (run.window.mode === 'full') {
@@ -103,8 +104,8 @@ export class PageWrites {
       // hundreds of requests queued in the client ahead of the run's rate reservations and checkpoints.
       const [, outcomes] = await this.sending.run(() =>
         Promise.all([
-          batched.length > 0 ? store.putRecordsBatch(place, batched, { pace, onRefused }) : undefined,
-          conditional.length > 0 ? store.putRecordsIfChanged(place, conditional, { knownNew, pace, onRefused }) : [],
+          batched.length > 0 ? store.putRecordsBatch(table, place, batched, { pace, onRefused }) : undefined,
+          conditional.length > 0 ? store.putRecordsIfChanged(table, place, conditional, { knownNew, pace, onRefused }) : [],
         ]),
       );
       // What the run stored, for the pages after this one that compare in memory.
@@ -115,7 +116,7 @@ export class PageWrites {
       counts.unchanged += plan.unchanged;
       for (const { id, sourceVersion } of plan.removals) {
         const deletedAt = new Date(context.now());
-        if (await store.markRecordDeleted(place, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
+        if (await store.markRecordDeleted(table, place, id, { deletedAt, ...(sourceVersion === undefined ? {} : { sourceVersion }) })) {
           counts.deleted += 1;
           const before = stored.get(id)!;
           context.inMemory?.noteDeleted(id, { ...before, ...(sourceVersion === undefined ? {} : { sourceVersion }) });
@@ -146,7 +147,7 @@ export class PageWrites {
     if (inMemory && context.awaitListing) await inMemory.listed();
     const listed = inMemory?.versionsOf(ids);
     if (listed) return listed;
-    const read = await context.store.getStoredVersions(context.place, ids);
+    const read = await store.getStoredVersions(context.table, context.place, ids);
     return inMemory?.versionsOf(ids, read) ?? read;
   }
 }

@@ -1,7 +1,7 @@
 import type { ClientPace } from '../http/platform-client';
 import type { Logger } from '../log/logger';
 import type { SyncCounts } from '../store/items';
-import type { RecordPlace, Store } from '../store/store';
+import type { RecordPlace, Table } from '../store/store';
 import type { ConnectorName } from '../connectors';
 import type { SweepInMemory } from './deletion-sweep';
 import { MAX_SLICES, plannedSlices, wantedSlices } from './slice-plan';
@@ -16,7 +16,7 @@ import type { NormalisedRecord, SliceOrder, SliceRange, SyncPage, SyncSource, Sy
  */
 
 export interface PagingContext {
-  store: Store;
+  table: Table;
   place: RecordPlace;
   source: SyncSource;
   keeps: (record: NormalisedRecord) => boolean;

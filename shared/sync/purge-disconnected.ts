@@ -1,6 +1,7 @@
 import type { Gateway } from '../gateway';
 import type { Logger } from '../log/logger';
 import type { SyncJob } from '../queues/messages';
+import * as store from '../store/store';
 
 const PAGE = 500;
 
@@ -12,13 +13,13 @@ export type PurgeResult = { outcome: 'purged'; deleted: number } | { outcome: 'c
  * (its next full sync reconciles them). Long purges hand over to a continuation job.
  */
 export async function purgeDisconnected(gateway: Gateway, job: SyncJob, log: Logger, options: { deadline?: number } = {}): Promise<PurgeResult> {
-  if (await gateway.store.getConnection(job.accountId, job.connector)) {
+  if (await store.getConnection(gateway.table, job.accountId, job.connector)) {
     log.info('purge skipped: the connector was reconnected');
     return { outcome: 'skipped', reason: 'the connector was reconnected' };
   }
   let deleted = 0;
   for (;;) {
-    const count = await gateway.store.deleteRecords(job.accountId, job.connector, job.object, PAGE);
+    const count = await store.deleteRecords(gateway.table, job.accountId, job.connector, job.object, PAGE);
     deleted += count;
     if (count < PAGE) break;
     if (gateway.now() >= (options.deadline ?? Infinity)) {

@@ -14,7 +14,8 @@ import { SyncRunLostError } from '../store/store';
 import { modeForNewRun, nextWatermark, startingPoint, watermarkOf, type RunCursor } from './sync-decisions';
 import { pageSlices, PagingStopped, type PagingOutcome } from './page-slices';
 import { retryAfterFailure } from './sync-retry';
-import { pagesAwaitListing, sweepFromStore, SweepInMemory, sweepsInMemory } from './deletion-sweep';
+import { pagesAwaitListing, storedVersionsIn, sweepFromStore, SweepInMemory, sweepsInMemory } from './deletion-sweep';
+import * as store from '../store/store';
 
 export type SyncRunResult =
   | { outcome: 'finished'; mode: 'full' | 'incremental'; pages: number; counts: SyncCounts }
@@ -61,16 +62,16 @@ export async function runSyncJob(
   options: SyncRunOptions = {},
 ): Promise<SyncRunResult> {
   const { accountId, connector, object } = job;
-  const { store } = gateway;
+  const { table } = gateway;
   const skipped = (reason: string): SyncRunResult => {
     log.info('sync job skipped', { reason });
     return { outcome: 'skipped', reason };
   };
 
-  const connection = await store.getConnection(accountId, connector);
+  const connection = await store.getConnection(table, accountId, connector);
   if (!connection) return skipped('the connection was disconnected');
   // The operator's switch stops an account's syncs too, not only its dashboard section.
-  if ((await store.getAccount(accountId))?.integrationsEnabled === false) return skipped("the account's Integrations are switched off");
+  if ((await store.getAccount(table, accountId))?.integrationsEnabled === false) return skipped("the account's Integrations are switched off");
   const platform = platforms[connector];
   if (!platform) return skipped(`the ${connector} connector has no scheduled sync`);
   const settings = z.parse(platform.settings, connection.syncSettings);
@@ -81,9 +82,9 @@ export async function runSyncJob(
   const now = () => new Date(gateway.now());
   const leaseSeconds = options.leaseSeconds ?? 120;
   const runId = job.runId ?? randomUUID();
-  const previous = await store.getSyncCheckpoint(accountId, connector, object);
+  const previous = await store.getSyncCheckpoint(table, accountId, connector, object);
   const mode = job.full ? 'full' : modeForNewRun(previous, Math.floor(gateway.now() / 1000));
-  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(
+  let checkpoint: SyncCheckpoint | undefined = await store.startSyncRun(table, 
     accountId,
     connector,
     object,
@@ -98,7 +99,7 @@ export async function runSyncJob(
     config: connection.config,
     credentials: await gateway.vault.open({ accountId, connector }, connection.credentials),
     // The connection's rate budget lives in the table: every Lambda calling this platform account shares it.
-    rateBuckets: store,
+    rateBuckets: store.rateBucketsIn(table),
   });
   const source = platform.sync.source(object, client, settings);
   const keeps = source.keeps?.bind(source) ?? (() => true);
@@ -115,14 +116,14 @@ export async function runSyncJob(
   const sweepChunk = options.sweepChunk ?? SWEEP_CHUNK_IDS;
   // Where the object's records are, in the connection's layout (shared/store/record-layout.ts).
   const place = recordPlace(connection, object);
-  const sweepInMemory = sweepsInMemory(point, watermarkOf(checkpoint)?.listing, sweepChunk) ? new SweepInMemory(store, place, sweepChunk) : undefined;
+  const sweepInMemory = sweepsInMemory(point, watermarkOf(checkpoint)?.listing, sweepChunk) ? new SweepInMemory(storedVersionsIn(table), place, sweepChunk) : undefined;
 
   try {
     let outcome: PagingOutcome;
     try {
       outcome = await pageSlices(
         {
-          store,
+          table,
           place,
           source,
           keeps,
@@ -138,7 +139,7 @@ export async function runSyncJob(
           now: () => gateway.now(),
           log,
           save: async (saved, savedCounts) => {
-            checkpoint = await store.putSyncCheckpoint(
+            checkpoint = await store.putSyncCheckpoint(table, 
               { ...checkpoint!, mode: saved.window.mode, cursor: saved, counts: savedCounts },
               { now: now(), leaseSeconds },
             );
@@ -172,7 +173,7 @@ export async function runSyncJob(
       counts.deleted += await sweepDeleted(gateway, place, seenScope, { startedAt, sweepChunk, ...(sweepInMemory ? { inMemory: sweepInMemory } : {}) });
     }
     const finishedAt = now().toISOString();
-    checkpoint = await store.finishSyncRun({
+    checkpoint = await store.finishSyncRun(table, {
       ...checkpoint,
       mode: point.window.mode,
       counts,
@@ -183,7 +184,7 @@ export async function runSyncJob(
       lastError: undefined,
     });
     if (connection.health.state !== 'healthy') {
-      await store.updateConnectionHealth(accountId, connector, { state: 'healthy', checkedAt: finishedAt });
+      await store.updateConnectionHealth(table, accountId, connector, { state: 'healthy', checkedAt: finishedAt });
     }
     log.info('sync job finished', { pages, counts });
     recordMetric.syncRun(connector, 'finished');
@@ -212,9 +213,9 @@ async function sweepDeleted(
 ): Promise<number> {
   const deletedAt = new Date(gateway.now());
   // A record written since the run started (a webhook's) is new, not missing.
-  const markDeleted = (id: string) => gateway.store.markRecordDeleted(place, id, { deletedAt, syncedBefore: sweep.startedAt });
+  const markDeleted = (id: string) => store.markRecordDeleted(gateway.table, place, id, { deletedAt, syncedBefore: sweep.startedAt });
   const missing = await sweep.inMemory?.missing();
-  if (!missing) return sweepFromStore(gateway.store, place, seenScope, sweep.sweepChunk, markDeleted);
+  if (!missing) return sweepFromStore(gateway.table, place, seenScope, sweep.sweepChunk, markDeleted);
   let deleted = 0;
   for (const id of missing) if (await markDeleted(id)) deleted += 1;
   return deleted;
@@ -240,14 +241,14 @@ async function recordFailure(
   // When the next try is (sync-retry.ts); a failure only the user can fix ends the series.
   const planned = retry ? retryAfterFailure(checkpoint.retry, gateway.now()) : undefined;
   const retryState = planned?.deadLetteredAt && run.messageId ? { ...planned, deadLetterMessageId: run.messageId } : planned;
-  const recorded = await gateway.store.pauseSyncRun({ ...checkpoint, lastError: { message: problem.reason, at }, retry: retryState }).then(
+  const recorded = await store.pauseSyncRun(gateway.table, { ...checkpoint, lastError: { message: problem.reason, at }, retry: retryState }).then(
     () => true,
     (pauseError: unknown) => {
       log.warn('could not record the failure on the checkpoint', { error: pauseError });
       return false;
     },
   );
-  await gateway.store.updateConnectionHealth(accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
+  await store.updateConnectionHealth(gateway.table, accountId, connector, { state: problem.health, checkedAt: at, reason: problem.reason, remedy: problem.remedy });
   recordMetric.syncRun(connector, 'failed');
   log.warn('sync job failed', { pages: run.pages, reason: problem.reason, health: problem.health, retry, nextAttemptAt: retryState?.nextAttemptAt, error });
   // Without a recorded next try, the caller leaves the retry to the queue.

@@ -4,6 +4,7 @@ import type { SyncJob } from '../queues/messages';
 import { syncRunRecorder } from '../history/record-history';
 import { runSyncJob, type SyncRunOptions } from './run-sync-job';
 import { retryJobShouldRun } from './sync-retry';
+import * as store from '../store/store';
 
 /** The queue message a sync job came in. */
 export interface SyncJobMessage {
@@ -34,7 +35,7 @@ export async function processSyncJob(
   log: Logger,
   options: Pick<SyncRunOptions, 'deadline'> = {},
 ): Promise<void> {
-  const checkpoint = message.receiveCount > 1 || job.trigger === 'retry' ? await gateway.store.getSyncCheckpoint(job.accountId, job.connector, job.object) : undefined;
+  const checkpoint = message.receiveCount > 1 || job.trigger === 'retry' ? await store.getSyncCheckpoint(gateway.table, job.accountId, job.connector, job.object) : undefined;
   if (message.receiveCount > 1 && checkpoint?.retry?.deadLetterMessageId === message.messageId) {
     await returnNow(gateway, message);
     throw new SyncJobReturned('this sync job was dead-lettered after its retries; on its way to the dead-letter queue');

@@ -5,6 +5,7 @@ import type { Gateway } from '../gateway';
 import type { Account } from '../store/items';
 import { recordMetric } from '../metrics/gateway-metrics';
 import { effectiveQuotas, retryAfterSeconds, type QuotaKind } from './quotas';
+import * as store from '../store/store';
 
 /**
  * The server's side of what the dashboard shows: before any route of an account runs, the account
@@ -25,7 +26,7 @@ export function needsIntegrations(route: Pick<Route, 'path' | 'access' | 'integr
 
 /** Integrations are switched on per account by the operator; until then nothing of the account's runs. */
 export async function requireIntegrationsEnabled(gateway: Gateway, accountId: string): Promise<Account> {
-  const account = await gateway.store.getAccount(accountId);
+  const account = await store.getAccount(gateway.table, accountId);
   if (!account) throw problems.notFound(`No account ${accountId}.`);
   if (!account.integrationsEnabled) throw problems.integrationsDisabled();
   return account;
@@ -49,12 +50,12 @@ const MAX_ACCOUNTS_KEPT = 10_000;
 const accountsKept = new WeakMap<object, Map<string, { account: Account | undefined; until: number }>>();
 
 async function keptAccount(gateway: Gateway, accountId: string): Promise<Account | undefined> {
-  let kept = accountsKept.get(gateway.store);
-  if (!kept) accountsKept.set(gateway.store, (kept = new Map()));
+  let kept = accountsKept.get(gateway.table);
+  if (!kept) accountsKept.set(gateway.table, (kept = new Map()));
   const now = gateway.now();
   const held = kept.get(accountId);
   if (held && held.until > now) return held.account;
-  const account = await gateway.store.getAccount(accountId);
+  const account = await store.getAccount(gateway.table, accountId);
   if (kept.size >= MAX_ACCOUNTS_KEPT) kept.clear();
   kept.set(accountId, { account, until: now + ACCOUNT_KEPT_MS });
   return account;
@@ -62,7 +63,7 @@ async function keptAccount(gateway: Gateway, accountId: string): Promise<Account
 
 /** After an account is saved: this process's guard reads it afresh. */
 export function forgetGuardedAccount(gateway: Gateway, accountId: string): void {
-  accountsKept.get(gateway.store)?.delete(accountId);
+  accountsKept.get(gateway.table)?.delete(accountId);
 }
 
 /**
@@ -108,7 +109,7 @@ export async function takeAccountQuota(gateway: Gateway, route: Route, account: 
   const cost = route.quota.cost?.(body as never) ?? 1;
   // A refusal remembered in memory was answered by the guard already (`refuseIfRefusedLately`).
   const now = gateway.now();
-  const decision = await gateway.store.takeQuota(account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
+  const decision = await store.takeQuota(gateway.table, account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
   if (decision.allowed) return;
   if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();
   // A single request larger than the burst says nothing about smaller ones: not remembered.

@@ -14,6 +14,7 @@ import { recordHash } from '../sync/record-hash';
 import type { JsonObject, NormalisedRecord } from '../sync/sync-source';
 import { writeDecision, type PublishPlan, type RecordChange, type RecordReference } from './effects';
 import type { RecordFetcher } from './platform-records';
+import * as store from '../store/store';
 
 /**
  * The event worker: applies one verified platform event, exactly once.
@@ -48,7 +49,7 @@ function recordFetcher(gateway: Gateway, connector: ApplyingConnector, connectio
 
 async function platformClient(gateway: Gateway, connector: ApplyingConnector, connection: Connection) {
   const credentials = await gateway.vault.open({ accountId: connection.accountId, connector: connection.connector }, connection.credentials);
-  return connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: gateway.store });
+  return connector.client({ env: gateway.env, accountId: connection.accountId, config: connection.config, credentials, rateBuckets: store.rateBucketsIn(gateway.table) });
 }
 
 /** The payload to apply: the platform's own copy when the connector confirms events, else the delivered one. Undefined: not confirmed. */
@@ -74,7 +75,7 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
   const event = { accountId: message.accountId, connector: message.connector, eventId: message.eventId };
   const eventLog = log.with({ ...event, eventType: message.eventType });
   const now = Math.floor(gateway.now() / 1000);
-  const claim = await gateway.store.claimWebhookEvent({
+  const claim = await store.claimWebhookEvent(gateway.table, {
     ...event,
     eventType: message.eventType,
     now,
@@ -93,15 +94,15 @@ export async function applyWebhookEvent(gateway: Gateway, message: WebhookEventM
     result = await applyClaimed(gateway, message, eventLog, options);
   } catch (error) {
     const reason = redactText(error instanceof Error ? error.message : String(error));
-    await gateway.store.releaseWebhookEvent(event, reason).catch((releaseError: unknown) => eventLog.warn('could not release the claim', { error: releaseError }));
+    await store.releaseWebhookEvent(gateway.table, event, reason).catch((releaseError: unknown) => eventLog.warn('could not release the claim', { error: releaseError }));
     throw error;
   }
   const at = new Date(gateway.now());
   if (result.outcome === 'ignored') {
-    await gateway.store.finishWebhookEvent(event, { state: 'ignored', note: result.reason, at });
+    await store.finishWebhookEvent(gateway.table, event, { state: 'ignored', note: result.reason, at });
     eventLog.info('webhook event ignored', { reason: result.reason, attempts: claim.attempts });
   } else {
-    await gateway.store.finishWebhookEvent(event, { state: 'applied', at });
+    await store.finishWebhookEvent(gateway.table, event, { state: 'applied', at });
     eventLog.info('webhook event applied', { ...result, attempts: claim.attempts });
   }
   return result;
@@ -114,10 +115,10 @@ async function applyClaimed(gateway: Gateway, message: WebhookEventMessage, log:
   const webhooks = definition.webhooks;
   const connections = options.connections ?? new Map<string, Promise<Connection | undefined>>();
   const connectionKey = `${accountId}\n${connector}`;
-  if (!connections.has(connectionKey)) connections.set(connectionKey, gateway.store.getConnection(accountId, connector));
+  if (!connections.has(connectionKey)) connections.set(connectionKey, store.getConnection(gateway.table, accountId, connector));
   const connection = await connections.get(connectionKey);
   if (!connection) return { outcome: 'ignored', reason: `the ${connector} connection was removed` };
-  if ((await gateway.store.getAccount(accountId))?.integrationsEnabled === false) return { outcome: 'ignored', reason: "the account's Integrations are switched off" };
+  if ((await store.getAccount(gateway.table, accountId))?.integrationsEnabled === false) return { outcome: 'ignored', reason: "the account's Integrations are switched off" };
   const settings = webhooks.settings(connection.syncSettings);
   if (settings.method === 'api') return { outcome: 'ignored', reason: 'sync method API Direct' };
   const payload = await confirmedPayload(gateway, definition, connection, message);
@@ -185,10 +186,10 @@ class RecordApplier {
 
   async change(change: RecordChange, occurredAt: number): Promise<void> {
     if (!this.selected.has(change.object)) return;
-    const { store } = this.gateway;
+    const { table } = this.gateway;
     if (change.record && !this.keeps(change.object, change.record.fields)) {
       // Outside the settings' filter (a subscription cancelled under "Active"): not kept, as the sync would not keep it.
-      await store.markRecordDeleted(this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+      await store.markRecordDeleted(table, this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
       this.counts.stale += 1;
       return;
     }
@@ -196,10 +197,10 @@ class RecordApplier {
       await this.fetchAndStore(change, change.version);
     } else {
       const hash = recordHash(change.record.fields);
-      let stored = await store.getRecord(this.placeOf(change.object), change.id);
+      let stored = await store.getRecord(table, this.placeOf(change.object), change.id);
       let decision: ReturnType<typeof writeDecision> | 'skip' = writeDecision(stored, { version: change.version, hash }, this.versionAt);
       if (decision === 'write') {
-        const outcome = await store.putRecordIfNewer(this.placeOf(change.object), this.toWrite(change.record, hash, change.version));
+        const outcome = await store.putRecordIfNewer(table, this.placeOf(change.object), this.toWrite(change.record, hash, change.version));
         if (outcome !== 'stale') {
           this.counts.written += 1;
           this.#known.set(key(change), change.record.fields);
@@ -207,7 +208,7 @@ class RecordApplier {
         } else {
           // Another worker wrote this record between the read and the write (two events of one
           // second, applied side by side): decide again against what it wrote.
-          stored = await store.getRecord(this.placeOf(change.object), change.id);
+          stored = await store.getRecord(table, this.placeOf(change.object), change.id);
           decision = writeDecision(stored, { version: change.version, hash }, this.versionAt);
           if (decision === 'write') decision = 'stale';
         }
@@ -220,7 +221,7 @@ class RecordApplier {
       }
     }
     if (change.deleted) {
-      await store.markRecordDeleted(this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
+      await store.markRecordDeleted(table, this.placeOf(change.object), change.id, { deletedAt: new Date(occurredAt * 1000), sourceVersion: change.version });
     }
   }
 
@@ -232,7 +233,7 @@ class RecordApplier {
   /** A record the event names without carrying it: fetched only when not stored yet. */
   async reference(reference: RecordReference): Promise<void> {
     if (!this.selected.has(reference.object) || this.#known.has(key(reference))) return;
-    const stored = await this.gateway.store.getRecord(this.placeOf(reference.object), reference.id);
+    const stored = await store.getRecord(this.gateway.table, this.placeOf(reference.object), reference.id);
     if (stored) this.#known.set(key(reference), stored.body as JsonObject);
     else await this.fetchAndStore(reference);
   }
@@ -257,7 +258,7 @@ class RecordApplier {
   private async body(reference: RecordReference): Promise<JsonObject | undefined> {
     const known = this.#known.get(key(reference));
     if (known) return known;
-    const stored = await this.gateway.store.getRecord(this.placeOf(reference.object), reference.id);
+    const stored = await store.getRecord(this.gateway.table, this.placeOf(reference.object), reference.id);
     return stored?.body as JsonObject | undefined;
   }
 
@@ -267,18 +268,18 @@ class RecordApplier {
    * is stored unless that is newer still; a record the platform no longer has is marked deleted.
    */
   private async fetchAndStore(reference: RecordReference, atLeast = 0): Promise<void> {
-    const { store } = this.gateway;
+    const { table } = this.gateway;
     const fetched = await this.fetch(reference.object, reference.id);
     this.counts.fetched += 1;
     if (!fetched.found) {
       const version = Math.max(this.versionAt(this.gateway.now()), atLeast);
-      await store.markRecordDeleted(this.placeOf(reference.object), reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
+      await store.markRecordDeleted(table, this.placeOf(reference.object), reference.id, { deletedAt: new Date(this.gateway.now()), sourceVersion: version });
       return;
     }
     // The platform's own version when it has one (billing); else the fetch time (payment, see platform-records.ts).
     const version = Math.max(fetched.record.sourceVersion ?? this.versionAt(this.gateway.now()), atLeast);
     const hash = recordHash(fetched.record.fields);
-    await store.putRecordIfChanged(this.placeOf(reference.object), this.toWrite(fetched.record, hash, version));
+    await store.putRecordIfChanged(table, this.placeOf(reference.object), this.toWrite(fetched.record, hash, version));
     this.#known.set(key(reference), fetched.record.fields);
   }
 

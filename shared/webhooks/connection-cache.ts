@@ -2,6 +2,7 @@ import type { Gateway } from '../gateway';
 import type { Connection } from '../store/items';
 import type { Credentials } from '../vault/sealed-credentials';
 import { openWebhookSecret } from './webhook-secret';
+import * as store from '../store/store';
 
 /** A connection with its webhook secret opened, as a receiver verifies against it. */
 export interface OpenedConnection {
@@ -45,7 +46,7 @@ export async function openedConnection(
   const now = gateway.now();
 
   entries.delete(cacheKey);
-  const connection = await gateway.store.getConnection(accountId, connector);
+  const connection = await store.getConnection(gateway.table, accountId, connector);
   if (!connection) return undefined;
   const credentials = await openWebhookSecret(gateway, connection);
   const opened = { connection, credentials, loadedAt: now };

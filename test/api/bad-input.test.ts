@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /** Every bad request gets a problem document and changes nothing. */
 describe('API bad input', () => {
@@ -22,7 +23,7 @@ describe('API bad input', () => {
   }
 
   async function expectNoConnection(): Promise<void> {
-    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'payment')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'payment')).toBeUndefined();
   }
 
   const connectPath = '/api/v1/accounts/acme/connections/payment';
@@ -111,7 +112,7 @@ describe('API bad input', () => {
     });
     const problem = await expectProblem(response, 403);
     expect(problem.remedy).toMatch(/support contact/);
-    expect(await gateway.runtime.local.gateway.store.getConnection('initech', 'payment')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'initech', 'payment')).toBeUndefined();
   });
 
   it('bad path parameters and unknown operations', async () => {
@@ -124,6 +125,6 @@ describe('API bad input', () => {
   it('the messaging connection form names each missing field', async () => {
     const problem = await expectProblem(await gateway.call('PUT', '/api/v1/accounts/acme/connections/messaging', { token, body: {} }), 400);
     expect(JSON.stringify(problem)).toContain('clientId');
-    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'messaging')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'messaging')).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { ConnectionView } from '../../shared/connections/connection-view';
 import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { startBillingGateway, type BillingGateway } from '../support/billing-gateway';
 import { generatedKey, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * Connect Account checks the credentials: one Test Connection right after saving, unless the
@@ -27,7 +28,7 @@ describe('Connect Account checks the connection', () => {
     const response = await gateway.call('PUT', `/api/v1/accounts/acme/connections/billing${query}`, { token, body: { siteName: 'acme-test', apiKey: key, environment: 'test' } });
     return { status: response.status, body: (await response.json()) as ConnectionView };
   };
-  const stored = async () => (await gateway.runtime.local.gateway.store.getConnection('acme', 'billing'))!.health;
+  const stored = async () => (await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'billing'))!.health;
 
   it('a good key: one cheap read, and the connection answers and is stored healthy', async () => {
     const before = platformCalls();

@@ -8,6 +8,7 @@ import { startBillingGateway, type BillingGateway } from '../support/billing-gat
 import { generatedKey, type TestGateway } from '../support/local-runtime';
 import { recordsAt } from '../support/stored-connection';
 import { RECORD_SHARDS } from '../../shared/store/record-layout';
+import * as store from '../../shared/store/store';
 
 /**
  * Test Connection, sync settings, manual and scheduled syncs through the API, end to end: the
@@ -109,11 +110,11 @@ describe('connection and sync routes', () => {
 
   it('reconnecting forgets where the syncs stood: the next sync is full', async () => {
     expect((await syncs()).length).toBe(1);
-    const store = gateway.runtime.local.gateway.store;
+    const table = gateway.runtime.local.gateway.table;
     // A connection made through the API spreads its records over shard keys, and a reconnect keeps that layout.
-    expect((await store.getConnection('acme', 'billing'))?.recordShards).toBe(RECORD_SHARDS);
+    expect((await store.getConnection(table, 'acme', 'billing'))?.recordShards).toBe(RECORD_SHARDS);
     expect((await connect('acme-test', apiKey)).status).toBe(200);
-    expect((await store.getConnection('acme', 'billing'))?.recordShards).toBe(RECORD_SHARDS);
+    expect((await store.getConnection(table, 'acme', 'billing'))?.recordShards).toBe(RECORD_SHARDS);
     expect(await syncs()).toEqual([]);
     await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/syncs', { token, body: { objects: ['customers'] } });
     await gateway.runtime.local.queues.syncJobs.idle();
@@ -121,18 +122,18 @@ describe('connection and sync routes', () => {
   });
 
   it('disconnect stops the schedule and purges what was synced', async () => {
-    const store = gateway.runtime.local.gateway.store;
-    expect((await store.listRecords(recordsAt('acme', 'billing', 'customers'))).records.length).toBeGreaterThan(0);
+    const table = gateway.runtime.local.gateway.table;
+    expect((await store.listRecords(table, recordsAt('acme', 'billing', 'customers'))).records.length).toBeGreaterThan(0);
     expect((await gateway.call('DELETE', '/api/v1/accounts/acme/connections/billing', { token })).status).toBe(204);
     expect(await syncDispatcher({ frequency: 'hourly' })).toMatchObject({ enqueued: 0 });
     await gateway.runtime.local.queues.syncJobs.idle();
-    expect((await store.listRecords(recordsAt('acme', 'billing', 'customers'), { includeDeleted: true })).records).toEqual([]);
-    expect(await store.listSyncCheckpoints('acme')).toEqual([]);
+    expect((await store.listRecords(table, recordsAt('acme', 'billing', 'customers'), { includeDeleted: true })).records).toEqual([]);
+    expect(await store.listSyncCheckpoints(table, 'acme')).toEqual([]);
 
     // Records an earlier connection left under the single key of the layout before sharding (its
     // purge not done): a new connection keeps that key, so they are never stored twice.
-    await store.putRecordIfChanged(recordsAt('acme', 'billing', 'customers', 'legacy'), { id: 'cus_left', hash: 'h', body: { id: 'cus_left' } });
+    await store.putRecordIfChanged(table, recordsAt('acme', 'billing', 'customers', 'legacy'), { id: 'cus_left', hash: 'h', body: { id: 'cus_left' } });
     expect((await connect('acme-test', apiKey)).status).toBe(200);
-    expect((await store.getConnection('acme', 'billing'))?.recordShards).toBe(1);
+    expect((await store.getConnection(table, 'acme', 'billing'))?.recordShards).toBe(1);
   });
 });

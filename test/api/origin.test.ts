@@ -5,6 +5,7 @@ import { localOriginSecret } from '../../local/local-origin-secret';
 import { startLocalServer } from '../../local/local-server';
 import { ORIGIN_HEADER } from '../../shared/origin/origin-check';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * The API only through the distribution, end to end. The local runtime's front plays the
@@ -31,7 +32,7 @@ const putAccount = (base: string, accountId: string, headers: Record<string, str
     headers: { authorization: `Bearer ${operator}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ name: accountId, integrationsEnabled: true }),
   });
-const accountExists = async (accountId: string) => (await gateway.runtime.local.gateway.store.getAccount(accountId)) !== undefined;
+const accountExists = async (accountId: string) => (await store.getAccount(gateway.runtime.local.gateway.table, accountId)) !== undefined;
 
 async function expectRefused(response: Response): Promise<void> {
   expect(response.status).toBe(403);

@@ -5,6 +5,7 @@ import { allApiRoutes } from '../../shared/api/routes/index';
 import { isAccountRoute, needsIntegrations } from '../../shared/tenants/account-guard';
 import { DEFAULT_QUOTAS, quotaDecision } from '../../shared/tenants/quotas';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * Tenants cannot reach past what the operator allows: every route of an account answers 403 while
@@ -58,7 +59,7 @@ describe('the Integrations switch, on every account route', () => {
       }
     }
     // Nothing was minted or changed while off.
-    expect((await gateway.runtime.local.gateway.store.listApiKeys('switched')).length).toBe(1);
+    expect((await store.listApiKeys(gateway.runtime.local.gateway.table, 'switched')).length).toBe(1);
     // Switched on, the same routes answer again (here: a read of the account's connections).
     expect((await putAccount('switched', { integrationsEnabled: true })).status).toBe(200);
     expect((await gateway.call('GET', '/api/v1/accounts/switched/connections', { token: user })).status).toBe(200);

@@ -1,9 +1,9 @@
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { SDK_LOGGER_MIDDLEWARE, withoutCallLog } from '../../shared/aws/sdk-call-log';
-import { localDynamoClient, useStore } from '../support/dynamo';
+import { localDynamoClient, useTable } from '../support/dynamo';
 
-const db = useStore();
+const db = useTable();
 
 /** A client whose logger counts what the SDK hands it per call. */
 function countingClient() {

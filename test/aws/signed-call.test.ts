@@ -10,11 +10,12 @@ import { signedSqsCalls } from '../../shared/queues/signed-sqs-calls';
 import { sdkKmsCalls, sdkSqsCalls } from '../support/sdk-calls';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { signedTableClient } from '../../shared/store/signed-table-client';
-import { Store } from '../../shared/store/store';
 import { GetItemCommand } from '../../shared/store/table-client';
 import { batchGetAll, batchWriteAll, countAll, fromItem, putVersioned, queryAll, toItem, VersionConflictError } from '../../shared/store/table-access';
 import { DeleteItemCommand } from '../../shared/store/table-client';
 import { signedKmsCalls } from '../../shared/vault/signed-kms-calls';
+import * as store from '../../shared/store/store';
+import type { Table } from '../../shared/store/table-access';
 import { localDynamoClient, startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 import { useAwsStandIn } from '../support/use-aws-stand-in';
 
@@ -204,18 +205,20 @@ describe('the table through signed calls (dynalite)', () => {
   });
   afterAll(() => dynamo.stop());
 
-  const signedStore = () =>
-    new Store({ client: signedTableClient({ env: { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } }), tableName: dynamo.tableName });
+  const signedTable = (): Table => ({
+    client: signedTableClient({ env: { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } }),
+    tableName: dynamo.tableName,
+  });
 
   it('reads what the SDK wrote, answers a GetItem as the SDK does, and a failed condition is an answer', async () => {
     const sdkClient = localDynamoClient(dynamo.endpoint);
-    const bySdk = new Store({ client: sdkTableClient(sdkClient), tableName: dynamo.tableName });
+    const bySdk = { client: sdkTableClient(sdkClient), tableName: dynamo.tableName };
     const at = new Date('2026-11-28T12:00:00Z').toISOString();
-    await bySdk.putAccount({ accountId: 'acct-signed', name: 'Signed calls', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(bySdk, { accountId: 'acct-signed', name: 'Signed calls', integrationsEnabled: true, createdAt: at, updatedAt: at });
 
-    const signed = signedStore();
-    expect(await signed.getAccount('acct-signed')).toEqual(await bySdk.getAccount('acct-signed'));
-    expect(await signed.getAccount('acct-missing')).toBeUndefined();
+    const signed = signedTable();
+    expect(await store.getAccount(signed, 'acct-signed')).toEqual(await store.getAccount(bySdk, 'acct-signed'));
+    expect(await store.getAccount(signed, 'acct-missing')).toBeUndefined();
 
     const key = toItem({ pk: 'ACCOUNT#acct-signed', sk: 'ACCOUNT' });
     const { $metadata: sdkMeta, ...sdkAnswer } = await sdkClient.send(new SdkGetItemCommand({ TableName: dynamo.tableName, Key: key, ConsistentRead: true }));
@@ -227,9 +230,9 @@ describe('the table through signed calls (dynalite)', () => {
     expect(signedMeta).toMatchObject({ httpStatusCode: sdkMeta.httpStatusCode, attempts: 1 });
 
     // putAccount again for a new account is a conditional write elsewhere; here the store's own answer to a lost condition:
-    expect(await signed.setIntegrationsEnabled('acct-missing', false)).toBeUndefined();
-    expect((await signed.setIntegrationsEnabled('acct-signed', false))?.integrationsEnabled).toBe(false);
-    expect((await bySdk.getAccount('acct-signed'))?.integrationsEnabled).toBe(false);
+    expect(await store.setIntegrationsEnabled(signed, 'acct-missing', false)).toBeUndefined();
+    expect((await store.setIntegrationsEnabled(signed, 'acct-signed', false))?.integrationsEnabled).toBe(false);
+    expect((await store.getAccount(bySdk, 'acct-signed'))?.integrationsEnabled).toBe(false);
     sdkClient.destroy();
   });
 

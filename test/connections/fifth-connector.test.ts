@@ -11,6 +11,7 @@ import { unlimitedRateBudget } from '../../shared/http/rate-budget';
 import { dataObjectList, SyncFrequency, SyncMethod } from '../../shared/sync/sync-settings';
 import type { TestGateway } from '../support/local-runtime';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * The registry seam: a fifth connector, defined here in the test as a connector folder would
@@ -141,7 +142,7 @@ describe('a fifth connector: a folder and one registry line', () => {
     const response = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: 'nope' } });
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('Helpdesk keys begin with hd_.');
-    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'helpdesk')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'helpdesk')).toBeUndefined();
   });
 
   it('connects, tests, saves settings, syncs its records and serves its own route', async () => {
@@ -160,7 +161,7 @@ describe('a fifth connector: a folder and one registry line', () => {
     const callsBefore = platformCalls;
     expect((await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/syncs', { token, body: {} })).status).toBe(202);
     await gateway.runtime.local.queues.syncJobs.idle();
-    const records = await gateway.runtime.local.gateway.store.listRecords(recordsAt('acme', 'helpdesk', 'tickets'), { limit: 10 });
+    const records = await store.listRecords(gateway.runtime.local.gateway.table, recordsAt('acme', 'helpdesk', 'tickets'), { limit: 10 });
     expect(records.records.map((record) => record.id).sort()).toEqual(TICKETS.map((ticket) => ticket.id));
     expect(platformCalls - callsBefore).toBe(3);
 
@@ -180,7 +181,7 @@ describe('a fifth connector: a folder and one registry line', () => {
   });
 
   it('tests with its own remedy when the platform refuses the key', async () => {
-    await gateway.runtime.local.gateway.store.deleteConnection('acme', 'helpdesk');
+    await store.deleteConnection(gateway.runtime.local.gateway.table, 'acme', 'helpdesk');
     await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: 'hd_wrongwrongwrong' } });
     const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/test', { token })).json()) as { ok: boolean; health: { state: string; remedy: string } };
     expect(tested).toMatchObject({ ok: false, health: { state: 'needs_reconnect', remedy: 'Create a new helpdesk key.' } });

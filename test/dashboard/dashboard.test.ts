@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedKey } from '../support/local-runtime';
 import { startSandboxGateway, type SandboxGateway } from '../support/sandbox-gateway';
 import { expectAccessible, hasChromium, launchChromium, screenshot, signInOnLocalPage } from './browser';
+import * as store from '../../shared/store/store';
 
 /**
  * The dashboard in a real browser against `npm start`'s gateway and sandbox: the operator switches an account
@@ -434,7 +435,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await page.getByRole('button', { name: 'Revoke the key qualification agent' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await page.locator('#api-keys tr', { hasText: 'qualification agent' }).waitFor({ state: 'detached' });
-    expect(await gateway.runtime.local.gateway.store.listApiKeys('acme')).not.toContainEqual(expect.objectContaining({ name: 'qualification agent' }));
+    expect(await store.listApiKeys(gateway.runtime.local.gateway.table, 'acme')).not.toContainEqual(expect.objectContaining({ name: 'qualification agent' }));
     expect(await page.content()).not.toContain(key);
   });
 
@@ -466,7 +467,7 @@ describe.skipIf(!hasChromium)('dashboard (browser)', { timeout: 60_000 }, () => 
     await outcome().getByText('The billing platform is disconnected.').waitFor();
     await page.locator('.page-header .badge[data-state="off"]').waitFor();
     expect(await connectForm('Billing platform').isVisible()).toBe(true);
-    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'billing')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'billing')).toBeUndefined();
 
     // An OAuth connector: its grant on the platform goes too.
     await openConnector('data');

@@ -2,11 +2,12 @@ import Stripe from 'stripe';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../shared/history/history-decisions';
-import type { History } from '../../shared/history/history-store';
+import { History } from '../../shared/history/history-store';
 import { generatedKey } from '../support/local-runtime';
 import { startSandboxGateway, type SandboxGateway } from '../support/sandbox-gateway';
 import { storeConnection } from '../support/stored-connection';
 import { expectAccessible, hasChromium, launchChromium, screenshotOf, signedInPage } from './browser';
+import * as store from '../../shared/store/store';
 
 /**
  * The connector page's history views in Chromium against `npm start`'s gateway: sync runs (paged, charted),
@@ -30,14 +31,14 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     [gateway, browser] = await Promise.all([startSandboxGateway(), launchChromium()]);
     const local = gateway.runtime.local.gateway;
     const at = new Date().toISOString();
-    await local.store.putAccount({ accountId: 'acme', name: 'Acme', integrationsEnabled: true, createdAt: at, updatedAt: at });
+    await store.putAccount(local.table, { accountId: 'acme', name: 'Acme', integrationsEnabled: true, createdAt: at, updatedAt: at });
     await storeConnection(local, {
       accountId: 'acme',
       connector: 'payment',
       credentials: { secretKey: gateway.keys.paymentRestrictedKey, webhookSigningSecret: signingSecret },
       syncSettings: { dataObjects: ['customers', 'charges', 'subscriptions'], frequency: 'daily', method: 'both' },
     });
-    await seedPast(local.store.history, Date.now());
+    await seedPast(new History(local.table), Date.now());
     await deliverNow();
     page = await signedInPage(browser, gateway.url, 'acme', pageErrors);
   }, 90_000);
@@ -89,7 +90,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
         Array.from({ length: started - 2 }, (_, i) => bucketOf(20 + ((i * 37 + d * 11) % 160))),
       );
     }
-    for (let n = 0; n < 3; n += 1) await gateway.runtime.local.gateway.store.reserveLiveSlot('acme', 10);
+    for (let n = 0; n < 3; n += 1) await store.reserveLiveSlot(gateway.runtime.local.gateway.table, 'acme', 10);
   }
 
   /** This hour: a real signed delivery (applied and published), the same one again, and one with a wrong signature. */

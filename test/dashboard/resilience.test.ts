@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatedKey } from '../support/local-runtime';
 import { startSandboxGateway, type SandboxGateway } from '../support/sandbox-gateway';
 import { expectAccessible, hasChromium, launchChromium, screenshot, signInOnLocalPage } from './browser';
+import * as store from '../../shared/store/store';
 
 /**
  * The dashboard when things go wrong: every field refuses what the spec does not allow (beside the field, and
@@ -48,7 +49,7 @@ describe.skipIf(!hasChromium)('dashboard when things go wrong (browser)', { time
     await page.locator('#addresses h2').waitFor();
   }
   async function storedConnection(name: string) {
-    return gateway.runtime.local.gateway.store.getConnection('acme', name);
+    return store.getConnection(gateway.runtime.local.gateway.table, 'acme', name);
   }
   /** Submits the form and answers the message shown beside `field`. */
   async function refusal(title: string, button: string, field: string): Promise<string> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
 import { startDataSandbox, type DataSandbox } from './support';
+import * as store from '../../shared/store/store';
 
 /** Connect Account and Test Connection for the data connector through the API, against the CRM simulator. */
 describe('data connector through the API', () => {
@@ -75,7 +76,7 @@ describe('data connector through the API', () => {
     const problem = (await refused.json()) as { title: string; detail: string; remedy: string };
     expect(problem.title).not.toMatch(/did not answer/);
     expect(problem.remedy).toMatch(/private key must match the certificate/i);
-    expect((await gateway.runtime.local.gateway.store.getConnection('acme', 'data'))?.health).toMatchObject({ state: 'needs_reconnect' });
+    expect((await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'data'))?.health).toMatchObject({ state: 'needs_reconnect' });
 
     expect((await gateway.call('PUT', '/api/v1/accounts/acme/connections/data', { token, body: { ...sandbox.config, ...sandbox.credentials } })).status).toBe(200);
     sandbox.sim.faults.inject({ fault: { kind: 'status', status: 503 }, times: 20 });

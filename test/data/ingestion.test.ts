@@ -20,6 +20,7 @@ import { unlimitedRateBudget } from '../../shared/http/rate-budget';
 import type { EngagementEvent } from '../../shared/queues/messages';
 import type { TestGateway } from '../support/local-runtime';
 import { startDataSandbox, type DataSandbox } from './support';
+import * as store from '../../shared/store/store';
 
 const CONNECTOR = 'integration_gateway';
 
@@ -304,10 +305,10 @@ describe('data routes over HTTP (local gateway)', () => {
 
   /** A data connection as Connect Account stores it (the events route checks its settings, not its key). */
   async function connectData(syncSettings: Record<string, unknown>): Promise<void> {
-    const { store, vault } = gateway.runtime.local.gateway;
-    const existing = await store.getConnection('acme', 'data');
+    const { table, vault } = gateway.runtime.local.gateway;
+    const existing = await store.getConnection(table, 'acme', 'data');
     const at = new Date().toISOString();
-    await store.putConnection({
+    await store.putConnection(table, {
       accountId: 'acme',
       connector: 'data',
       config: { clientId: 'client', username: 'integration@acme', loginUrl: 'production', apiRegion: 'US' },
@@ -371,7 +372,7 @@ describe('data routes over HTTP (local gateway)', () => {
     const unusable = await gateway.call('GET', `/api/v1/playbook/profiles/${encodeURIComponent('a@b.example')}`, { token: key });
     expect(unusable.status).toBe(409);
     expect(((await unusable.json()) as { remedy: string }).remedy).toMatch(/Reconnect/);
-    await gateway.runtime.local.gateway.store.deleteConnection('acme', 'data');
+    await store.deleteConnection(gateway.runtime.local.gateway.table, 'acme', 'data');
     const response = await gateway.call('GET', `/api/v1/playbook/profiles/${encodeURIComponent('a@b.example')}`, { token: key });
     expect(response.status).toBe(404);
   });

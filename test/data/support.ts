@@ -3,6 +3,7 @@ import { startCrmSimulator, type CrmSimulatorOptions, type RunningCrmSimulator }
 import { DataSyncSettings } from '../../shared/data/settings';
 import type { TestGateway } from '../support/local-runtime';
 import { storeConnection } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * A CRM simulator with one connected app (its public key registered, the integration user
@@ -124,14 +125,14 @@ export async function startDataGateway(options: { sandbox?: DataSandboxOptions; 
   const local = gateway.runtime.local.gateway;
   const userToken = () => gateway.userToken(accountId);
   let key = '';
-  if (!(await local.store.getAccount(accountId))) await gateway.enableAccount(accountId);
+  if (!(await store.getAccount(local.table, accountId))) await gateway.enableAccount(accountId);
   const response = await gateway.call('POST', `/api/v1/accounts/${accountId}/api-keys`, { token: await userToken(), body: { name: 'playbook' } });
   if (response.status !== 201) throw new Error(`no API key: ${response.status}`);
   key = ((await response.json()) as { key: string }).key;
 
   const connect = async (syncSettings: Record<string, unknown> = {}) => {
-    const existing = await local.store.getConnection(accountId, 'data');
-    if (existing) await local.store.deleteConnection(accountId, 'data');
+    const existing = await store.getConnection(local.table, accountId, 'data');
+    if (existing) await store.deleteConnection(local.table, accountId, 'data');
     await storeConnection(local, { accountId, connector: 'data', credentials: sandbox.credentials, config: sandbox.config, syncSettings: DataSyncSettings.parse(syncSettings) });
   };
   return {

@@ -5,6 +5,7 @@ import type { Conversation } from '../../shared/store/items';
 import { watchCommands } from '../../local/local-dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { basicHeader, startWebhookWorld, type WebhookWorld } from '../webhooks/support';
+import * as store from '../../shared/store/store';
 
 /**
  * The history the dashboard shows, end to end: the local gateway's functions write it as they work
@@ -135,7 +136,7 @@ describe('webhook deliveries', () => {
 
 describe('conversation stats', () => {
   it('counts lifecycle events per day, the live count, and the median time to the first agent message', async () => {
-    const store = world.gateway.runtime.local.gateway.store;
+    const table = world.gateway.runtime.local.gateway.table;
     const gateway = world.gateway.runtime.local.gateway;
     const now = Date.now();
     const startedAt = (secondsAgo: number) => new Date(now - secondsAgo * 1000).toISOString();
@@ -144,15 +145,15 @@ describe('conversation stats', () => {
     for (const [id, firstAgentAfter] of [['c1', 20], ['c2', 40], ['c3', 100]] as const) {
       const c = conversation(id, 200);
       await publishConversationEvents(gateway, [conversationEvent('conversation.started', c, { startedAt: c.startedAt }, { occurredAt: c.startedAt })]);
-      await store.appendMessage('acme', id, 0, { direction: 'inbound', type: 'system', sender: 'system', details: { systemEvent: 'agent_joined' }, sentAt: startedAt(200 - firstAgentAfter + 1) });
-      await store.appendMessage('acme', id, 1, { direction: 'inbound', type: 'text', text: 'Hello', sender: 'agent', sentAt: startedAt(200 - firstAgentAfter) });
+      await store.appendMessage(table, 'acme', id, 0, { direction: 'inbound', type: 'system', sender: 'system', details: { systemEvent: 'agent_joined' }, sentAt: startedAt(200 - firstAgentAfter + 1) });
+      await store.appendMessage(table, 'acme', id, 1, { direction: 'inbound', type: 'text', text: 'Hello', sender: 'agent', sentAt: startedAt(200 - firstAgentAfter) });
     }
     const ended = (id: string, reason: string) =>
       conversationEvent('conversation.ended', conversation(id, 200), { conversationId: id, channel: 'messaging', reason, startedAt: startedAt(200), endedAt: startedAt(0), durationSeconds: 200, handedOff: false }, { occurredAt: startedAt(0) });
     await publishConversationEvents(gateway, [conversationEvent('conversation.handed_off', conversation('c1', 200), { queue: 'Support' }, { occurredAt: startedAt(10) })]);
     await publishConversationEvents(gateway, [ended('c1', 'agent'), ended('c2', 'end_user')]);
     await publishConversationEvents(gateway, [conversationEvent('conversation.expired', conversation('c3', 200), { remedy: 'restart' }, { occurredAt: startedAt(0) }), ended('c3', 'session_expired')]);
-    await store.reserveLiveSlot('acme', 10);
+    await store.reserveLiveSlot(table, 'acme', 10);
 
     const { status, body } = await get('/conversations/stats?days=7');
     expect(status).toBe(200);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSimulator, type RunningCrmSimulator } from '../../sandbox/crm-simulator';
 import { setLogSink } from '../../shared/log/logger';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * The authorization code flow end to end, over real HTTP: the gateway (local runtime), a browser
@@ -103,7 +104,7 @@ describe('authorization code flow', () => {
     expect(started.callbackUrl).toBe(`${gateway.url}/auth/crmdata/callback`);
     expect(started.authorizationUrl).not.toContain(apps.data.clientSecret);
     // Nothing is a connection until the browser comes back.
-    expect(await gateway.runtime.local.gateway.store.getConnection('acme', 'data')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'data')).toBeUndefined();
 
     const messagingUrl = new URL((await start('messaging', messagingForm)).authorizationUrl);
     expect(messagingUrl.searchParams.get('redirect_uri')).toBe(`${gateway.url}/auth/crmmessaging/callback`);
@@ -129,7 +130,7 @@ describe('authorization code flow', () => {
     // Queries work as with JWT bearer: the data-platform token came through the a360 exchange.
     const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/data/test', { token })).json()) as { ok: boolean };
     expect(tested.ok).toBe(true);
-    const stored = await gateway.runtime.local.gateway.store.getConnection('acme', 'data');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'data');
     const credentials = await gateway.runtime.local.gateway.vault.open({ accountId: 'acme', connector: 'data' }, stored!.credentials);
     expect(Object.keys(credentials).sort()).toEqual(['clientSecret', 'refreshToken']);
     seen.push(credentials.refreshToken!);
@@ -140,7 +141,7 @@ describe('authorization code flow', () => {
     expect(Object.fromEntries(outcome)).toMatchObject({ connector: 'messaging', outcome: 'connected' });
     const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/messaging/test', { token })).json()) as { ok: boolean };
     expect(tested.ok).toBe(true);
-    const stored = await gateway.runtime.local.gateway.store.getConnection('acme', 'messaging');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'messaging');
     const credentials = await gateway.runtime.local.gateway.vault.open({ accountId: 'acme', connector: 'messaging' }, stored!.credentials);
     expect(credentials.refreshToken).toBeTruthy();
     seen.push(credentials.refreshToken!);
@@ -158,7 +159,7 @@ describe('authorization code flow', () => {
       expect(response.headers.get('content-type')).toContain('text/html');
       expect(await response.text()).toMatch(/start Connect Account for the data platform again/);
     }
-    expect(await gateway.runtime.local.gateway.store.getConnection('globex', 'data')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'data')).toBeUndefined();
 
     // The real callback still works once, and only once.
     expect(outcomeOf(await callback(address)).get('outcome')).toBe('connected');
@@ -177,7 +178,7 @@ describe('authorization code flow', () => {
     const started = (await response.json()) as { authorizationUrl: string };
     expect(JSON.stringify(started)).not.toContain(setCookie.split(';')[0]!.split('=')[1]);
 
-    const before = await gateway.runtime.local.gateway.store.getConnection('globex', 'data');
+    const before = await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'data');
     // The link followed in someone else's browser: no cookie, or the cookie of that browser's own sign-in.
     const other = await start('data', dataForm, 'globex');
     const otherCookie = jar.get(new URL(other.authorizationUrl).searchParams.get('state') ?? '')!;
@@ -187,7 +188,7 @@ describe('authorization code flow', () => {
       expect(refused.headers.get('set-cookie')).toMatch(/^ig_oauth_binding=; Path=\/auth\/crmdata\/callback; Max-Age=0/);
       expect(await refused.text()).toMatch(/finished in the browser that started it/);
     }
-    expect((await gateway.runtime.local.gateway.store.getConnection('globex', 'data'))?.updatedAt).toBe(before?.updatedAt);
+    expect((await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'data'))?.updatedAt).toBe(before?.updatedAt);
   });
 
   it('refuses the callback of an account whose Integrations were switched off after it started, storing nothing', async () => {
@@ -198,7 +199,7 @@ describe('authorization code flow', () => {
     const refused = await callback(address);
     expect(refused.status).toBe(403);
     expect(await refused.text()).toMatch(/Integrations is not enabled|Integrations are not enabled/);
-    expect(await gateway.runtime.local.gateway.store.getConnection('umbrella', 'data')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'umbrella', 'data')).toBeUndefined();
   });
 
   it('refuses another connector’s state at this callback without using it up', async () => {
@@ -212,10 +213,10 @@ describe('authorization code flow', () => {
   });
 
   it('lands in the account that started it, never in the one whose user follows the link', async () => {
-    const before = await gateway.runtime.local.gateway.store.getConnection('acme', 'data');
+    const before = await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'data');
     const address = await approve((await start('data', dataForm, 'globex')).authorizationUrl);
     expect(outcomeOf(await callback(address)).get('outcome')).toBe('connected');
-    expect((await gateway.runtime.local.gateway.store.getConnection('acme', 'data'))?.updatedAt).toBe(before?.updatedAt);
+    expect((await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'data'))?.updatedAt).toBe(before?.updatedAt);
   });
 
   it('tells the user what to do when the platform declines (access_denied), and stores nothing', async () => {
@@ -228,25 +229,25 @@ describe('authorization code flow', () => {
     const outcome = outcomeOf(await callback(declined));
     expect(outcome.get('outcome')).toBe('failed');
     expect(outcome.get('message')).toMatch(/Admin approved users are pre-authorized/);
-    expect(await gateway.runtime.local.gateway.store.getConnection('initech', 'data')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'initech', 'data')).toBeUndefined();
   });
 
   it('refuses a code already used, changing nothing', async () => {
     await gateway.enableAccount('hooli');
     const first = await approve((await start('data', dataForm, 'hooli')).authorizationUrl);
     expect(outcomeOf(await callback(first)).get('outcome')).toBe('connected');
-    const stored = await gateway.runtime.local.gateway.store.getConnection('hooli', 'data');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'hooli', 'data');
 
     const second = new URL(await approve((await start('data', dataForm, 'hooli')).authorizationUrl));
     second.searchParams.set('code', new URL(first).searchParams.get('code')!);
     const outcome = outcomeOf(await callback(second.toString()));
     expect(outcome.get('outcome')).toBe('failed');
     expect(outcome.get('message')).toMatch(/Start Connect Account again/);
-    expect(await gateway.runtime.local.gateway.store.getConnection('hooli', 'data')).toEqual(stored);
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'hooli', 'data')).toEqual(stored);
   });
 
   it('Disconnect revokes the refresh token on the platform, so it opens nothing afterwards', async () => {
-    const stored = await gateway.runtime.local.gateway.store.getConnection('hooli', 'data');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'hooli', 'data');
     const { refreshToken } = await gateway.runtime.local.gateway.vault.open({ accountId: 'hooli', connector: 'data' }, stored!.credentials);
     seen.push(refreshToken!);
     const refresh = () =>
@@ -261,7 +262,7 @@ describe('authorization code flow', () => {
     const disconnected = await gateway.call('DELETE', '/api/v1/accounts/hooli/connections/data', { token: await gateway.userToken('hooli') });
     expect(disconnected.status).toBeLessThan(300);
     expect(revocations()).toBe(before + 1);
-    expect(await gateway.runtime.local.gateway.store.getConnection('hooli', 'data')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'hooli', 'data')).toBeUndefined();
     const afterwards = await refresh();
     expect(afterwards.status).toBe(400);
     expect(await afterwards.json()).toMatchObject({ error: 'invalid_grant' });

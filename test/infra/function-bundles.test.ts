@@ -62,6 +62,22 @@ describe('what each function bundles', () => {
     expect(bundled['oauth-callback']!.folders).toEqual(['data', 'messaging']);
   }, 120_000);
 
+  it('each function bundles the store concerns it calls: a receiver keeps the connections, not leases or synced records', async () => {
+    const concernsOf = async (name: string) => {
+      const { inputs } = await bundleOf(name);
+      return Object.entries(inputs)
+        .filter(([path, input]) => /shared\/store\/[\w-]+\.ts$/.test(path) && input.bytesInOutput > 0)
+        .map(([path]) => /shared\/store\/([\w-]+)\.ts$/.exec(path)![1]!);
+    };
+    const receiver = await concernsOf('webhook-payments');
+    expect(receiver).toContain('connections');
+    // The store's functions, not a class's methods (docs/architecture.md#the-store-functions-over-the-table):
+    // what only other functions call stays out.
+    for (const concern of ['conversation-leases', 'conversations', 'synced-records', 'sync-checkpoints', 'pending-authorizations', 'api-keys']) expect(receiver, concern).not.toContain(concern);
+    expect(await concernsOf('poller-fleet-plan')).not.toContain('synced-records');
+    expect(await concernsOf('sync-job')).toEqual(expect.arrayContaining(['synced-records', 'sync-checkpoints']));
+  }, 120_000);
+
   it('every function bundles zod/mini, not classic zod, with its English messages', async () => {
     for (const name of handlerNames) {
       const { inputs } = await bundleOf(name);

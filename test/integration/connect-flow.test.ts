@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
 import { tableText } from '../support/dynamo';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * Connect Account end to end over real HTTP: local sign-in, the API handler, the vault and
@@ -71,13 +72,13 @@ describe('connect flow', () => {
     const again = await gateway.call('PUT', '/api/v1/accounts/globex/connections/payment?test=false', { token, body: { secretKey: second } });
     expect(((await again.json()) as { maskedSecrets: Record<string, string> }).maskedSecrets.secretKey).toBe(`••••${second.slice(-4)}`);
 
-    const stored = await gateway.runtime.local.gateway.store.getConnection('globex', 'payment');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'payment');
     const opened = await gateway.runtime.local.gateway.vault.open({ accountId: 'globex', connector: 'payment' }, stored!.credentials);
     expect(opened.secretKey).toBe(second);
 
     expect((await gateway.call('DELETE', '/api/v1/accounts/globex/connections/payment', { token })).status).toBe(204);
     expect((await gateway.call('GET', '/api/v1/accounts/globex/connections/payment', { token })).status).toBe(404);
-    expect(await gateway.runtime.local.gateway.store.getConnection('globex', 'payment')).toBeUndefined();
+    expect(await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'payment')).toBeUndefined();
   });
 
   it('reconnecting with only a new key keeps the webhook signing secret the endpoint uses', async () => {
@@ -89,7 +90,7 @@ describe('connect flow', () => {
       config: Record<string, unknown>;
     };
     expect(again.config.webhookSigningSecretSet).toBe(true);
-    const stored = await gateway.runtime.local.gateway.store.getConnection('globex', 'payment');
+    const stored = await store.getConnection(gateway.runtime.local.gateway.table, 'globex', 'payment');
     expect(await gateway.runtime.local.gateway.vault.open({ accountId: 'globex', connector: 'payment' }, stored!.credentials)).toEqual({ secretKey: newKey, webhookSigningSecret });
   });
 

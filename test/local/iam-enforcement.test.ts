@@ -6,6 +6,7 @@ import type { Connection } from '../../shared/store/items';
 import { openWebhookSecret } from '../../shared/webhooks/webhook-secret';
 import { generatedKey, startTestGateway, type TestGateway } from '../support/local-runtime';
 import { storeConnection } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * The local runtime judges every AWS call a handler makes against its function's role as the
@@ -19,7 +20,7 @@ beforeAll(async () => {
   world = await startTestGateway();
   const gateway = world.runtime.local.gateway;
   await storeConnection(gateway, { accountId: 'acme', connector: 'payment', credentials: { secretKey: generatedKey('rk_test_'), webhookSigningSecret: signingSecret } });
-  connection = (await gateway.store.getConnection('acme', 'payment'))!;
+  connection = (await store.getConnection(gateway.table, 'acme', 'payment'))!;
 });
 afterAll(() => world.stop());
 
@@ -50,17 +51,17 @@ describe('IAM enforced locally', () => {
     await refused(runAs('api', () => world.runtime.local.dynamo.client.send(new ScanCommand({ TableName: world.runtime.local.dynamo.tableName }))));
     // A read-only function cannot write.
     const at = new Date().toISOString();
-    await refused(runAs('sync-dispatcher', () => gateway().store.putAccount({ accountId: 'mallory', name: 'm', integrationsEnabled: true, createdAt: at, updatedAt: at })));
-    expect(await gateway().store.getAccount('mallory')).toBeUndefined();
+    await refused(runAs('sync-dispatcher', () => store.putAccount(gateway().table, { accountId: 'mallory', name: 'm', integrationsEnabled: true, createdAt: at, updatedAt: at })));
+    expect(await store.getAccount(gateway().table, 'mallory')).toBeUndefined();
   });
 
   it('allows what the role holds, and calls outside any function (a test seeding data) are not judged', async () => {
     const before = iamEnforcement.checked;
-    await runAs('webhook-payments', () => gateway().store.getConnection('acme', 'payment'));
+    await runAs('webhook-payments', () => store.getConnection(gateway().table, 'acme', 'payment'));
     await runAs('api', () => gateway().queues.syncJobs.send([]));
     expect(iamEnforcement.checked).toBeGreaterThan(before);
     const seeded = iamEnforcement.checked;
-    await gateway().store.getConnection('acme', 'payment');
+    await store.getConnection(gateway().table, 'acme', 'payment');
     expect(iamEnforcement.checked).toBe(seeded);
   });
 

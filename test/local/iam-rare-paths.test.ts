@@ -13,6 +13,7 @@ import { MessagingSettings } from '../../shared/messaging/settings';
 import { conversation } from '../store/fixtures';
 import { generatedKey } from '../support/local-runtime';
 import { storeConnection } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * Turns no end-to-end test takes, run as the function whose code takes them (the lifecycle steps
@@ -47,8 +48,8 @@ const until = async (check: () => boolean) => {
 
 /** A live conversation (its item and its lease item, held by `leaseOwner`) with the end user's email, as a start stores it. */
 async function liveConversation(accountId: string, conversationId: string, leaseOwner?: string): Promise<void> {
-  await local.gateway.store.putConversation(conversation(accountId, conversationId, { state: 'active', endUserEmail: 'ann@example.com' }));
-  await local.gateway.store.putLiveConversation({ accountId, conversationId, ack: -1, startedAt: Date.now(), ...(leaseOwner ? { leaseOwner, leaseExpiresAt: Date.now() + 60_000 } : {}) });
+  await store.putConversation(local.gateway.table, conversation(accountId, conversationId, { state: 'active', endUserEmail: 'ann@example.com' }));
+  await store.putLiveConversation(local.gateway.table, { accountId, conversationId, ack: -1, startedAt: Date.now(), ...(leaseOwner ? { leaseOwner, leaseExpiresAt: Date.now() + 60_000 } : {}) });
 }
 
 /** A data connection whose settings turn conversation.ended into an engagement event, sent at once or held. */
@@ -67,8 +68,8 @@ describe('lifecycle turns no end-to-end test takes, judged and recorded as conve
     await liveConversation('acct-rt', 'conv-failed');
     const before = { checked: iamEnforcement.checked, queued: local.queues.ingestion.depth };
     await step(local.gateway, { step: 'mark-failed', input: { accountId: 'acct-rt', conversationId: 'conv-failed', error: 'Transcript failed' } });
-    expect((await local.gateway.store.getConversation('acct-rt', 'conv-failed'))?.state).toBe('failed');
-    expect(await local.gateway.store.getLiveConversation('acct-rt', 'conv-failed')).toBeUndefined();
+    expect((await store.getConversation(local.gateway.table, 'acct-rt', 'conv-failed'))?.state).toBe('failed');
+    expect(await store.getLiveConversation(local.gateway.table, 'acct-rt', 'conv-failed')).toBeUndefined();
     expect(local.queues.ingestion.depth).toBe(before.queued + 1);
     expect(iamEnforcement.checked).toBeGreaterThan(before.checked);
   });
@@ -77,21 +78,21 @@ describe('lifecycle turns no end-to-end test takes, judged and recorded as conve
     await dataConnection('acct-hourly', 'hourly');
     await liveConversation('acct-hourly', 'conv-failed');
     await step(local.gateway, { step: 'mark-failed', input: { accountId: 'acct-hourly', conversationId: 'conv-failed' } });
-    expect((await local.gateway.store.getConversation('acct-hourly', 'conv-failed'))?.state).toBe('failed');
-    expect(await local.gateway.store.countHeldEvents('acct-hourly', 'data')).toBe(1);
+    expect((await store.getConversation(local.gateway.table, 'acct-hourly', 'conv-failed'))?.state).toBe('failed');
+    expect(await store.countHeldEvents(local.gateway.table, 'acct-hourly', 'data')).toBe(1);
   });
 
   it('the start step of a live conversation whose fleet is not running starts the poller fleet', async () => {
     const { seen, gateway } = recordingMachines();
     await liveConversation('acct-fleet', 'conv-start');
-    expect(await local.gateway.store.getFleetLease()).toBeUndefined();
+    expect(await store.getFleetLease(local.gateway.table)).toBeUndefined();
     await step(gateway, { step: 'start', input: { accountId: 'acct-fleet', conversationId: 'conv-start' } });
     await until(() => seen.some((s) => s.fn === 'plan'));
   });
 
   it('a conversation that ended before its lifecycle waited: the await-end step answers its own task token at once', async () => {
     const { seen, machines, gateway } = recordingMachines();
-    await local.gateway.store.putConversation(conversation('acct-short', 'conv-short', { state: 'ended', endReason: 'agent' }));
+    await store.putConversation(local.gateway.table, conversation('acct-short', 'conv-short', { state: 'ended', endReason: 'agent' }));
     await machines.startLifecycle('acct-short-conv-short', { accountId: 'acct-short', conversationId: 'conv-short' });
     await until(() => seen.some((s) => s.payload.step === 'await-end'));
     const token = seen.find((s) => s.payload.step === 'await-end')!.payload.taskToken as string;
@@ -107,7 +108,7 @@ describe('poller turns no end-to-end test takes, judged and recorded as the poll
   const endedAnswer = { events: [{ direction: 'inbound' as const, sentAt: new Date().toISOString(), type: 'system' as const, sender: 'system', lifecycle: 'ended' as const, endedBy: 'agent' as const, details: {} }], position: { sequence: 0 } };
   const applyEnded = async (accountId: string, conversationId: string) => {
     const context = { gateway: local.gateway, log, runId: 'run-p', settings: MessagingSettings.parse({}), guard: () => {}, stats: { delivered: 0 } };
-    const current = (await local.gateway.store.getConversation(accountId, conversationId))!;
+    const current = (await store.getConversation(local.gateway.table, accountId, conversationId))!;
     return runAs('poller', () => applyEvents(context, current, -1, endedAnswer));
   };
 
@@ -116,14 +117,14 @@ describe('poller turns no end-to-end test takes, judged and recorded as the poll
     await liveConversation('acct-poll-rt', 'conv-ended', 'run-p');
     const queued = local.queues.ingestion.depth;
     await expect(applyEnded('acct-poll-rt', 'conv-ended')).resolves.toBe('ended');
-    expect((await local.gateway.store.getConversation('acct-poll-rt', 'conv-ended'))?.state).toBe('ended');
-    expect(await local.gateway.store.getLiveConversation('acct-poll-rt', 'conv-ended')).toBeUndefined();
+    expect((await store.getConversation(local.gateway.table, 'acct-poll-rt', 'conv-ended'))?.state).toBe('ended');
+    expect(await store.getLiveConversation(local.gateway.table, 'acct-poll-rt', 'conv-ended')).toBeUndefined();
     expect(local.queues.ingestion.depth).toBe(queued + 1);
 
     await dataConnection('acct-poll-hourly', 'hourly');
     await liveConversation('acct-poll-hourly', 'conv-ended', 'run-p');
     await expect(applyEnded('acct-poll-hourly', 'conv-ended')).resolves.toBe('ended');
-    expect(await local.gateway.store.countHeldEvents('acct-poll-hourly', 'data')).toBe(1);
+    expect(await store.countHeldEvents(local.gateway.table, 'acct-poll-hourly', 'data')).toBe(1);
   });
 
   it('a run with no room gives a notice back for a poller with room (visibility 0), and asks for a surge poller', async () => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalGateway } from '../../local/local-gateway';
 import { LocalKeyFileError } from '../../shared/vault/local-data-key-source';
 import { generatedKey } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 describe('local data folder (npm start)', () => {
   const folders: string[] = [];
@@ -22,12 +23,12 @@ describe('local data folder (npm start)', () => {
     const secretKey = generatedKey('sk_test_');
     const first = await startLocalGateway({ dataDir });
     const sealed = await first.gateway.vault.seal({ accountId: 'acme', connector: 'payment' }, { secretKey });
-    await first.gateway.store.putAccount({ accountId: 'acme', name: 'Acme', integrationsEnabled: true, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
+    await store.putAccount(first.gateway.table, { accountId: 'acme', name: 'Acme', integrationsEnabled: true, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() });
     await first.stop();
     expect(statSync(join(dataDir, 'vault.key')).mode & 0o777).toBe(0o600);
 
     const second = await startLocalGateway({ dataDir });
-    expect((await second.gateway.store.getAccount('acme'))?.name).toBe('Acme');
+    expect((await store.getAccount(second.gateway.table, 'acme'))?.name).toBe('Acme');
     expect((await second.gateway.vault.open({ accountId: 'acme', connector: 'payment' }, sealed)).secretKey).toBe(secretKey);
     await second.stop();
   });

@@ -1,9 +1,9 @@
 import { BatchWriteItemCommand, DynamoDBClient, PutItemCommand, ProvisionedThroughputExceededException, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { itemBytes, itemWriteUnits, limitTableWrites } from '../../local/table-throughput';
-import { useStore } from '../support/dynamo';
+import { useTable } from '../support/dynamo';
 
-const db = useStore();
+const db = useTable();
 
 /** A client of the test's dynalite that tries once: a refusal is seen as the caller sees it after the SDK's retries. */
 const oneAttemptClient = () => new DynamoDBClient({ region: 'us-east-1', endpoint: db.dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+import * as store from '../../shared/store/store';
 
 /**
  * A conversation end to end over real HTTP: the playbook API on the local gateway, the messaging
@@ -113,7 +114,7 @@ describe('a conversation end to end', () => {
     const before = sandbox.crm.messaging.conversationIds().length;
     const unknown = await sandbox.playbook('POST', '/api/v1/playbook/conversations/cv_nope/messages', { text: 'hi' });
     expect(unknown.status).toBe(404);
-    const [ended] = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations;
+    const [ended] = (await store.listConversations(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId)).conversations;
     const toEnded = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${ended!.conversationId}/messages`, { text: 'hello?' });
     expect(toEnded).toMatchObject({ status: 409, body: { type: 'urn:integration-gateway:problem:conversation-ended' } });
     const oversized = await sandbox.playbook('POST', `/api/v1/playbook/conversations/${ended!.conversationId}/messages`, { text: 'x'.repeat(4001) });

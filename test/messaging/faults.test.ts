@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Gateway } from '../../shared/gateway';
 import { log } from '../../shared/log/logger';
 import { plannedPerPoller } from '../../shared/messaging/fleet';
@@ -8,19 +8,12 @@ import type { DataKeySource } from '../../shared/vault/data-key-source';
 import { Vault } from '../../shared/vault/vault';
 import { runAs } from '../../local/iam/enforcement';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+import * as store from '../../shared/store/store';
+import type { Table } from '../../shared/store/table-access';
+import { tableWith } from '../support/store-seam';
 
-type Store = Gateway['store'];
-
-/** The store with some of its methods replaced; every other call goes to the store itself. */
-function storeWith(store: Store, replaced: Partial<Store>): Store {
-  return new Proxy(store, {
-    get(target, name, receiver) {
-      if (Object.hasOwn(replaced, name)) return replaced[name as keyof Store];
-      const value = Reflect.get(target, name, receiver) as unknown;
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
+// Some of the store's calls replaced for one run's table (test/support/store-seam.ts).
+vi.mock('../../shared/store/store', async (original) => (await import('../support/store-seam')).storeSeam(await original()));
 
 /** A sandbox with no fleet: the test runs the poller runs itself, so which run holds what is certain. */
 async function startSandboxWithoutFleet(): Promise<MessagingSandbox> {
@@ -137,13 +130,13 @@ describe('a lease renewal that fails', () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     // A run whose heartbeats fail once it holds the conversation (the table refuses its writes).
     let failBeats = false;
-    const store = storeWith(gateway.store, {
-      beatPollerRun: async (...args) => {
+    const table = tableWith(gateway.table, {
+      beatPollerRun: async (_table, ...args) => {
         if (failBeats) throw new Error('ProvisionedThroughputExceededException');
-        return gateway.store.beatPollerRun(...args);
+        return store.beatPollerRun(gateway.table, ...args);
       },
     });
-    const failing = new PollerRun({ gateway: { ...gateway, store, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 } }, log, shard: 0, shards: 1, endsAt: Date.now() + 20_000 });
+    const failing = new PollerRun({ gateway: { ...gateway, table, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 } }, log, shard: 0, shards: 1, endsAt: Date.now() + 20_000 });
     const done = failing.run().catch(() => undefined);
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
     const id = started.body.id as string;
@@ -230,25 +223,25 @@ describe('a run ending at its round\'s end', () => {
     const ids = started.map((answer) => answer.body.id as string);
     const platformIds = await Promise.all(ids.map((id) => platformIdOf(sandbox, id)));
     const writes = { releases: 0, marks: 0 };
-    const store = storeWith(gateway.store, {
-      releaseConversationLease: async (...args) => {
+    const table = tableWith(gateway.table, {
+      releaseConversationLease: async (_table, ...args) => {
         writes.releases++;
-        return gateway.store.releaseConversationLease(...args);
+        return store.releaseConversationLease(gateway.table, ...args);
       },
-      markPollerRunEnded: async (...args) => {
+      markPollerRunEnded: async (_table, ...args) => {
         writes.marks++;
-        return gateway.store.markPollerRunEnded(...args);
+        return store.markPollerRunEnded(gateway.table, ...args);
       },
     });
-    const ending = new PollerRun({ gateway: { ...gateway, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+    const ending = new PollerRun({ gateway: { ...gateway, table }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
     await ending.run();
     expect(ending.stats.claimed).toBe(3);
     expect(ending.stats.handedOver).toBe(3);
     expect(writes).toEqual({ releases: 0, marks: 1 });
     // Every lease still names the ended run; its heartbeat item says when it ended.
-    const runs = await gateway.store.listPollerRuns();
+    const runs = await store.listPollerRuns(gateway.table);
     expect(runs.find((run) => run.runId === ending.id)?.endedAt).toBeGreaterThan(0);
-    const owners = new Map((await gateway.store.listLiveConversations()).map((live) => [live.conversationId, live.leaseOwner]));
+    const owners = new Map((await store.listLiveConversations(gateway.table)).map((live) => [live.conversationId, live.leaseOwner]));
     expect(ids.map((id) => owners.get(id))).toEqual(ids.map(() => ending.id));
 
     for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'between the runs');
@@ -263,7 +256,7 @@ describe('a run ending at its round\'s end', () => {
     for (const id of ids) expect(said(id)).toHaveLength(1);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
     // Nothing is held under the ended run any more: its heartbeat item is gone.
-    expect((await gateway.store.listPollerRuns()).some((run) => run.runId === ending.id)).toBe(false);
+    expect((await store.listPollerRuns(gateway.table)).some((run) => run.runId === ending.id)).toBe(false);
   });
 });
 
@@ -275,9 +268,9 @@ describe('adopting an ended run whole', () => {
   afterAll(() => sandbox?.stop());
 
   /** Production-like lease timing, so an ended run's leases stay well inside their hard expiry through the test. */
-  const withLongLeases = (gateway: Gateway, store: Store = gateway.store): Gateway => ({
+  const withLongLeases = (gateway: Gateway, table: Table = gateway.table): Gateway => ({
     ...gateway,
-    store,
+    table,
     env: { ...gateway.env, POLLER_LEASE_SECONDS: 20, POLLER_HEARTBEAT_SECONDS: 1, POLLER_IDLE_SECONDS: 30, POLLER_HANDOVER_GRACE_SECONDS: 1 },
   });
   const said = (id: string, text: string) => sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id && (e.data.message as { text?: string }).text === text);
@@ -300,20 +293,20 @@ describe('adopting an ended run whole', () => {
     for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'while adopted');
     // Lease writes held back for 3 s: a first poll waiting on one would open only after them.
     const writes = { adoptions: [] as boolean[], leaseWritesDone: 0 };
-    const store = storeWith(gateway.store, {
-      adoptPollerRun: async (...args) => {
-        const adopted = await gateway.store.adoptPollerRun(...args);
+    const table = tableWith(gateway.table, {
+      adoptPollerRun: async (_table, ...args) => {
+        const adopted = await store.adoptPollerRun(gateway.table, ...args);
         writes.adoptions.push(adopted);
         return adopted;
       },
-      claimConversationLease: async (...args) => {
+      claimConversationLease: async (_table, ...args) => {
         await new Promise((resolve) => setTimeout(resolve, 3_000));
-        const claimed = await gateway.store.claimConversationLease(...args);
+        const claimed = await store.claimConversationLease(gateway.table, ...args);
         writes.leaseWritesDone++;
         return claimed;
       },
     });
-    const runs = [0, 1].map(() => new PollerRun({ gateway: withLongLeases(gateway, store), log, shard: 0, shards: 1, endsAt: Date.now() + 5_000 }));
+    const runs = [0, 1].map(() => new PollerRun({ gateway: withLongLeases(gateway, table), log, shard: 0, shards: 1, endsAt: Date.now() + 5_000 }));
     const done = runs.map((run) => run.run());
     // First polls open (each answers at once with the message said meanwhile, which then waits for its rename).
     await sandbox.until('every conversation polled', () => runs.some((run) => run.stats.handoverGapsMs.length === 4), 10_000);
@@ -326,37 +319,37 @@ describe('adopting an ended run whole', () => {
     // Nothing acknowledged under the old name: the messages wait for the renames, then go out once.
     for (const id of ids) await sandbox.until('delivered', () => said(id, 'while adopted').length === 1, 10_000);
     expect(writes.leaseWritesDone).toBeGreaterThanOrEqual(4);
-    const owners = (await gateway.store.listLiveConversations()).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
+    const owners = (await store.listLiveConversations(gateway.table)).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
     expect(owners).toEqual(ids.map(() => adopter.id));
     await Promise.all(done);
     for (const id of ids) expect(said(id, 'while adopted')).toHaveLength(1);
     expect(Math.min(...adopter.stats.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
     // Nothing names the ended run any more: its heartbeat item is gone.
-    await sandbox.until('the ended run forgotten', async () => !(await gateway.store.listPollerRuns()).some((run) => run.runId === ended.id), 5_000);
+    await sandbox.until('the ended run forgotten', async () => !(await store.listPollerRuns(gateway.table)).some((run) => run.runId === ended.id), 5_000);
   });
 
   it('an adopter killed before it renamed anything: its conversations are claimed once its heartbeat lapses, never polled twice, nothing lost', async () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     const { ids, platformIds, ended } = await endedRunHolding(3);
     // Its renames never land: every lease still names the run it adopted when it dies.
-    const stuck = storeWith(gateway.store, { claimConversationLease: () => new Promise(() => {}) });
-    const fastLapse = (store: Store): Gateway => ({ ...withLongLeases(gateway, store), env: { ...withLongLeases(gateway).env, POLLER_LEASE_SECONDS: 2, POLLER_HEARTBEAT_SECONDS: 0.5 } });
+    const stuck = tableWith(gateway.table, { claimConversationLease: () => new Promise(() => {}) });
+    const fastLapse = (table: Table): Gateway => ({ ...withLongLeases(gateway, table), env: { ...withLongLeases(gateway).env, POLLER_LEASE_SECONDS: 2, POLLER_HEARTBEAT_SECONDS: 0.5 } });
     const adopter = new PollerRun({ gateway: fastLapse(stuck), log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
     const adopterDone = adopter.run().catch((error: unknown) => error);
     await sandbox.until('polling under the adoption', () => adopter.stats.adopted >= 3 && platformIds.every((platformId) => sandbox.crm.messaging.isPolling(platformId)), 10_000);
     adopter.kill();
     await adopterDone;
-    const live = (await gateway.store.listLiveConversations()).filter((conversation) => ids.includes(conversation.conversationId));
+    const live = (await store.listLiveConversations(gateway.table)).filter((conversation) => ids.includes(conversation.conversationId));
     expect(live.map((conversation) => conversation.leaseOwner)).toEqual(ids.map(() => ended.id));
     for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'after the adopter died');
     // Another slot's run: the leases name the ended run, whose adopter is alive until its heartbeat lapses.
-    const next = new PollerRun({ gateway: fastLapse(gateway.store), log, shard: 1, shards: 2, endsAt: Date.now() + 6_000 });
+    const next = new PollerRun({ gateway: fastLapse(gateway.table), log, shard: 1, shards: 2, endsAt: Date.now() + 6_000 });
     const nextDone = next.run();
     for (const id of ids) await sandbox.until('delivered', () => said(id, 'after the adopter died').length === 1, 10_000);
     // Claimed one by one from the dead adopter (with what it held of the test before's runs): only an ended run is adopted.
     expect(next.stats.claimed).toBeGreaterThanOrEqual(3);
-    const owners = (await gateway.store.listLiveConversations()).filter((conversation) => ids.includes(conversation.conversationId)).map((conversation) => conversation.leaseOwner);
+    const owners = (await store.listLiveConversations(gateway.table)).filter((conversation) => ids.includes(conversation.conversationId)).map((conversation) => conversation.leaseOwner);
     expect(owners).toEqual(ids.map(() => next.id));
     await nextDone;
     for (const id of ids) expect(said(id, 'after the adopter died')).toHaveLength(1);
@@ -382,15 +375,15 @@ describe('an adopted lease not renamed in time', () => {
     const ended = new PollerRun({ gateway: { ...gateway, env }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
     await ended.run();
     // Its renames never land (a claim naming the run it adopted from); other claims do.
-    const store = storeWith(gateway.store, {
-      claimConversationLease: (accountId, conversationId, claim) => (claim.lapsedOwner ? new Promise(() => {}) : gateway.store.claimConversationLease(accountId, conversationId, claim)),
+    const table = tableWith(gateway.table, {
+      claimConversationLease: (_table, accountId, conversationId, claim) => (claim.lapsedOwner ? new Promise(() => {}) : store.claimConversationLease(gateway.table, accountId, conversationId, claim)),
     });
-    const adopter = new PollerRun({ gateway: { ...gateway, env, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 6_000 });
+    const adopter = new PollerRun({ gateway: { ...gateway, env, table }, log, shard: 0, shards: 1, endsAt: Date.now() + 6_000 });
     const done = adopter.run();
     // Given back (released, and told), then claimed again: by its next look or from the notice, whichever comes first.
     await sandbox.until('given back at the deadline, and taken again as its own', () => adopter.stats.released === 2 && adopter.stats.claimed === 2, 5_000);
     expect(adopter.stats.adopted).toBe(2);
-    const owners = (await gateway.store.listLiveConversations()).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
+    const owners = (await store.listLiveConversations(gateway.table)).filter((live) => ids.includes(live.conversationId)).map((live) => live.leaseOwner);
     expect(owners).toEqual(ids.map(() => adopter.id));
     for (const platformId of platformIds) sandbox.crm.messaging.agentSays(platformId, 'after the deadline');
     const said = (id: string) => sandbox.events('message.received').filter((e) => (e.data.conversation as { id: string }).id === id && (e.data.message as { text?: string }).text === 'after the deadline');
@@ -415,7 +408,7 @@ describe('an ended run its own slot has no room to adopt', () => {
     for (let i = 0; i < 4; i++) expect((await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' })).status).toBe(201);
     const notices = sandbox.gateway.runtime.local.pollerNotices;
     await notices.receive({ max: notices.depth, waitMs: 0, signal: new AbortController().signal });
-    const listed = await gateway.store.listLiveConversations();
+    const listed = await store.listLiveConversations(gateway.table);
     const slotOf = (live: (typeof listed)[number]) => preferredShard(live.accountId, live.conversationId, 2, accountSpread(listed.length, plannedPerPoller(3), 2));
     // Two runs of one slot ended holding two each (the slot's predecessor and a surge run); the
     // second holds one the other slot prefers.
@@ -425,21 +418,21 @@ describe('an ended run its own slot has no room to adopt', () => {
     const predecessorHeld = [listed[2]!, listed[3]!];
     const now = Date.now();
     const endAs = async (runId: string, lives: typeof listed, endedAt: number) => {
-      for (const live of lives) expect(await gateway.store.claimConversationLease(live.accountId, live.conversationId, { owner: runId, now, expiresAt: now + 120_000 })).toBeDefined();
-      await gateway.store.markPollerRunEnded(runId, endedAt, { shard: ownSlot, held: lives.length });
+      for (const live of lives) expect(await store.claimConversationLease(gateway.table, live.accountId, live.conversationId, { owner: runId, now, expiresAt: now + 120_000 })).toBeDefined();
+      await store.markPollerRunEnded(gateway.table, runId, endedAt, { shard: ownSlot, held: lives.length });
     };
     await endAs('run-predecessor', predecessorHeld, now - 20);
     await endAs('run-surge', surgeHeld, now - 10);
     const other = new PollerRun({ gateway: { ...gateway, env }, log, shard: otherSlot, shards: 2, endsAt: Date.now() + 6_000 });
     const otherDone = other.run();
-    await sandbox.until('the other slot looked', async () => (await gateway.store.listPollerRuns()).some((run) => run.runId === other.id));
+    await sandbox.until('the other slot looked', async () => (await store.listPollerRuns(gateway.table)).some((run) => run.runId === other.id));
     const own = new PollerRun({ gateway: { ...gateway, env }, log, shard: ownSlot, shards: 2, endsAt: Date.now() + 5_000 });
     const ownDone = own.run();
     // Well before the other slot's next look (30 s): it takes its own from the notice.
     await sandbox.until('every conversation held', () => own.holding + other.holding === 4, 5_000);
     expect(own.stats.adoptedRuns).toBe(1);
     expect(other.stats.claimedOnNotice).toBeGreaterThanOrEqual(1);
-    expect((await gateway.store.getPollerRun('run-surge'))?.adoptedBy).toBe(CLAIMED_ONE_BY_ONE);
+    expect((await store.getPollerRun(gateway.table, 'run-surge'))?.adoptedBy).toBe(CLAIMED_ONE_BY_ONE);
     await Promise.all([ownDone, otherDone]);
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(0);
   });
@@ -479,7 +472,7 @@ describe('session tokens at a handover', () => {
   });
   it('a run full before it took every conversation it prefers tells the running fleet of the rest', async () => {
     const local = sandbox.gateway.runtime.local;
-    const listed = await local.gateway.store.listLiveConversations();
+    const listed = await store.listLiveConversations(local.gateway.table);
     expect(listed).toHaveLength(5);
     const slotOf = (live: (typeof listed)[number]) => preferredShard(live.accountId, live.conversationId, 2, accountSpread(listed.length, plannedPerPoller(2), 2));
     const crowded = [0, 1].find((slot) => listed.filter((live) => slotOf(live) === slot).length >= 3)!;
@@ -512,8 +505,8 @@ describe('a burst of new conversations', () => {
   });
   afterAll(() => sandbox?.stop());
 
-  /** The store with its single reads of conversations and lease claims slowed and counted in flight, and (with `unlisted`) no listing. */
-  function watchedStore(gateway: Gateway, options: { unlisted?: boolean } = {}) {
+  /** A table whose single reads of conversations and lease claims are slowed and counted in flight, and (with `unlisted`) no listing. */
+  function watchedTable(gateway: Gateway, options: { unlisted?: boolean } = {}) {
     const inFlight = { claims: { now: 0, max: 0 }, reads: { now: 0, max: 0 } };
     const slowed =
       <A extends unknown[], R>(call: (...args: A) => Promise<R>, delayMs: number, count: { now: number; max: number }) =>
@@ -526,13 +519,13 @@ describe('a burst of new conversations', () => {
           count.now--;
         }
       };
-    const store = storeWith(gateway.store, {
-      claimConversationLease: slowed(gateway.store.claimConversationLease.bind(gateway.store), 50, inFlight.claims),
-      getConversation: slowed(gateway.store.getConversation.bind(gateway.store), 200, inFlight.reads),
+    const table = tableWith(gateway.table, {
+      claimConversationLease: slowed(store.claimConversationLease, 50, inFlight.claims),
+      getConversation: slowed(store.getConversation, 200, inFlight.reads),
       // Not listed yet (as when the run listed just before they started): only the notices bring them.
       ...(options.unlisted ? { listLiveConversations: async () => [] } : {}),
     });
-    return { store, inFlight };
+    return { table, inFlight };
   }
 
   async function startInbound(count: number): Promise<string[]> {
@@ -550,10 +543,10 @@ describe('a burst of new conversations', () => {
     // Told while no poller ran: the next receive takes them as one batch.
     const ids = await startInbound(4);
     expect(sandbox.gateway.runtime.local.pollerNotices.depth).toBe(4);
-    const { store, inFlight } = watchedStore(gateway, { unlisted: true });
+    const { table, inFlight } = watchedTable(gateway, { unlisted: true });
     let surges = 0;
     const env = { ...gateway.env, POLLER_CAPACITY: 4, POLLER_IDLE_SECONDS: 60 };
-    const run = new PollerRun({ gateway: { ...gateway, env, store }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000, requestSurge: async () => void surges++ });
+    const run = new PollerRun({ gateway: { ...gateway, env, table }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000, requestSurge: async () => void surges++ });
     const done = run.run();
     await sandbox.until('all four polled', async () => (await Promise.all(ids.map(async (id) => sandbox.crm.messaging.isPolling(await platformIdOf(sandbox, id))))).every(Boolean), 10_000);
     expect(run.stats.claimedOnNotice).toBe(4);
@@ -570,10 +563,10 @@ describe('a burst of new conversations', () => {
     // Taken by its first look, as at a round change (nothing comes through the notices).
     const notices = sandbox.gateway.runtime.local.pollerNotices;
     await notices.receive({ max: notices.depth, waitMs: 0, signal: new AbortController().signal });
-    const { store, inFlight } = watchedStore(gateway);
+    const { table, inFlight } = watchedTable(gateway);
     let batchedReads = 0;
-    const counted = storeWith(store, { getConversations: (...args) => (batchedReads++, store.getConversations(...args)) });
-    const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 }, store: counted }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
+    const counted = tableWith(table, { getConversations: (_table, ...args) => (batchedReads++, store.getConversations(gateway.table, ...args)) });
+    const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_IDLE_SECONDS: 60 }, table: counted }, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
     const done = run.run();
     // With the first test's four, adopted whole from the run that held them.
     await sandbox.until('all held', () => run.holding === 24, 10_000);
@@ -597,21 +590,21 @@ describe('listing the live conversations', () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     const listings = new Map<string, number>();
     const counting = (runName: string) =>
-      storeWith(gateway.store, {
+      tableWith(gateway.table, {
         listLiveConversations: () => {
           listings.set(runName, (listings.get(runName) ?? 0) + 1);
-          return gateway.store.listLiveConversations();
+          return store.listLiveConversations(gateway.table);
         },
       });
     // A listing every 60 s at most, besides the first and lapses; periods of a second.
     const env = { ...gateway.env, POLLER_SWEEP_SECONDS: 60, POLLER_IDLE_SECONDS: 60, POLLER_HEARTBEAT_SECONDS: 0.1, POLLER_LEASE_SECONDS: 0.5 };
-    const victim = new PollerRun({ gateway: { ...gateway, env, store: counting('victim') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
+    const victim = new PollerRun({ gateway: { ...gateway, env, table: counting('victim') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
     const victimDone = victim.run().catch(() => undefined);
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
     const id = started.body.id as string;
     const platformId = await platformIdOf(sandbox, id);
     await sandbox.until('held by the first run', () => victim.holding === 1);
-    const heir = new PollerRun({ gateway: { ...gateway, env, store: counting('heir') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
+    const heir = new PollerRun({ gateway: { ...gateway, env, table: counting('heir') }, log, shard: 0, shards: 1, endsAt: Date.now() + 30_000 });
     const heirDone = heir.run();
     // Several periods pass: the heir listed once (its start), the victim once too.
     await new Promise((resolve) => setTimeout(resolve, 3_500));
@@ -649,7 +642,7 @@ describe('settings and the transcript field', () => {
   });
 
   it('keeps and publishes only the message types chosen; a missing transcript field is reported with the remedy and the transcript stays readable', async () => {
-    const [conversation] = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations;
+    const [conversation] = (await store.listConversations(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId)).conversations;
     const id = conversation!.conversationId;
     const platformId = await platformIdOf(sandbox, id);
     sandbox.crm.messaging.removeSessionField('Transcript__c');

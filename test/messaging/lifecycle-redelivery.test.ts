@@ -5,10 +5,11 @@ import { log } from '../../shared/log/logger';
 import type { TransportMessage } from '../../shared/messaging/conversation-transport';
 import { applyEvents } from '../../shared/messaging/message-application';
 import { MessagingSettings } from '../../shared/messaging/settings';
-import { useStore } from '../support/dynamo';
+import { useTable } from '../support/dynamo';
 import { conversation } from '../store/fixtures';
+import * as store from '../../shared/store/store';
 
-const db = useStore();
+const db = useTable();
 const accountId = 'acct-redeliver';
 
 class Fenced extends Error {}
@@ -24,13 +25,13 @@ function lifecycleEvent(lifecycle: 'queued' | 'agent_joined', details: Record<st
  * answer again since nothing was acknowledged. Returns what was published and the state in between.
  */
 async function fencedThenRedelivered(conversationId: string, events: TransportMessage[], fencedAtGuard: number) {
-  await db.store.putConversation(conversation(accountId, conversationId, { state: 'starting' }));
-  await db.store.putLiveConversation({ accountId, conversationId, ack: -1, leaseOwner: 'run-1', leaseExpiresAt: Date.now() + 60_000, startedAt: Date.now() });
+  await store.putConversation(db.table, conversation(accountId, conversationId, { state: 'starting' }));
+  await store.putLiveConversation(db.table, { accountId, conversationId, ack: -1, leaseOwner: 'run-1', leaseExpiresAt: Date.now() + 60_000, startedAt: Date.now() });
   const published: GatewayEvent[] = [];
-  const gateway = { store: db.store, now: () => Date.now(), events: { publish: async (batch: GatewayEvent[]) => void published.push(...batch) } } as unknown as Gateway;
+  const gateway = { table: db.table, now: () => Date.now(), events: { publish: async (batch: GatewayEvent[]) => void published.push(...batch) } } as unknown as Gateway;
   const answer = { events, position: { sequence: events.length - 1 } };
   const context = (guard: () => void) => ({ gateway, log, runId: 'run-1', settings: MessagingSettings.parse({}), guard, stats: { delivered: 0 } });
-  const current = async () => (await db.store.getConversation(accountId, conversationId))!;
+  const current = async () => (await store.getConversation(db.table, accountId, conversationId))!;
 
   let guards = 0;
   const fenced = () => {

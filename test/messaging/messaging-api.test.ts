@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+import * as store from '../../shared/store/store';
 
 /**
  * Conversations on Messaging for In-App and Web (the platform's current product): the same playbook
@@ -48,7 +49,7 @@ describe('a conversation on Messaging for In-App and Web', () => {
     // The pre-chat mapping became routing attributes.
     expect(api.conversation(platformId).routingAttributes).toEqual({ Email: 'visitor@example.com' });
     // The token is sealed, never stored as text.
-    const stored = await sandbox.gateway.runtime.local.gateway.store.getConversation(sandbox.accountId, id);
+    const stored = await store.getConversation(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId, id);
     expect(stored?.transport).toBe('messaging_api');
     expect(JSON.stringify(stored)).not.toMatch(/eyJ[A-Za-z0-9_-]+\.eyJ/);
 

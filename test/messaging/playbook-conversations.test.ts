@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setLogSink } from '../../shared/log/logger';
 import { tableText } from '../support/dynamo';
 import { platformIdOf, startMessagingSandbox, type MessagingSandbox } from './support';
+import * as store from '../../shared/store/store';
 
 /**
  * The playbook's own calls on a conversation, over real HTTP against the simulator: reading its
@@ -93,7 +94,7 @@ describe('the playbook conversation API', () => {
   });
 
   it('transcript storage Disabled: nothing assembled, nothing written to the session, the choice stated', async () => {
-    const [conversation] = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations;
+    const [conversation] = (await store.listConversations(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId)).conversations;
     const id = conversation!.conversationId;
     const platformId = await platformIdOf(sandbox, id);
     await sandbox.until('the lifecycle to finish', () => sandbox.gateway.runtime.local.stateMachines.list('lifecycle').every((e) => e.status === 'succeeded'));
@@ -127,7 +128,7 @@ describe('the playbook conversation API', () => {
   });
 
   it('keeps each conversation’s session token sealed: not in the table in plain, not in any log line', async () => {
-    const ids = (await sandbox.gateway.runtime.local.gateway.store.listConversations(sandbox.accountId)).conversations.map((c) => c.conversationId);
+    const ids = (await store.listConversations(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId)).conversations.map((c) => c.conversationId);
     const tokens = await Promise.all(ids.map(async (id) => sandbox.crm.messaging.sessionTokenOf(await platformIdOf(sandbox, id))));
     expect(tokens.length).toBeGreaterThan(0);
     const table = await tableText(sandbox.gateway.runtime.local.dynamo);

@@ -4,6 +4,7 @@ import type { ConnectedAppRegistration, UserRegistration } from '../../sandbox/i
 import type { GatewayEvent } from '../../shared/events/gateway-event';
 import { rsaKeyPem } from '../data/support';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
+import * as store from '../../shared/store/store';
 
 /**
  * The messaging connector end to end: a CRM simulator (identity + conversation API) with one
@@ -153,7 +154,7 @@ export async function connectMessagingSandbox<Crm>(crm: Crm, world: MessagingWor
 
 /** The platform's conversation id of a gateway conversation. */
 export async function platformIdOf(sandbox: MessagingSandbox<unknown>, conversationId: string): Promise<string> {
-  const stored = await sandbox.gateway.runtime.local.gateway.store.getConversation(sandbox.accountId, conversationId);
+  const stored = await store.getConversation(sandbox.gateway.runtime.local.gateway.table, sandbox.accountId, conversationId);
   if (!stored?.platformConversationId) throw new Error(`no platform id for ${conversationId}`);
   return stored.platformConversationId;
 }

@@ -8,6 +8,7 @@ import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { newKey, startSimulator } from './support';
 import { storeConnection, recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * The payment connector under the real sync engine (shared/sync/run-sync-job.ts): its client and
@@ -50,7 +51,7 @@ describe('payment connector under the sync engine', () => {
       return runSyncJob(local.gateway, connectors.syncing(), job, log, { maxSlices: 1 });
     };
     const stored = async (object: string) => {
-      const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', object), { limit: 1000, includeDeleted: true });
+      const page = await store.listRecords(local.gateway.table, recordsAt(accountId, 'payment', object), { limit: 1000, includeDeleted: true });
       return page.records;
     };
     return { accountId, run, stored };
@@ -89,11 +90,11 @@ describe('payment connector under the sync engine', () => {
   it('a revoked key marks the connection for reconnection with the spec remedy', async () => {
     sim.seedCustomers(5);
     const c = await connected();
-    const stored = await local.gateway.store.getConnection(c.accountId, 'payment');
+    const stored = await store.getConnection(local.gateway.table, c.accountId, 'payment');
     const { secretKey } = await local.gateway.vault.open({ accountId: c.accountId, connector: 'payment' }, stored!.credentials);
     sim.removeApiKey(secretKey!);
     expect(await c.run('invoices')).toMatchObject({ outcome: 'failed', retry: false });
-    expect((await local.gateway.store.getConnection(c.accountId, 'payment'))?.health).toMatchObject({
+    expect((await store.getConnection(local.gateway.table, c.accountId, 'payment'))?.health).toMatchObject({
       state: 'needs_reconnect',
       remedy: expect.stringMatching(/verify.*recreate/i),
     });

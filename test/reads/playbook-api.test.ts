@@ -12,17 +12,18 @@ import {
 } from '../../shared/reads/views';
 import type { NormalisedCustomer, NormalisedInvoice, NormalisedPayment, NormalisedSubscription } from '../../shared/sync/normalised';
 import { recordHash } from '../../shared/sync/record-hash';
-import type { Store } from '../../shared/store/store';
+import type { Table } from '../../shared/store/store';
 import { watchCommands } from '../support/dynamo';
 import { startTestGateway, type TestGateway } from '../support/local-runtime';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 const iso = (text: string) => new Date(text).toISOString();
 const SYNCED = iso('2030-01-10T08:00:00Z');
 
 /** Writes one normalised record the way the sync engine does. */
 async function put(
-  store: Store,
+  table: Table,
   accountId: string,
   connector: ConnectorName,
   object: string,
@@ -30,7 +31,7 @@ async function put(
   syncedAt = SYNCED,
 ): Promise<void> {
   const owner = 'email' in body && object === 'customers' ? { email: body.email } : 'customerId' in body ? { customerId: body.customerId } : {};
-  await store.putRecordIfChanged(recordsAt(accountId, connector, object, 'legacy'), { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
+  await store.putRecordIfChanged(table, recordsAt(accountId, connector, object, 'legacy'), { id: body.id, hash: recordHash(body), body, ...owner, syncedAt });
 }
 
 const subscription = (id: string, customerId: string, fields: Partial<NormalisedSubscription> = {}): NormalisedSubscription => ({
@@ -52,7 +53,7 @@ const payment = (id: string, customerId: string, fields: Partial<NormalisedPayme
 
 describe('playbook reads over HTTP', () => {
   let gateway: TestGateway;
-  let store: Store;
+  let table: Table;
   let acmeKey: string;
   let otherKey: string;
 
@@ -83,17 +84,17 @@ describe('playbook reads over HTTP', () => {
 
   beforeAll(async () => {
     gateway = await startTestGateway();
-    store = gateway.runtime.local.gateway.store;
+    table = gateway.runtime.local.gateway.table;
     await gateway.enableAccount('acme');
     await gateway.enableAccount('other');
     acmeKey = (await createKey('acme')).key;
     otherKey = (await createKey('other')).key;
 
     // acme: Ana on both platforms (same email), Bo on billing only.
-    await put(store, 'acme', 'billing', 'customers', { id: 'cus_1', email: 'ana@example.com', name: 'Ana' });
-    await put(store, 'acme', 'billing', 'subscriptions', subscription('sub_old', 'cus_1', { state: 'cancelled', status: 'cancelled', planName: 'Starter' }));
+    await put(table, 'acme', 'billing', 'customers', { id: 'cus_1', email: 'ana@example.com', name: 'Ana' });
+    await put(table, 'acme', 'billing', 'subscriptions', subscription('sub_old', 'cus_1', { state: 'cancelled', status: 'cancelled', planName: 'Starter' }));
     await put(
-      store,
+      table,
       'acme',
       'billing',
       'subscriptions',
@@ -107,34 +108,34 @@ describe('playbook reads over HTTP', () => {
       }),
       iso('2030-01-09T00:00:00Z'),
     );
-    await put(store, 'acme', 'billing', 'invoices', { id: 'inv_1', customerId: 'cus_1', status: 'paid', total: 4900, issuedAt: iso('2029-12-01') });
-    await put(store, 'acme', 'billing', 'invoices', { id: 'inv_2', customerId: 'cus_1', status: 'paid', total: 4900, issuedAt: iso('2030-01-01') });
-    await put(store, 'acme', 'billing', 'invoices', { id: 'inv_0', customerId: 'cus_1', status: 'paid', total: 900, issuedAt: iso('2029-11-01') });
-    await put(store, 'acme', 'payment', 'customers', { id: 'cus_P1', email: 'Ana@Example.com' });
+    await put(table, 'acme', 'billing', 'invoices', { id: 'inv_1', customerId: 'cus_1', status: 'paid', total: 4900, issuedAt: iso('2029-12-01') });
+    await put(table, 'acme', 'billing', 'invoices', { id: 'inv_2', customerId: 'cus_1', status: 'paid', total: 4900, issuedAt: iso('2030-01-01') });
+    await put(table, 'acme', 'billing', 'invoices', { id: 'inv_0', customerId: 'cus_1', status: 'paid', total: 900, issuedAt: iso('2029-11-01') });
+    await put(table, 'acme', 'payment', 'customers', { id: 'cus_P1', email: 'Ana@Example.com' });
     await put(
-      store,
+      table,
       'acme',
       'payment',
       'subscriptions',
       subscription('sub_P1', 'cus_P1', { state: 'trialing', status: 'trialing', planName: 'Add-on', nextBillingAt: iso('2030-01-20'), amount: 500, currency: 'USD' }),
     );
-    await put(store, 'acme', 'payment', 'charges', payment('ch_1', 'cus_P1', { at: iso('2029-11-05') }));
-    await put(store, 'acme', 'payment', 'charges', payment('ch_2', 'cus_P1', { at: iso('2029-12-05'), outcome: 'failed', status: 'failed', failureMessage: 'Your card was declined.' }));
-    await put(store, 'acme', 'payment', 'charges', payment('ch_3', 'cus_P1', { at: iso('2030-01-05') }));
+    await put(table, 'acme', 'payment', 'charges', payment('ch_1', 'cus_P1', { at: iso('2029-11-05') }));
+    await put(table, 'acme', 'payment', 'charges', payment('ch_2', 'cus_P1', { at: iso('2029-12-05'), outcome: 'failed', status: 'failed', failureMessage: 'Your card was declined.' }));
+    await put(table, 'acme', 'payment', 'charges', payment('ch_3', 'cus_P1', { at: iso('2030-01-05') }));
     // The same payments seen as payment intents: must not be counted twice.
-    await put(store, 'acme', 'payment', 'payment_intents', payment('pi_3', 'cus_P1', { at: iso('2030-01-05') }));
-    await put(store, 'acme', 'billing', 'customers', { id: 'cus_2', email: 'bo@example.com' });
-    await put(store, 'acme', 'billing', 'subscriptions', subscription('sub_bo', 'cus_2', { state: 'non_renewing', status: 'non_renewing', planName: 'Basic' }));
-    await put(store, 'acme', 'billing', 'invoices', { id: 'inv_bo', customerId: 'cus_2', status: 'payment_due', amountDue: 1500, currency: 'EUR', dueAt: iso('2030-01-15') });
+    await put(table, 'acme', 'payment', 'payment_intents', payment('pi_3', 'cus_P1', { at: iso('2030-01-05') }));
+    await put(table, 'acme', 'billing', 'customers', { id: 'cus_2', email: 'bo@example.com' });
+    await put(table, 'acme', 'billing', 'subscriptions', subscription('sub_bo', 'cus_2', { state: 'non_renewing', status: 'non_renewing', planName: 'Basic' }));
+    await put(table, 'acme', 'billing', 'invoices', { id: 'inv_bo', customerId: 'cus_2', status: 'payment_due', amountDue: 1500, currency: 'EUR', dueAt: iso('2030-01-15') });
 
     // other: the same customer id, a different customer.
-    await put(store, 'other', 'billing', 'customers', { id: 'cus_1', email: 'zed@example.org' });
-    await put(store, 'other', 'billing', 'subscriptions', subscription('sub_zed', 'cus_1', { planName: 'Other plan' }));
+    await put(table, 'other', 'billing', 'customers', { id: 'cus_1', email: 'zed@example.org' });
+    await put(table, 'other', 'billing', 'subscriptions', subscription('sub_zed', 'cus_1', { planName: 'Other plan' }));
 
     // A finished sync of acme's billing subscriptions and customers.
     for (const object of ['subscriptions', 'customers']) {
-      const claimed = await store.startSyncRun('acme', 'billing', object, { runId: `run-${object}`, now: new Date(SYNCED), leaseSeconds: 60 });
-      await store.finishSyncRun({ ...claimed!, lastSucceededAt: object === 'customers' ? iso('2030-01-10T07:00:00Z') : SYNCED });
+      const claimed = await store.startSyncRun(table, 'acme', 'billing', object, { runId: `run-${object}`, now: new Date(SYNCED), leaseSeconds: 60 });
+      await store.finishSyncRun(table, { ...claimed!, lastSucceededAt: object === 'customers' ? iso('2030-01-10T07:00:00Z') : SYNCED });
     }
   });
   afterAll(() => gateway.stop());
@@ -174,9 +175,9 @@ describe('playbook reads over HTTP', () => {
     });
 
     it('a customer with no running subscription gets null with the reason', async () => {
-      await put(store, 'acme', 'billing', 'customers', { id: 'cus_gone', email: 'gone@example.com' });
-      await put(store, 'acme', 'billing', 'subscriptions', subscription('sub_gone', 'cus_gone', { state: 'cancelled', status: 'cancelled' }));
-      await put(store, 'acme', 'billing', 'customers', { id: 'cus_new', email: 'new@example.com' });
+      await put(table, 'acme', 'billing', 'customers', { id: 'cus_gone', email: 'gone@example.com' });
+      await put(table, 'acme', 'billing', 'subscriptions', subscription('sub_gone', 'cus_gone', { state: 'cancelled', status: 'cancelled' }));
+      await put(table, 'acme', 'billing', 'customers', { id: 'cus_new', email: 'new@example.com' });
       expect(await read(CustomerSubscriptionAnswer, '/api/v1/playbook/customers/cus_gone/subscription')).toMatchObject({ subscription: null, reason: 'none_current' });
       expect(await read(CustomerSubscriptionAnswer, '/api/v1/playbook/customers/new@example.com/subscription')).toMatchObject({
         subscription: null,
@@ -259,15 +260,15 @@ describe('playbook reads over HTTP', () => {
     beforeAll(async () => {
       for (let i = 0; i < 23; i += 1) {
         const id = `cus_r${String(i).padStart(2, '0')}`;
-        if (i % 2 === 0) await put(store, 'acme', 'payment', 'customers', { id, email: `${id}@example.com` });
+        if (i % 2 === 0) await put(table, 'acme', 'payment', 'customers', { id, email: `${id}@example.com` });
         const state = i % 3 === 0 ? 'cancelled' : i % 5 === 0 ? 'trialing' : 'active';
-        await put(store, 'acme', 'payment', 'subscriptions', subscription(`sub_r${String(i).padStart(2, '0')}`, id, { state, status: state, planName: 'Pro', nextBillingAt: iso('2030-03-01') }));
+        await put(table, 'acme', 'payment', 'subscriptions', subscription(`sub_r${String(i).padStart(2, '0')}`, id, { state, status: state, planName: 'Pro', nextBillingAt: iso('2030-03-01') }));
       }
-      await put(store, 'other', 'payment', 'subscriptions', subscription('sub_zz', 'cus_zz', { planName: 'Other plan' }));
-      await put(store, 'acme', 'billing', 'payments', payment('tx_1', 'cus_1', { outcome: 'failed', status: 'failure', at: iso('2030-01-02'), invoiceId: 'inv_2' }));
-      await put(store, 'acme', 'billing', 'payments', payment('tx_2', 'cus_1', { outcome: 'failed', status: 'timeout', at: iso('2029-06-01') }));
-      await put(store, 'acme', 'billing', 'payments', payment('tx_3', 'cus_2', { at: iso('2030-01-03') }));
-      await put(store, 'acme', 'billing', 'payments', payment('tx_4', 'cus_2', { outcome: 'failed', status: 'failure', at: iso('2030-01-04') }));
+      await put(table, 'other', 'payment', 'subscriptions', subscription('sub_zz', 'cus_zz', { planName: 'Other plan' }));
+      await put(table, 'acme', 'billing', 'payments', payment('tx_1', 'cus_1', { outcome: 'failed', status: 'failure', at: iso('2030-01-02'), invoiceId: 'inv_2' }));
+      await put(table, 'acme', 'billing', 'payments', payment('tx_2', 'cus_1', { outcome: 'failed', status: 'timeout', at: iso('2029-06-01') }));
+      await put(table, 'acme', 'billing', 'payments', payment('tx_3', 'cus_2', { at: iso('2030-01-03') }));
+      await put(table, 'acme', 'billing', 'payments', payment('tx_4', 'cus_2', { outcome: 'failed', status: 'failure', at: iso('2030-01-04') }));
     });
 
     async function allSubscribers(key: string, query: string): Promise<{ ids: string[]; pages: z.infer<typeof SubscribersPage>[] }> {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { SharedRateBudget, connectionRateKey } from '../../shared/http/rate-budget';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
-import { Store } from '../../shared/store/store';
-import { localDynamoClient, useStore } from '../support/dynamo';
+import { localDynamoClient, useTable } from '../support/dynamo';
+import * as store from '../../shared/store/store';
 
-const db = useStore();
+const db = useTable();
 
 /**
  * The connections' rate buckets in the table: what lets the sync job, Test Connection and the
@@ -15,8 +15,8 @@ describe('rate buckets in the table', () => {
     const key = connectionRateKey('acct-rb1', 'payment');
     const now = Date.now();
     // 40 callers in 4 "processes" (each with its own client) reserve 100 ms each at once.
-    const stores = Array.from({ length: 4 }, () => new Store({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
-    const reservations = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.reserveRate(key, 100, now)));
+    const tables = Array.from({ length: 4 }, () => ({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
+    const reservations = await Promise.all(Array.from({ length: 40 }, (_, i) => store.reserveRate(tables[i % 4]!, key, 100, now)));
     const starts = reservations.map((r) => r.start).sort((a, b) => a - b);
     // Back to back from now, each 100 ms after the previous: 40 reservations, 4 s of the time line.
     expect(starts[0]).toBe(now);
@@ -26,37 +26,37 @@ describe('rate buckets in the table', () => {
 
   it('an idle bucket starts from now, not from its past', async () => {
     const key = connectionRateKey('acct-rb2', 'billing');
-    await db.store.reserveRate(key, 100, 1_000);
-    const later = await db.store.reserveRate(key, 100, 60_000);
+    await store.reserveRate(db.table, key, 100, 1_000);
+    const later = await store.reserveRate(db.table, key, 100, 60_000);
     expect(later.start).toBe(60_000);
   });
 
   it('a 429 storm lowers the rate once per window; a Retry-After moves the time line past the pause', async () => {
     const key = connectionRateKey('acct-rb3', 'payment');
-    await db.store.reserveRate(key, 100, 10_000);
-    const first = await db.store.slowRate(key, { rate: 50, now: 10_050, unlessSlowedSince: 9_050 });
+    await store.reserveRate(db.table, key, 100, 10_000);
+    const first = await store.slowRate(db.table, key, { rate: 50, now: 10_050, unlessSlowedSince: 9_050 });
     expect(first).toMatchObject({ slowedTo: 50, slowedAt: 10_050 });
     // Another slice's 429 in the same window: the first halving stands.
-    const second = await db.store.slowRate(key, { rate: 25, now: 10_100, unlessSlowedSince: 9_100 });
+    const second = await store.slowRate(db.table, key, { rate: 25, now: 10_100, unlessSlowedSince: 9_100 });
     expect(second).toMatchObject({ slowedTo: 50, slowedAt: 10_050 });
-    const paused = await db.store.slowRate(key, { rate: 25, now: 11_200, unlessSlowedSince: 10_200, pausedUntil: 20_000 });
+    const paused = await store.slowRate(db.table, key, { rate: 25, now: 11_200, unlessSlowedSince: 10_200, pausedUntil: 20_000 });
     expect(paused).toMatchObject({ slowedTo: 25, tat: 20_000 });
-    expect((await db.store.reserveRate(key, 100, 11_300)).start).toBe(20_000);
+    expect((await store.reserveRate(db.table, key, 100, 11_300)).start).toBe(20_000);
   });
 
   it('keeps each connection apart, under its account', async () => {
     const a = connectionRateKey('acct-rb4', 'payment');
     const b = connectionRateKey('acct-rb5', 'payment');
-    await db.store.slowRate(a, { rate: 1, now: 1_000, unlessSlowedSince: 0 });
-    expect((await db.store.reserveRate(b, 100, 1_000)).state.slowedTo).toBeUndefined();
-    await expect(db.store.reserveRate('payment:not#an-account', 100, 1_000)).rejects.toThrow();
+    await store.slowRate(db.table, a, { rate: 1, now: 1_000, unlessSlowedSince: 0 });
+    expect((await store.reserveRate(db.table, b, 100, 1_000)).state.slowedTo).toBeUndefined();
+    await expect(store.reserveRate(db.table, 'payment:not#an-account', 100, 1_000)).rejects.toThrow();
   });
 
   it('two budgets over the table (two Lambdas) see each other\'s 429 on their next reservation', async () => {
     const key = connectionRateKey('acct-rb6', 'payment');
     const limits = { ratePerSecond: 1_000, burst: 10 };
-    const syncJob = new SharedRateBudget(key, limits, db.store);
-    const webhookWorker = new SharedRateBudget(key, limits, new Store({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
+    const syncJob = new SharedRateBudget(key, limits, store.rateBucketsIn(db.table));
+    const webhookWorker = new SharedRateBudget(key, limits, store.rateBucketsIn({ client: sdkTableClient(localDynamoClient(db.dynamo.endpoint)), tableName: db.dynamo.tableName }));
     await syncJob.take();
     await webhookWorker.take();
     syncJob.penalize();

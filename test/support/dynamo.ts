@@ -1,7 +1,7 @@
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
-import { Store } from '../../shared/store/store';
+import type { Table } from '../../shared/store/table-access';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 
 export { localDynamoClient } from '../../local/local-dynamo';
@@ -15,14 +15,15 @@ export function startDynamo(tableName = 'gateway-test'): Promise<LocalDynamo> {
 export { watchCommands } from '../../local/local-dynamo';
 
 /**
- * A store on its own in-memory dynalite for one test file: started before its tests, stopped
- * after. Use `db.store` and `db.dynamo` inside tests (they exist once `beforeAll` has run).
+ * A table on its own in-memory dynalite for one test file: started before its tests, stopped
+ * after. Use `db.table` (for the store's functions) and `db.dynamo` inside tests (they exist once
+ * `beforeAll` has run).
  */
-export function useStore(): { readonly store: Store; readonly dynamo: LocalDynamo } {
-  const held = {} as { store: Store; dynamo: LocalDynamo };
+export function useTable(): { readonly table: Table; readonly dynamo: LocalDynamo } {
+  const held = {} as { table: Table; dynamo: LocalDynamo };
   beforeAll(async () => {
     held.dynamo = await startDynamo();
-    held.store = new Store({ client: sdkTableClient(held.dynamo.client), tableName: held.dynamo.tableName });
+    held.table = { client: sdkTableClient(held.dynamo.client), tableName: held.dynamo.tableName };
   });
   afterAll(() => held.dynamo.stop());
   return held;

@@ -3,13 +3,14 @@ import type { Gateway } from '../../shared/gateway';
 import { sealWebhookSecret } from '../../shared/webhooks/webhook-secret';
 import { connectors } from '../../shared/connections/registry';
 import { RECORD_SHARDS, type RecordPlace } from '../../shared/store/record-layout';
+import * as store from '../../shared/store/store';
 
 /**
  * Stores a connection as Connect Account would (credentials sealed by the vault), without going
  * through the API: for tests and benchmarks that start at the sync engine or the webhook worker.
  */
 export async function storeConnection(
-  gateway: Pick<Gateway, 'store' | 'vault'>,
+  gateway: Pick<Gateway, 'table' | 'vault'>,
   connection: {
     accountId: string;
     connector: ConnectorName;
@@ -24,7 +25,7 @@ export async function storeConnection(
   const at = new Date().toISOString();
   // As Connect Account stores it: the webhook secret sealed apart too (shared/webhooks/webhook-secret.ts).
   const webhookSecret = await sealWebhookSecret(gateway, { accountId, connector }, connection.credentials, connectors.find(connector)?.webhooks?.secretFields ?? []);
-  await gateway.store.putConnection({
+  await store.putConnection(gateway.table, {
     accountId,
     connector,
     config: connection.config ?? {},
@@ -52,11 +53,11 @@ export function isRecordKey(accountId: string, connector: ConnectorName, object:
 }
 
 /** Every stored record id of one data object, all pages (deleted ones left out), in the store's order. */
-export async function storedRecordIds(store: Gateway['store'], place: RecordPlace): Promise<string[]> {
+export async function storedRecordIds(table: Gateway['table'], place: RecordPlace): Promise<string[]> {
   const ids: string[] = [];
   let startKey: string | undefined;
   do {
-    const page = await store.listRecords(place, { limit: 1000, ...(startKey ? { startKey } : {}) });
+    const page = await store.listRecords(table, place, { limit: 1000, ...(startKey ? { startKey } : {}) });
     ids.push(...page.records.map((record) => record.id));
     startKey = page.nextStartKey;
   } while (startKey);

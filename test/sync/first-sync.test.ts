@@ -6,7 +6,7 @@ import { log } from '../../shared/log/logger';
 import { PAYMENT_OBJECTS } from '../../shared/payment/settings';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
-import { Store } from '../../shared/store/store';
+
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { storeConnection, recordsAt, storedRecordIds } from '../support/stored-connection';
@@ -59,7 +59,7 @@ describe('a first sync of every object side by side, within the connection\'s on
     try {
       const results = await Promise.all(
         PAYMENT_OBJECTS.map((object) => {
-          const lambda = { ...local.gateway, store: new Store({ client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName }) };
+          const lambda = { ...local.gateway, table: { client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName } };
           return runSyncJob(lambda, connectors.syncing(), { accountId, connector: 'payment', object, trigger: 'manual', requestedAt }, log);
         }),
       );
@@ -80,7 +80,7 @@ describe('a first sync of every object side by side, within the connection\'s on
     const under = (at: number) => spans.filter((times) => Math.min(...times) <= at && at <= Math.max(...times)).length;
     expect(Math.max(...spans.map((times) => under(Math.min(...times))))).toBeGreaterThanOrEqual(3);
     for (const object of PAYMENT_OBJECTS) {
-      const stored = await storedRecordIds(local.gateway.store, recordsAt(accountId, 'payment', object));
+      const stored = await storedRecordIds(local.gateway.table, recordsAt(accountId, 'payment', object));
       const platform = [...sim.state.live[object].values()].map((record) => record.id).sort();
       expect({ object, stored: stored.sort() }).toEqual({ object, stored: platform });
     }

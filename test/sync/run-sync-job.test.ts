@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startLocalGateway, type LocalGateway } from '../../local/local-gateway';
 import { runAs } from '../../local/iam/enforcement';
 import { startBillingSimulator, type BillingSimulator } from '../../sandbox/billing-simulator';
@@ -7,13 +7,18 @@ import { forgetRateBudgets } from '../../shared/http/rate-budget';
 import { log } from '../../shared/log/logger';
 import type { SyncJob } from '../../shared/queues/messages';
 import { runSyncJob, type SyncRunOptions } from '../../shared/sync/run-sync-job';
-import { SweepInMemory } from '../../shared/sync/deletion-sweep';
+import { storedVersionsIn, SweepInMemory } from '../../shared/sync/deletion-sweep';
+import { replaceOn } from '../support/store-seam';
 import { pageSlices } from '../../shared/sync/page-slices';
 import { recordHash } from '../../shared/sync/record-hash';
 import type { NormalisedRecord, SyncPage, SyncSource } from '../../shared/sync/sync-source';
 import { watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { isRecordKey, storeConnection, recordsAt, storedRecordIds } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
+
+// The seen-page reads are counted through the store's seam (test/support/store-seam.ts).
+vi.mock('../../shared/store/store', async (original) => (await import('../support/store-seam')).storeSeam(await original()));
 
 /**
  * The sync engine end to end: the billing connector's real client and sources over HTTP against
@@ -65,7 +70,7 @@ describe('sync engine', () => {
     const run = (options: SyncRunOptions = {}, overrides: Partial<SyncJob> = {}) =>
       runSyncJob(local.gateway, connectors.syncing(), { ...job, ...overrides }, log, { maxSlices: 1, checkpointEveryMs: 0, ...options });
     const requests = () => sim.requests.get(`GET /sites/${siteName}/api/v2/customers`) ?? 0;
-    const storedIds = () => storedRecordIds(local.gateway.store, recordsAt(accountId, 'billing', 'customers'));
+    const storedIds = () => storedRecordIds(local.gateway.table, recordsAt(accountId, 'billing', 'customers'));
     const platformIds = () => [...site.data.customers.values()].filter((c) => !c.deleted).map((c) => c.id);
     return { accountId, site, run, requests, storedIds, platformIds };
   }
@@ -98,10 +103,10 @@ describe('sync engine', () => {
       }
     });
     await c.run();
-    expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).not.toBe('changed-mid-sync@example.com');
+    expect((await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).not.toBe('changed-mid-sync@example.com');
     const incremental = await c.run();
     expect(incremental).toMatchObject({ outcome: 'finished', mode: 'incremental' });
-    expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).toBe('changed-mid-sync@example.com');
+    expect((await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), first.id))?.email).toBe('changed-mid-sync@example.com');
   });
 
   it('a run killed mid-sync is resumed by the next one from its last saved page, nothing lost or written twice', async () => {
@@ -163,13 +168,13 @@ describe('sync engine', () => {
   });
 
   it('a full sync in one invocation sweeps in memory; an object too big for the sweep’s memory sweeps from the store, with the same answer', async () => {
-    const store = local.gateway.store;
-    const original = store.seenAmong.bind(store);
     let seenReads = 0;
-    store.seenAmong = (scope, candidates) => {
-      seenReads += 1;
-      return original(scope, candidates);
-    };
+    const restore = replaceOn(local.gateway.table, {
+      seenAmong: (table, scope, candidates) => {
+        seenReads += 1;
+        return store.seenAmong(table, scope, candidates);
+      },
+    });
     try {
       const c = await connected(450);
       await c.run();
@@ -188,7 +193,7 @@ describe('sync engine', () => {
       expect(seenReads).toBeGreaterThan(1);
       expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
     } finally {
-      store.seenAmong = original;
+      restore();
     }
   });
 
@@ -205,16 +210,16 @@ describe('sync engine', () => {
       expect(commands.sent('QueryCommand')).toBeGreaterThan(0);
       expect(commands.sent('BatchGetItemCommand')).toBe(method === 'api' ? 0 : 5);
       expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(1);
-      expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), changed!))?.email).toBe(`changed-${method}@example.com`);
+      expect((await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), changed!))?.email).toBe(`changed-${method}@example.com`);
     }
   });
 
   it('a record the run wrote or deleted and a later page lists again (slices meeting at a boundary second) is compared with what the run stored, not the listing read before', async () => {
-    const { store } = local.gateway;
+    const { table } = local.gateway;
     const place = recordsAt(`acct-${++accountNumber}`, 'billing', 'customers');
     const fields = (id: string, name: string) => ({ id, name });
     // Stored before the run, so what its listing reads: x, y and z as they were.
-    await store.putRecordsBatch(place,
+    await store.putRecordsBatch(table, place,
       ['x', 'y', 'z', 'a', 'b'].map((id) => ({ id, hash: recordHash(fields(id, 'old')), body: fields(id, 'old'), syncedAt: new Date().toISOString() })),
     );
     const listed = (id: string, name: string): NormalisedRecord => ({ id, fields: fields(id, name) });
@@ -227,7 +232,7 @@ describe('sync engine', () => {
       { records: [listed('x', 'new'), listed('b', 'old')], deletedIds: [] },
       { records: [listed('y', 'new')], deletedIds: ['z'] },
     ];
-    const sweep = new SweepInMemory(store, place, 1_000);
+    const sweep = new SweepInMemory(storedVersionsIn(table), place, 1_000);
     const source: SyncSource = {
       async fetchPage(_window, cursor) {
         const index = cursor === undefined ? 0 : (cursor.page as number);
@@ -249,7 +254,7 @@ describe('sync engine', () => {
     const counts = { created: 0, updated: 0, unchanged: 0, deleted: 0 };
     const outcome = await pageSlices(
       {
-        store,
+        table,
         place,
         source,
         keeps: () => true,
@@ -272,7 +277,7 @@ describe('sync engine', () => {
     expect(commands.sent('BatchGetItemCommand')).toBe(0);
     // x and y written once, z marked deleted once.
     expect(commands.itemsWritten(isRecordKey(place.accountId, 'billing', 'customers'))).toBe(3);
-    expect((await store.getRecord(recordsAt(place.accountId, 'billing', 'customers'), 'x'))?.body).toEqual(fields('x', 'new'));
+    expect((await store.getRecord(table, recordsAt(place.accountId, 'billing', 'customers'), 'x'))?.body).toEqual(fields('x', 'new'));
     expect(await sweep.missing()).toEqual([]);
   });
 
@@ -312,7 +317,7 @@ describe('sync engine', () => {
     expect(commands.sent('BatchGetItemCommand')).toBe(5 - killedAt);
     expect(commands.itemsWritten(isRecordKey(c.accountId, 'billing', 'customers'))).toBe(changed.length);
     expect((await c.storedIds()).sort()).toEqual(c.platformIds().sort());
-    for (const id of changed) expect((await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), id))?.email).toBe(`changed-${id}@example.com`);
+    for (const id of changed) expect((await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), id))?.email).toBe(`changed-${id}@example.com`);
   });
 
   it('a run that reaches its page budget hands over to a continuation job that finishes it', async () => {
@@ -344,14 +349,14 @@ describe('sync engine', () => {
     });
     expect(failed).toMatchObject({ outcome: 'failed', retry: true, problem: { health: 'degraded' } });
     expect(pagesBeforeOutage).toBe(0);
-    const checkpoint = await local.gateway.store.getSyncCheckpoint(c.accountId, 'billing', 'customers');
+    const checkpoint = await store.getSyncCheckpoint(local.gateway.table, c.accountId, 'billing', 'customers');
     expect(checkpoint?.lastError?.message).toBeTruthy();
     expect(checkpoint?.runId).toBeUndefined();
-    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health.state).toBe('degraded');
+    expect((await store.getConnection(local.gateway.table, c.accountId, 'billing'))?.health.state).toBe('degraded');
 
     sim.faults.clear();
     expect(await c.run()).toMatchObject({ outcome: 'finished', counts: { created: 250 } });
-    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health.state).toBe('healthy');
+    expect((await store.getConnection(local.gateway.table, c.accountId, 'billing'))?.health.state).toBe('healthy');
   });
 
   it('HTML or truncated JSON from the platform fails the job with the reason and leaves stored data untouched', async () => {
@@ -369,11 +374,11 @@ describe('sync engine', () => {
 
   it('a revoked key marks the connection for reconnection and is not retried', async () => {
     const c = await connected(10);
-    const stored = await local.gateway.store.getConnection(c.accountId, 'billing');
+    const stored = await store.getConnection(local.gateway.table, c.accountId, 'billing');
     sim.removeApiKey(stored!.config.siteName as string, (await local.gateway.vault.open({ accountId: c.accountId, connector: 'billing' }, stored!.credentials)).apiKey!);
     const failed = await c.run();
     expect(failed).toMatchObject({ outcome: 'failed', retry: false, problem: { health: 'needs_reconnect' } });
-    expect((await local.gateway.store.getConnection(c.accountId, 'billing'))?.health).toMatchObject({ state: 'needs_reconnect', remedy: expect.stringMatching(/key/i) });
+    expect((await store.getConnection(local.gateway.table, c.accountId, 'billing'))?.health).toMatchObject({ state: 'needs_reconnect', remedy: expect.stringMatching(/key/i) });
   });
 
   it('deletions on the platform are detected; a disconnected connection stops syncing', async () => {
@@ -385,7 +390,7 @@ describe('sync engine', () => {
     expect(incremental).toMatchObject({ outcome: 'finished', counts: { deleted: 1 } });
     expect(await c.storedIds()).not.toContain(victim);
 
-    await local.gateway.store.deleteConnection(c.accountId, 'billing');
+    await store.deleteConnection(local.gateway.table, c.accountId, 'billing');
     expect(await c.run()).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/disconnected/) });
   });
 
@@ -405,7 +410,7 @@ describe('sync engine', () => {
       afterPage: async () => {
         // Written while the run pages, as the webhook worker would.
         const webhookRecord = { id: 'cust_from_webhook', hash: 'h', body: { id: 'cust_from_webhook' }, sourceVersion: Date.now(), syncedAt: new Date().toISOString() };
-        await local.gateway.store.putRecordIfNewer(recordsAt(c.accountId, 'billing', 'customers'), webhookRecord);
+        await store.putRecordIfNewer(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), webhookRecord);
       },
     });
     expect(full).toMatchObject({ outcome: 'finished', mode: 'full', counts: { deleted: 0 } });
@@ -416,13 +421,13 @@ describe('sync engine', () => {
     const c = await connected(10);
     await c.run();
     const victim = c.platformIds()[3]!;
-    const versionBefore = (await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), victim))!.sourceVersion!;
+    const versionBefore = (await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), victim))!.sourceVersion!;
     c.site.delete('customers', victim);
     await c.run();
-    const tombstone = await local.gateway.store.getRecord(recordsAt(c.accountId, 'billing', 'customers'), victim);
+    const tombstone = await store.getRecord(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), victim);
     expect(tombstone?.deletedAt).toBeDefined();
     expect(tombstone?.sourceVersion).toBeGreaterThan(versionBefore);
-    const late = await local.gateway.store.putRecordIfNewer(recordsAt(c.accountId, 'billing', 'customers'), {
+    const late = await store.putRecordIfNewer(local.gateway.table, recordsAt(c.accountId, 'billing', 'customers'), {
       id: victim,
       hash: 'old',
       body: { id: victim },

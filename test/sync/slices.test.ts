@@ -10,10 +10,11 @@ import { runSyncJob, type SyncRunOptions, type SyncRunResult } from '../../share
 import { watermarkOf } from '../../shared/sync/sync-decisions';
 import { applyWebhookEvent } from '../../shared/webhooks/apply';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
-import { Store } from '../../shared/store/store';
+
 import { localDynamoClient, watchCommands } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { isRecordKey, storeConnection, recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * A data object listed in slices side by side, against the payment simulator answering with a real
@@ -80,7 +81,7 @@ describe('slices in flight under one rate budget per connection', () => {
       const ids: string[] = [];
       let startKey: string | undefined;
       do {
-        const page = await local.gateway.store.listRecords(recordsAt(accountId, 'payment', of), { limit: 1000, ...(startKey ? { startKey } : {}) });
+        const page = await store.listRecords(local.gateway.table, recordsAt(accountId, 'payment', of), { limit: 1000, ...(startKey ? { startKey } : {}) });
         ids.push(...page.records.map((record) => record.id));
         startKey = page.nextStartKey;
       } while (startKey);
@@ -88,7 +89,7 @@ describe('slices in flight under one rate budget per connection', () => {
     };
     const platformIds = (of: 'customers' | 'subscriptions' = 'customers') => [...sim.state[mode][of].values()].map((record) => record.id).sort();
     /** The connection's bucket as the table holds it. */
-    const bucket = async () => (await local.gateway.store.getRateBucket(connectionRateKey(accountId, 'payment'))) ?? { tat: 0 };
+    const bucket = async () => (await store.getRateBucket(local.gateway.table, connectionRateKey(accountId, 'payment'))) ?? { tat: 0 };
     return { accountId, secretKey, run, runToEnd, storedIds, platformIds, bucket };
   }
 
@@ -113,7 +114,7 @@ describe('slices in flight under one rate budget per connection', () => {
     // A killed process writes nothing more: let what the held run had already sent land first.
     while (writes.inFlight() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     // What the killed run had saved: several slices, each with its own place.
-    const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: Array<{ page?: unknown; pages: number }> };
+    const saved = (await store.getSyncCheckpoint(local.gateway.table, c.accountId, 'payment', 'customers'))!.cursor as { slices: Array<{ page?: unknown; pages: number }> };
     expect(saved.slices.length).toBeGreaterThanOrEqual(2);
 
     clockOffset += 31_000; // the claim lapses, as SQS redelivers the job
@@ -179,7 +180,7 @@ describe('slices in flight under one rate budget per connection', () => {
     let counted = beforeFirstAnswer(2, 400);
     expect(await c.run()).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
     expect(counted()).toBe(1);
-    const listing = watermarkOf(await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.listing!;
+    const listing = watermarkOf(await store.getSyncCheckpoint(local.gateway.table, c.accountId, 'payment', 'customers'))!.listing!;
     // Every record listed (a slice's boundary second may list one twice).
     const profiled = listing.pieces.reduce((sum, piece) => sum + piece.records, 0);
     expect(profiled).toBeGreaterThanOrEqual(2_000);
@@ -289,7 +290,7 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(await c.run()).toMatchObject({ outcome: 'finished', mode: 'full', counts: { created: 2_000 } });
     // Discovered slices, each ending on its own part-filled page: more requests than whole pages.
     expect(sim.totalRequests() - before, 'first sync').toBeGreaterThan(21);
-    const listing = watermarkOf(await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'subscriptions'))!.listing!;
+    const listing = watermarkOf(await store.getSyncCheckpoint(local.gateway.table, c.accountId, 'payment', 'subscriptions'))!.listing!;
     // The saved profile: pieces of whole pages (but the newest, and one a second shared at the grid
     // may leave a few over), counted from the oldest record; no page's keys kept on the checkpoint.
     for (const piece of listing.pieces) expect(Object.keys(piece).sort()).toEqual(['from', 'records', 'to']);
@@ -326,7 +327,7 @@ describe('slices in flight under one rate budget per connection', () => {
       { full: true },
     );
     while (!killed) await new Promise((resolve) => setTimeout(resolve, 5));
-    const saved = (await local.gateway.store.getSyncCheckpoint(c.accountId, 'payment', 'customers'))!.cursor as { slices: unknown[]; pageIndex: number };
+    const saved = (await store.getSyncCheckpoint(local.gateway.table, c.accountId, 'payment', 'customers'))!.cursor as { slices: unknown[]; pageIndex: number };
     expect(saved.slices.length).toBeGreaterThanOrEqual(2);
     clockOffset += 31_000;
     const resumed = await c.runToEnd({ leaseSeconds: 30 });
@@ -438,7 +439,7 @@ describe('slices in flight under one rate budget per connection', () => {
     expect(afterTest.tat).toBeGreaterThan(before.tat);
     // The webhook worker, another Lambda (its own store client, so its own process-side budget),
     // fetches a customer the gateway has not stored: another reservation on the same time line.
-    const worker = { ...local.gateway, store: new Store({ client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName }) };
+    const worker = { ...local.gateway, table: { client: sdkTableClient(localDynamoClient(local.dynamo.endpoint)), tableName: local.dynamo.tableName } };
     const customer = [...sim.state.live.customers.values()][0]!;
     const [event] = sim.createSubscription(customer.id).events;
     const applied = await applyWebhookEvent(

@@ -5,9 +5,9 @@ import { limitTableWrites } from '../../local/table-throughput';
 import { putRecordsIfChanged } from '../../shared/store/synced-records';
 import { batchWriteAll } from '../../shared/store/table-access';
 import { TABLE_SHARE_CEILING, TABLE_SHARE_FLOOR, TableShare } from '../../shared/sync/write-pace';
-import { localDynamoClient, useStore } from '../support/dynamo';
+import { localDynamoClient, useTable } from '../support/dynamo';
 
-const db = useStore();
+const db = useTable();
 
 describe('a run\'s share of the table (backing off while DynamoDB refuses its writes)', () => {
   it('sets no limit until a refusal, then half the last second\'s units, grown a tenth a second, none again past the ceiling', async () => {

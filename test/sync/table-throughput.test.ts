@@ -7,7 +7,7 @@ import { log } from '../../shared/log/logger';
 import { runSyncJob } from '../../shared/sync/run-sync-job';
 import { TableShare } from '../../shared/sync/write-pace';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
-import { Store } from '../../shared/store/store';
+
 import { localDynamoClient } from '../support/dynamo';
 import { generatedKey } from '../support/local-runtime';
 import { recordsAt, storeConnection, storedRecordIds } from '../support/stored-connection';
@@ -46,7 +46,7 @@ describe('a first sync into a table that refuses writes for its throughput', () 
     // The sync's own pace is 850 units a second into each of 8 shard keys: 6,800. The table takes 200.
     const client = localDynamoClient(local.dynamo.endpoint);
     const table = limitTableWrites(client, { writeUnitsPerSecond: 200 });
-    const lambda = { ...local.gateway, store: new Store({ client: sdkTableClient(client), tableName: local.dynamo.tableName }) };
+    const lambda = { ...local.gateway, table: { client: sdkTableClient(client), tableName: local.dynamo.tableName } };
     // The run's share of the table (shared/sync/write-pace.ts) is told of the refusals and paces its record writes.
     const shareTold = vi.spyOn(TableShare.prototype, 'refused');
     const shareTaken = vi.spyOn(TableShare.prototype, 'take');
@@ -54,7 +54,7 @@ describe('a first sync into a table that refuses writes for its throughput', () 
 
     expect(result).toMatchObject({ outcome: 'finished', mode: 'full' });
     if (result.outcome !== 'finished') return;
-    const stored = await storedRecordIds(local.gateway.store, recordsAt(accountId, 'payment', 'customers'));
+    const stored = await storedRecordIds(local.gateway.table, recordsAt(accountId, 'payment', 'customers'));
     const platform = [...sim.state.live.customers.values()].map((record) => record.id).sort();
     expect(stored.sort()).toEqual(platform);
     expect(result.counts).toMatchObject({ created: 1_200, updated: 0 });

@@ -7,7 +7,7 @@ import { useOriginSecret } from '../../shared/origin/origin-secret';
 import { SqsJobQueue, type SqsCalls } from '../../shared/queues/sqs-queue';
 import type { IngestionMessage, SyncJob, WebhookEventMessage } from '../../shared/queues/messages';
 import { signedTableClient } from '../../shared/store/signed-table-client';
-import { Store } from '../../shared/store/store';
+
 import type { TableClient } from '../../shared/store/table-client';
 import { signedKmsVault } from '../../shared/vault/signed-kms-calls';
 import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
@@ -76,7 +76,7 @@ export async function startAwsHarness(env: Record<string, string> = {}): Promise
   const environment = GatewayEnvironment.parse({ GATEWAY_MODE: 'aws', TABLE_NAME: dynamo.tableName, ORIGIN_SECRET_ARN: originSecretArn, CREDENTIALS_KEY_ID: aws.keyId, ...env });
   const gateway: Gateway = {
     env: environment,
-    store: new Store({ client: table, tableName: dynamo.tableName }),
+    table: { client: table, tableName: dynamo.tableName },
     vault: signedKmsVault(environment),
     queues: {
       webhookEvents: new SqsJobQueue<WebhookEventMessage>(sqs, queueUrl),

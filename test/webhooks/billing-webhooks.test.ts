@@ -3,6 +3,7 @@ import { setLogSink } from '../../shared/log/logger';
 import { forgetOpenedConnections } from '../../shared/webhooks/connection-cache';
 import { basicHeader, outsideHistory, startWebhookWorld, webhookTraces, type WebhookWorld } from './support';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * POST /webhooks/billing end to end, with the Basic credentials the gateway makes for each account
@@ -43,7 +44,7 @@ describe('webhook credentials', () => {
     expect(table).not.toContain(acme.password);
     expect(logLines.join('\n')).not.toContain(acme.password);
     // The API key is still there: the credentials were added, not swapped.
-    const stored = await world.gateway.runtime.local.gateway.store.getConnection('acme', 'billing');
+    const stored = await store.getConnection(world.gateway.runtime.local.gateway.table, 'acme', 'billing');
     const opened = await world.gateway.runtime.local.gateway.vault.open({ accountId: 'acme', connector: 'billing' }, stored!.credentials);
     expect(opened).toEqual({ apiKey: world.billingKey, webhookUsername: acme.username, webhookPassword: acme.password });
   });
@@ -97,15 +98,15 @@ describe('sync settings filters', () => {
     const { record: subscription, events: created } = world.site.createSubscription(customer.id);
     await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: created[0]!, basicAuth: creds, retries: 0 });
     await world.settle();
-    const store = world.gateway.runtime.local.gateway.store;
-    expect((await store.getRecord(recordsAt('stark', 'billing', 'subscriptions'), subscription.id))?.deletedAt).toBeUndefined();
+    const table = world.gateway.runtime.local.gateway.table;
+    expect((await store.getRecord(table, recordsAt('stark', 'billing', 'subscriptions'), subscription.id))?.deletedAt).toBeUndefined();
 
     const { events: cancelled } = world.site.update('subscriptions', subscription.id, { status: 'cancelled' });
     await world.billing.deliverWebhook({ url: world.billingUrl('stark'), event: cancelled[0]!, basicAuth: creds, retries: 0 });
     await world.settle();
-    const stored = await store.getRecord(recordsAt('stark', 'billing', 'subscriptions'), subscription.id);
+    const stored = await store.getRecord(table, recordsAt('stark', 'billing', 'subscriptions'), subscription.id);
     expect(stored?.deletedAt).toBeDefined();
-    expect((await store.listRecords(recordsAt('stark', 'billing', 'subscriptions'))).records.map((r) => r.id)).not.toContain(subscription.id);
+    expect((await store.listRecords(table, recordsAt('stark', 'billing', 'subscriptions'))).records.map((r) => r.id)).not.toContain(subscription.id);
   });
 });
 
@@ -117,10 +118,10 @@ describe('accepted deliveries', () => {
     expect(statuses).toEqual([200, 200, 200]);
     await world.settle();
 
-    const store = world.gateway.runtime.local.gateway.store;
+    const table = world.gateway.runtime.local.gateway.table;
     // The subscription event carries its customer: both are stored.
-    expect((await store.getRecord(recordsAt('acme', 'billing', 'subscriptions'), subscription.id))?.body).toMatchObject({ id: subscription.id, customerId: customer.id, state: 'active' });
-    expect((await store.getRecord(recordsAt('acme', 'billing', 'customers'), customer.id))?.body).toMatchObject({ email: 'billing@example.com', name: 'Bea Ling' });
+    expect((await store.getRecord(table, recordsAt('acme', 'billing', 'subscriptions'), subscription.id))?.body).toMatchObject({ id: subscription.id, customerId: customer.id, state: 'active' });
+    expect((await store.getRecord(table, recordsAt('acme', 'billing', 'customers'), customer.id))?.body).toMatchObject({ email: 'billing@example.com', name: 'Bea Ling' });
     const published = world.published.filter((e) => e.data.platformEventId === events[0]!.id);
     expect(published).toHaveLength(1);
     expect(published[0]).toMatchObject({ type: 'subscription.created', source: 'billing', accountId: 'acme', data: { customer: { id: customer.id, email: 'billing@example.com' } } });
@@ -142,8 +143,8 @@ describe('confirmed with the platform before anything changes (deliveries carry 
     const response = await post('acme', JSON.stringify(forged), { authorization: basicHeader(acme.username, acme.password) });
     expect(response.status).toBe(200);
     await world.settle();
-    const store = world.gateway.runtime.local.gateway.store;
-    expect(await store.getRecord(recordsAt('acme', 'billing', 'payments'), 'txn_forged')).toBeUndefined();
+    const table = world.gateway.runtime.local.gateway.table;
+    expect(await store.getRecord(table, recordsAt('acme', 'billing', 'payments'), 'txn_forged')).toBeUndefined();
     expect(world.published.filter((e) => e.data.platformEventId === forged.id)).toEqual([]);
     expect(metric('WebhookEventsUnconfirmed')).toBe(unconfirmed + 1);
   });
@@ -156,7 +157,7 @@ describe('confirmed with the platform before anything changes (deliveries carry 
     const confirmed = metric('WebhookEventsConfirmed');
     expect((await post('acme', JSON.stringify(tampered), { authorization: basicHeader(acme.username, acme.password) })).status).toBe(200);
     await world.settle();
-    const stored = await world.gateway.runtime.local.gateway.store.getRecord(recordsAt('acme', 'billing', 'customers'), customer.id);
+    const stored = await store.getRecord(world.gateway.runtime.local.gateway.table, recordsAt('acme', 'billing', 'customers'), customer.id);
     expect(stored?.body).toMatchObject({ email: 'honest@example.com' });
     const published = world.published.filter((e) => e.data.platformEventId === real.id);
     expect(published).toHaveLength(1);

@@ -9,6 +9,7 @@ import type { BillingEvent } from '../../sandbox/billing-simulator';
 import type { PaymentEvent } from '../../sandbox/payment-simulator';
 import { startWebhookWorld, type WebhookWorld } from './support';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * The event worker on real servers: dynalite, the simulators (for records it must fetch), the
@@ -17,7 +18,7 @@ import { recordsAt } from '../support/stored-connection';
 let world: WebhookWorld;
 let secret: string;
 let billingAuth: { username: string; password: string };
-const store = () => world.gateway.runtime.local.gateway.store;
+const table = () => world.gateway.runtime.local.gateway.table;
 
 beforeAll(async () => {
   world = await startWebhookWorld();
@@ -54,7 +55,7 @@ describe('order', () => {
     }
     await deliverInOrder([changes[2]!, changes[0]!, created[0]!, changes[1]!, started[0]!]);
 
-    const stored = await store().getRecord(recordsAt('acme', 'payment', 'subscriptions'), subscription.id);
+    const stored = await store.getRecord(table(), recordsAt('acme', 'payment', 'subscriptions'), subscription.id);
     expect(stored?.body.amount).toBe(subscription.items.data[0]!.price.unit_amount * 4);
     expect(stored?.sourceVersion).toBe(changes[2]!.created);
     for (const event of [...changes, ...created, ...started]) expect(publishedFor(event)).toHaveLength(1);
@@ -65,7 +66,7 @@ describe('order', () => {
     const first = world.site.update('customers', customer.id, { email: 'newer@example.com' }).events[0]!;
     const second = world.site.update('customers', customer.id, { email: 'newest@example.com' }).events[0]!;
     await deliverBilling([second, created[0]!, first]);
-    const stored = await store().getRecord(recordsAt('acme', 'billing', 'customers'), customer.id);
+    const stored = await store.getRecord(table(), recordsAt('acme', 'billing', 'customers'), customer.id);
     expect(stored?.body.email).toBe('newest@example.com');
     expect(publishedFor(second)[0]).toMatchObject({ type: 'customer.changed', data: { customer: { email: 'newest@example.com' } } });
   });
@@ -87,7 +88,7 @@ describe('order', () => {
     // The older one first: only the platform can say that the second one is newer.
     await deliverInOrder([sameSecond[0]!, sameSecond[1]!]);
     expect(fetches(`/v1/customers/${customer.id}`)).toBe(before + 1);
-    expect((await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id))?.body.name).toBe('Tie 3');
+    expect((await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id))?.body.name).toBe('Tie 3');
   });
 
   it('keeps a deletion: a late, older update does not bring the record back', async () => {
@@ -97,10 +98,10 @@ describe('order', () => {
     world.payment.advance(1000);
     const deleted = world.payment.delete('customers', customer.id).events;
     await deliverInOrder([created[0]!, ...deleted, ...updated]);
-    const stored = await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id);
+    const stored = await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id);
     expect(stored?.deletedAt).toBeDefined();
     expect(stored?.sourceVersion).toBe(deleted[0]!.created);
-    expect((await store().listRecords(recordsAt('acme', 'payment', 'customers'))).records.map((r) => r.id)).not.toContain(customer.id);
+    expect((await store.listRecords(table(), recordsAt('acme', 'payment', 'customers'))).records.map((r) => r.id)).not.toContain(customer.id);
   });
 });
 
@@ -108,10 +109,10 @@ describe('records not synced yet', () => {
   it("fetches a subscription's customer the gateway has not stored, and publishes with it", async () => {
     const { record: customer } = world.payment.createCustomer({ email: 'fetched@example.com', name: 'Fay Tched' });
     const { events } = world.payment.createSubscription(customer.id);
-    expect(await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id)).toBeUndefined();
+    expect(await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id)).toBeUndefined();
     await deliverInOrder(events);
     expect(fetches(`/v1/customers/${customer.id}`)).toBe(1);
-    expect((await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id))?.body).toMatchObject({ email: 'fetched@example.com' });
+    expect((await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id))?.body).toMatchObject({ email: 'fetched@example.com' });
     expect(publishedFor(events[0]!)[0]?.data.customer).toEqual({ id: customer.id, email: 'fetched@example.com', name: 'Fay Tched' });
     // Stored now: the next event about it fetches nothing.
     world.payment.advance(1000);
@@ -125,7 +126,7 @@ describe('records not synced yet', () => {
     const before = fetches(`/v1/customers/${customer.id}`);
     await deliverInOrder(events);
     expect(fetches(`/v1/customers/${customer.id}`)).toBe(before + 1);
-    expect((await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id))?.body).toMatchObject({ email: 'big@example.com', name: 'Big' });
+    expect((await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id))?.body).toMatchObject({ email: 'big@example.com', name: 'Big' });
     expect(publishedFor(events[0]!)[0]?.data.customer).toMatchObject({ email: 'big@example.com', name: 'Big' });
   });
 
@@ -147,7 +148,7 @@ describe('records not synced yet', () => {
     });
     expect(world.published.filter((e) => e.type === 'invoice.generated' && (e.data.invoice as { id: string }).id === invoice.id)).toHaveLength(1);
     // The invoice, its charge and payment intent are stored too (the subscription's own event was not sent).
-    expect((await store().findRecordsByCustomer('acme', 'payment', customer.id)).map((r) => r.object).sort()).toEqual(['charges', 'invoices', 'payment_intents']);
+    expect((await store.findRecordsByCustomer(table(), 'acme', 'payment', customer.id)).map((r) => r.object).sort()).toEqual(['charges', 'invoices', 'payment_intents']);
   });
 
   it('publishes a failed payment whose event was too big for the queue, from the fetched invoice', async () => {
@@ -198,8 +199,8 @@ describe('the sync method and the data objects', () => {
     const apiSecret = (await world.connectPayment('api-direct', { method: 'api' }))!;
     const { record: customer, events } = world.payment.createCustomer({ email: 'api@example.com' });
     await deliverInOrder(events, 'api-direct', apiSecret);
-    expect(await store().getRecord(recordsAt('api-direct', 'payment', 'customers'), customer.id)).toBeUndefined();
-    expect(await store().getWebhookEventMark('api-direct', 'payment', events[0]!.id)).toMatchObject({ state: 'ignored', note: 'sync method API Direct' });
+    expect(await store.getRecord(table(), recordsAt('api-direct', 'payment', 'customers'), customer.id)).toBeUndefined();
+    expect(await store.getWebhookEventMark(table(), 'api-direct', 'payment', events[0]!.id)).toMatchObject({ state: 'ignored', note: 'sync method API Direct' });
     expect(publishedFor(events[0]!)).toHaveLength(0);
   });
 
@@ -207,7 +208,7 @@ describe('the sync method and the data objects', () => {
     const bothSecret = (await world.connectPayment('both', { method: 'both' }))!;
     const { record: customer, events: created } = world.payment.createCustomer({ name: 'Synced' });
     await deliverInOrder(created, 'both', bothSecret);
-    expect((await store().getRecord(recordsAt('both', 'payment', 'customers'), customer.id))?.body.name).toBe('Synced');
+    expect((await store.getRecord(table(), recordsAt('both', 'payment', 'customers'), customer.id))?.body.name).toBe('Synced');
 
     // An update from a minute ago arrives after a sync stored the current copy (no version, just when).
     world.payment.setNow(Date.now() - 60_000);
@@ -215,10 +216,10 @@ describe('the sync method and the data objects', () => {
     world.payment.clock.resume();
     world.payment.advance(60_000);
     const body = { id: customer.id, name: 'Synced again' };
-    await store().putRecordIfChanged(recordsAt('both', 'payment', 'customers'), { id: customer.id, hash: recordHash(body), body, syncedAt: new Date().toISOString() });
+    await store.putRecordIfChanged(table(), recordsAt('both', 'payment', 'customers'), { id: customer.id, hash: recordHash(body), body, syncedAt: new Date().toISOString() });
     await world.payment.deliverWebhook({ url: world.paymentUrl('both'), event: late[0]!, secret: bothSecret, retries: 0, timestamp: Math.floor(Date.now() / 1000) });
     await world.settle();
-    expect((await store().getRecord(recordsAt('both', 'payment', 'customers'), customer.id))?.body.name).toBe('Synced again');
+    expect((await store.getRecord(table(), recordsAt('both', 'payment', 'customers'), customer.id))?.body.name).toBe('Synced again');
     // The event still happened: playbooks hear of it.
     expect(publishedFor(late[0]!)).toHaveLength(1);
   });
@@ -228,8 +229,8 @@ describe('the sync method and the data objects', () => {
     const { record: customer, events: created } = world.payment.createCustomer({ email: 'narrow@example.com' });
     const { record: subscription, events } = world.payment.createSubscription(customer.id);
     await deliverInOrder([...created, ...events], 'narrow', narrowSecret);
-    expect(await store().getRecord(recordsAt('narrow', 'payment', 'customers'), customer.id)).toBeDefined();
-    expect(await store().getRecord(recordsAt('narrow', 'payment', 'subscriptions'), subscription.id)).toBeUndefined();
+    expect(await store.getRecord(table(), recordsAt('narrow', 'payment', 'customers'), customer.id)).toBeDefined();
+    expect(await store.getRecord(table(), recordsAt('narrow', 'payment', 'subscriptions'), subscription.id)).toBeUndefined();
     expect(publishedFor(events[0]!)[0]).toMatchObject({ type: 'subscription.created', accountId: 'narrow' });
   });
 });
@@ -240,8 +241,8 @@ describe('event types the gateway does not apply', () => {
     const card = world.site.recordEvent('card_added', { customer: { id: 'cus_card' }, card: { id: 'card_1' } });
     await deliverInOrder([payout]);
     await deliverBilling([card]);
-    expect(await store().getWebhookEventMark('acme', 'payment', payout.id)).toMatchObject({ state: 'ignored', attempts: 1, note: 'event type payout.paid is not applied by the gateway' });
-    expect(await store().getWebhookEventMark('acme', 'billing', card.id)).toMatchObject({ state: 'ignored', attempts: 1 });
+    expect(await store.getWebhookEventMark(table(), 'acme', 'payment', payout.id)).toMatchObject({ state: 'ignored', attempts: 1, note: 'event type payout.paid is not applied by the gateway' });
+    expect(await store.getWebhookEventMark(table(), 'acme', 'billing', card.id)).toMatchObject({ state: 'ignored', attempts: 1 });
     expect(world.gateway.runtime.local.queues.webhookEvents.deadLetters).toHaveLength(0);
   });
 });
@@ -278,8 +279,8 @@ describe('failures, dead letters and replay', () => {
     const response = await webhookEvent(sqsEvent([message(good), message(needsFetch), { not: 'a message' }]));
     world.payment.faults.clear();
     expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2']);
-    expect(await store().getWebhookEventMark('acme', 'payment', good.id)).toMatchObject({ state: 'applied' });
-    const failed = await store().getWebhookEventMark('acme', 'payment', needsFetch.id);
+    expect(await store.getWebhookEventMark(table(), 'acme', 'payment', good.id)).toMatchObject({ state: 'applied' });
+    const failed = await store.getWebhookEventMark(table(), 'acme', 'payment', needsFetch.id);
     expect(failed).toMatchObject({ state: 'pending', claimedUntil: 0 });
     expect(failed?.note).toContain('payment');
   });
@@ -300,7 +301,7 @@ describe('failures, dead letters and replay', () => {
     await world.settle();
     expect(queue.deadLetters).toHaveLength(0);
     expect(publishedFor(events[0]!)).toHaveLength(1);
-    expect(await store().getWebhookEventMark('acme', 'payment', events[0]!.id)).toMatchObject({ state: 'applied', attempts: 6 });
+    expect(await store.getWebhookEventMark(table(), 'acme', 'payment', events[0]!.id)).toMatchObject({ state: 'applied', attempts: 6 });
   });
 
   it('applies an event once when two workers get it at the same time', async () => {
@@ -317,9 +318,9 @@ describe('failures, dead letters and replay', () => {
     const gateway = world.gateway.runtime.local.gateway;
     const now = Math.floor(gateway.now() / 1000);
     // A worker claimed it long ago and never finished.
-    await store().claimWebhookEvent({ accountId: 'acme', connector: 'payment', eventId: events[0]!.id, eventType: events[0]!.type, now: now - CLAIM_LEASE_SECONDS - 1, leaseSeconds: CLAIM_LEASE_SECONDS, expiresAt: now + 1000 });
+    await store.claimWebhookEvent(table(), { accountId: 'acme', connector: 'payment', eventId: events[0]!.id, eventType: events[0]!.type, now: now - CLAIM_LEASE_SECONDS - 1, leaseSeconds: CLAIM_LEASE_SECONDS, expiresAt: now + 1000 });
     expect(await applyWebhookEvent(gateway, message(events[0]!), log)).toMatchObject({ outcome: 'applied', written: 1 });
-    expect(await store().getRecord(recordsAt('acme', 'payment', 'customers'), customer.id)).toBeDefined();
-    expect(await store().getWebhookEventMark('acme', 'payment', events[0]!.id)).toMatchObject({ state: 'applied', attempts: 2 });
+    expect(await store.getRecord(table(), recordsAt('acme', 'payment', 'customers'), customer.id)).toBeDefined();
+    expect(await store.getWebhookEventMark(table(), 'acme', 'payment', events[0]!.id)).toMatchObject({ state: 'applied', attempts: 2 });
   });
 });

@@ -7,6 +7,7 @@ import { setLogSink } from '../../shared/log/logger';
 import { generatedKey, startTestGateway } from '../support/local-runtime';
 import { outsideHistory, startWebhookWorld, webhookTraces, type WebhookWorld } from './support';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * POST /webhooks/payments end to end: real HTTP into the local gateway, the receiver, the
@@ -51,7 +52,7 @@ describe('accepted deliveries', () => {
     expect(await response.json()).toEqual({ received: true, eventId: events[0]!.id });
     await world.settle();
 
-    const stored = await world.gateway.runtime.local.gateway.store.getRecord(recordsAt('acme', 'payment', 'customers'), customer.id);
+    const stored = await store.getRecord(world.gateway.runtime.local.gateway.table, recordsAt('acme', 'payment', 'customers'), customer.id);
     expect(stored?.body).toMatchObject({ id: customer.id, email: 'sdk@example.com', name: 'Sam Dee' });
     const event = world.published.find((e) => e.data.platformEventId === events[0]!.id);
     expect(event).toMatchObject({ type: 'customer.created', accountId: 'acme', source: 'payment', data: { customer: { id: customer.id, email: 'sdk@example.com' } } });
@@ -75,7 +76,7 @@ describe('accepted deliveries', () => {
 
     expect(world.enqueued.filter((m) => m.eventId === events[0]!.id)).toHaveLength(3);
     expect(world.published.filter((e) => e.data.platformEventId === events[0]!.id)).toHaveLength(1);
-    const mark = await world.gateway.runtime.local.gateway.store.getWebhookEventMark('acme', 'payment', events[0]!.id);
+    const mark = await store.getWebhookEventMark(world.gateway.runtime.local.gateway.table, 'acme', 'payment', events[0]!.id);
     expect(mark).toMatchObject({ state: 'applied', attempts: 1 });
     expect(logLines.filter((line) => line.includes(events[0]!.id) && line.includes('already handled'))).toHaveLength(2);
   });
@@ -169,9 +170,9 @@ describe('accounts are kept apart', () => {
     expect((await post('globex', body, signed(acmeSecret, body))).status).toBe(400);
     expect((await post('globex', body, signed(globexSecret, body))).status).toBe(200);
     await world.settle();
-    const store = world.gateway.runtime.local.gateway.store;
-    expect(await store.getRecord(recordsAt('globex', 'payment', 'customers'), customer.id)).toBeDefined();
-    expect(await store.getRecord(recordsAt('acme', 'payment', 'customers'), customer.id)).toBeUndefined();
+    const table = world.gateway.runtime.local.gateway.table;
+    expect(await store.getRecord(table, recordsAt('globex', 'payment', 'customers'), customer.id)).toBeDefined();
+    expect(await store.getRecord(table, recordsAt('acme', 'payment', 'customers'), customer.id)).toBeUndefined();
     expect(world.published.filter((e) => e.data.platformEventId === events[0]!.id).map((e) => e.accountId)).toEqual(['globex']);
   });
 

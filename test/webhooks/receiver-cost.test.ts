@@ -10,6 +10,7 @@ import { generatedKey } from '../support/local-runtime';
 import { startAwsHarness, webhookRequest, type AwsHarness } from './aws-harness';
 import { basicHeader } from './support';
 import { storeConnection } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * What one verified webhook costs a receiver in AWS calls, counted at the SDK: the aim is at most
@@ -25,7 +26,7 @@ const stripe = new Stripe(generatedKey('sk_test_'));
 
 async function connect(gateway: Gateway, accountId: string, connector: 'payment' | 'billing', credentials: Record<string, string>) {
   const at = new Date().toISOString();
-  await gateway.store.putAccount({ accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
+  await store.putAccount(gateway.table, { accountId, name: accountId, integrationsEnabled: true, createdAt: at, updatedAt: at });
   await storeConnection(gateway, { accountId, connector, credentials, syncSettings: { method: 'webhooks' } });
   // Another process sealed them: this receiver starts cold.
   gateway.vault.forget({ accountId, connector });

@@ -4,6 +4,7 @@ import type { WebhookEventMessage } from '../../shared/queues/messages';
 import { applyWebhookEvent } from '../../shared/webhooks/apply';
 import { startWebhookWorld, type WebhookWorld } from './support';
 import { recordsAt } from '../support/stored-connection';
+import * as store from '../../shared/store/store';
 
 /**
  * Two payment events for one record in the same second, applied side by side (the worker runs a
@@ -36,6 +37,6 @@ describe('same-second events applied side by side', () => {
       payload: event as unknown as Record<string, unknown>,
     });
     await Promise.all([applyWebhookEvent(gateway, message(first), log), applyWebhookEvent(gateway, message(second), log)]);
-    expect((await gateway.store.getRecord(recordsAt('acme', 'payment', 'customers'), customer.id))?.body.name).toBe('Tie 2');
+    expect((await store.getRecord(gateway.table, recordsAt('acme', 'payment', 'customers'), customer.id))?.body.name).toBe('Tie 2');
   });
 });

@@ -6,6 +6,7 @@ import { problems } from '../problem';
 import { route } from '../route';
 import { AccountParams, PageCursor } from './params';
 import { forgetGuardedAccount } from '../../tenants/account-guard';
+import * as store from '../../store/store';
 
 const AccountListQuery = z.strictObject({
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 50).check(z.describe('How many accounts, 1-100 (default 50)')),
@@ -23,7 +24,7 @@ export const accountRoutes = [
     response: { status: 200, description: 'A page of accounts', schema: AccountList },
     async handle({ query, caller, gateway }) {
       assertOperator(caller);
-      const page = await gateway.store.listAccounts({ limit: query.limit, ...(query.cursor ? { startAfter: query.cursor } : {}) });
+      const page = await store.listAccounts(gateway.table, { limit: query.limit, ...(query.cursor ? { startAfter: query.cursor } : {}) });
       return {
         accounts: page.accounts.map((account) => accountView(account)),
         ...(page.lastAccountId ? { nextCursor: encodeCursor(page.lastAccountId) } : {}),
@@ -42,7 +43,7 @@ export const accountRoutes = [
     async handle({ params, body, caller, gateway, log }) {
       assertOperator(caller);
       const now = new Date(gateway.now()).toISOString();
-      const existing = await gateway.store.getAccount(params.accountId);
+      const existing = await store.getAccount(gateway.table, params.accountId);
       const account = {
         accountId: params.accountId,
         name: body.name,
@@ -52,7 +53,7 @@ export const accountRoutes = [
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       };
-      await gateway.store.putAccount(account);
+      await store.putAccount(gateway.table, account);
       forgetGuardedAccount(gateway, account.accountId);
       log.info('account saved', { integrationsEnabled: account.integrationsEnabled, quotasSet: Object.keys(account.quotas ?? {}) });
       return accountView(account);
@@ -68,7 +69,7 @@ export const accountRoutes = [
     response: { status: 200, description: 'The account', schema: AccountView },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      const account = await gateway.store.getAccount(params.accountId);
+      const account = await store.getAccount(gateway.table, params.accountId);
       if (!account) throw problems.notFound(`No account ${params.accountId}.`);
       return accountView(account);
     },

@@ -5,6 +5,7 @@ import { json } from '../http';
 import { problems } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
+import * as store from '../../store/store';
 
 const ApiKeyView = z.object({ keyId: z.string(), name: z.string(), createdAt: z.iso.datetime() }).register(z.globalRegistry, { id: 'ApiKey' });
 const NewApiKey = z
@@ -24,7 +25,7 @@ export const apiKeyRoutes = [
       assertAccountAccess(caller, params.accountId);
       const { key, keyId, hash } = newApiKey(params.accountId);
       const createdAt = new Date(gateway.now()).toISOString();
-      await gateway.store.putApiKey({ accountId: params.accountId, keyId, name: body.name, hash, createdAt });
+      await store.putApiKey(gateway.table, { accountId: params.accountId, keyId, name: body.name, hash, createdAt });
       log.info('api key created', { keyId });
       return json(201, { keyId, name: body.name, createdAt, key });
     },
@@ -38,7 +39,7 @@ export const apiKeyRoutes = [
     response: { status: 200, description: 'Keys', schema: z.object({ apiKeys: z.array(ApiKeyView) }) },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      const keys = await gateway.store.listApiKeys(params.accountId);
+      const keys = await store.listApiKeys(gateway.table, params.accountId);
       return { apiKeys: keys.map(({ keyId, name, createdAt }) => ({ keyId, name, createdAt })) };
     },
   }),
@@ -51,7 +52,7 @@ export const apiKeyRoutes = [
     response: { status: 204, description: 'Revoked' },
     async handle({ params, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
-      if (!(await gateway.store.deleteApiKey(params.accountId, params.keyId))) throw problems.notFound(`No API key ${params.keyId}.`);
+      if (!(await store.deleteApiKey(gateway.table, params.accountId, params.keyId))) throw problems.notFound(`No API key ${params.keyId}.`);
       log.info('api key revoked', { keyId: params.keyId });
       return json(204, undefined);
     },

@@ -10,6 +10,7 @@ import { json } from '../http';
 import { route } from '../route';
 import { ConnectionParams } from './connection-params';
 import { AccountParams } from './params';
+import * as store from '../../store/store';
 
 const ConnectQuery = z.strictObject({
   returnTo: z
@@ -34,7 +35,7 @@ export const connectionRoutes = [
     response: { status: 200, description: 'Connections', schema: z.object({ connections: z.array(ConnectionView) }) },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      const connections = await gateway.store.listConnections(params.accountId);
+      const connections = await store.listConnections(gateway.table, params.accountId);
       return { connections: connections.map((connection) => viewOf(connection)) };
     },
   }),

@@ -66,7 +66,7 @@ const FailedPaymentsQuery = z.strictObject({
 });
 
 function scopeOf(caller: Caller, gateway: Gateway, log: Logger): ReadScope {
-  return { store: gateway.store, accountId: playbookAccountOf(caller), log };
+  return { table: gateway.table, accountId: playbookAccountOf(caller), log };
 }
 
 function found<T>(answer: T | undefined): T {

@@ -11,6 +11,7 @@ import { problems } from '../problem';
 import { route } from '../route';
 import { anyOf } from './connections';
 import { ConnectionParams } from './connection-params';
+import * as store from '../../store/store';
 
 const SyncRequest = z
   .strictObject({
@@ -59,7 +60,7 @@ export const syncRoutes = [
     response: { status: 200, description: 'One entry per data object that has synced', schema: z.object({ syncs: z.array(SyncStatus) }) },
     async handle({ params, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      const checkpoints = await gateway.store.listSyncCheckpoints(params.accountId);
+      const checkpoints = await store.listSyncCheckpoints(gateway.table, params.accountId);
       const nowSeconds = Math.floor(gateway.now() / 1000);
       return { syncs: checkpoints.filter((c) => c.connector === params.connector).map((c) => syncStatusOf(c, nowSeconds)) };
     },
@@ -76,7 +77,7 @@ export const syncRoutes = [
     async handle({ params, body, caller, gateway, log }) {
       assertAccountAccess(caller, params.accountId);
       const platform = connectors.syncing()[params.connector];
-      const connection = await gateway.store.getConnection(params.accountId, params.connector);
+      const connection = await store.getConnection(gateway.table, params.accountId, params.connector);
       if (!platform || !connection) throw problems.notFound(`The ${params.connector} connector is not connected for account ${params.accountId}.`);
       const unknown = (body.objects ?? []).filter((object) => !platform.sync.objects.includes(object));
       if (unknown.length) {

@@ -7,6 +7,7 @@ import { assertAccountAccess } from '../caller';
 import { ProblemError } from '../problem';
 import { route } from '../route';
 import { AccountParams } from './params';
+import * as store from '../../store/store';
 
 const EventsQuery = z.object({
   type: z.optional(PlaybookEventType).check(z.describe('Only events of this type')),
@@ -25,7 +26,7 @@ export const webhookRoutes = [
       assertAccountAccess(caller, params.accountId);
       const baseUrl = gatewayBaseUrl(gateway.env, request);
       const receiving = connectors.withWebhooks();
-      const connections = await Promise.all(receiving.map((connector) => gateway.store.getConnection(params.accountId, connector.name)));
+      const connections = await Promise.all(receiving.map((connector) => store.getConnection(gateway.table, params.accountId, connector.name)));
       return { webhooks: receiving.map((connector, i) => webhookEndpoint(baseUrl, params.accountId, connector, connections[i])) };
     },
   }),
