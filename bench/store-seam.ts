@@ -11,21 +11,20 @@ import { registerHooks } from 'node:module';
 const storeUrl = new URL('../shared/store/store.ts', import.meta.url).href;
 const seamUrl = new URL('../test/support/store-seam.ts', import.meta.url).href;
 const names = Object.keys(await import(storeUrl));
-const SEAMED = `${storeUrl}?seam`;
+// The module that re-exports the store through the seam, as a data: URL (no load hook: Node's
+// synchronous load hooks cannot pass CommonJS modules on, and the profiles load some).
+const SEAMED = `data:text/javascript,${encodeURIComponent(
+  [
+    `import * as original from ${JSON.stringify(storeUrl)};`,
+    `import { storeSeam } from ${JSON.stringify(seamUrl)};`,
+    'const seamed = storeSeam(original);',
+    ...names.map((name) => `export const ${name} = seamed.${name};`),
+  ].join('\n'),
+)}`;
 
 registerHooks({
   resolve(specifier, context, nextResolve) {
     const resolved = nextResolve(specifier, context);
-    return resolved.url === storeUrl && context.parentURL !== SEAMED ? { ...resolved, url: SEAMED } : resolved;
-  },
-  load(url, context, nextLoad) {
-    if (url !== SEAMED) return nextLoad(url, context);
-    const source = [
-      `import * as original from ${JSON.stringify(storeUrl)};`,
-      `import { storeSeam } from ${JSON.stringify(seamUrl)};`,
-      'const seamed = storeSeam(original);',
-      ...names.map((name) => `export const ${name} = seamed.${name};`),
-    ].join('\n');
-    return { format: 'module', source, shortCircuit: true };
+    return resolved.url === storeUrl && context.parentURL !== SEAMED ? { url: SEAMED, format: 'module', shortCircuit: true } : resolved;
   },
 });
