@@ -57,6 +57,16 @@ export function pagesAwaitListing(previousListing: ListingProfile | undefined): 
 /** Stored ids read per Query: DynamoDB reads up to 1 MB a page, about 700 records' items. */
 const IDS_PER_QUERY = 1000;
 
+/** Where the in-memory sweep reads the stored versions: the table's (`store.listStoredVersions`), or a test's own. */
+export interface StoredVersionListing {
+  listStoredVersions(place: SweepPlace, options: { limit: number; shard: number; startKey?: string }): ReturnType<typeof store.listStoredVersions>;
+}
+
+/** The listing of the table's stored versions. */
+export function storedVersionsIn(table: Table): StoredVersionListing {
+  return { listStoredVersions: (place, options) => store.listStoredVersions(table, place, options) };
+}
+
 /**
  * What a full run starting afresh holds of its data object in memory, up to `limit` entries in all:
  * the versions stored before it (hash, source version, tombstone: read side by side with its
@@ -72,16 +82,6 @@ const IDS_PER_QUERY = 1000;
  * Past the limit, or if the stored versions could not be read, both answer undefined: the run
  * compares through the store and sweeps from the store.
  */
-/** Where the in-memory sweep reads the stored versions: the table's (`store.listStoredVersions`), or a test's own. */
-export interface StoredVersionListing {
-  listStoredVersions(place: SweepPlace, options: { limit: number; shard: number; startKey?: string }): ReturnType<typeof store.listStoredVersions>;
-}
-
-/** The listing of the table's stored versions. */
-export function storedVersionsIn(table: Table): StoredVersionListing {
-  return { listStoredVersions: (place, options) => store.listStoredVersions(table, place, options) };
-}
-
 export class SweepInMemory {
   /** The listing (tombstones included); once it is whole, the run's own writes go straight in. */
   private readonly stored = new Map<string, StoredVersion>();
