@@ -7,7 +7,7 @@ import { ConnectionParams } from '../api/routes/connection-params';
 import { decodeCursor, encodeCursor } from '../reads/cursor';
 import { addHistograms, dayOf, daySeries, hourSeries, lastRefusals, medianOfHistogram } from './history-decisions';
 import { ConversationStats, ConversationStatsQuery, HISTORY_DAYS, SyncHistoryPage, SyncHistoryQuery, WebhookDeliveries } from './history-schemas';
-import { History } from './history-store';
+import * as history from './history-store';
 
 const DAY_MS = 86_400_000;
 
@@ -28,7 +28,7 @@ export const historyRoutes = [
       if (query.cursor !== undefined && startKey === undefined) {
         throw problems.invalidParameter([{ path: 'cursor', message: 'not a cursor this gateway gave: pass nextCursor from the previous page unchanged' }]);
       }
-      const page = await new History(gateway.table).listSyncRuns(params.accountId, params.connector, {
+      const page = await history.listSyncRuns(gateway.table, params.accountId, params.connector, {
         limit: query.limit,
         sinceMs: gateway.now() - HISTORY_DAYS.syncRuns * DAY_MS,
         ...(startKey ? { startKey } : {}),
@@ -49,7 +49,7 @@ export const historyRoutes = [
       if (!connectors.get(params.connector).webhooks) throw problems.notFound(`The ${params.connector} connector receives no webhooks.`);
       const now = gateway.now();
       const since = now - (HISTORY_DAYS.deliveries * 24 - 1) * 3_600_000;
-      const stored = await new History(gateway.table).listDeliveryHours(params.accountId, params.connector, since);
+      const stored = await history.listDeliveryHours(gateway.table, params.accountId, params.connector, since);
       return {
         hours: hourSeries(since, now, stored.map(({ lastRefusedAt: _kept, ...hour }) => hour)),
         lastRefused: lastRefusals(stored),
@@ -68,7 +68,7 @@ export const historyRoutes = [
       assertAccountAccess(caller, params.accountId);
       const now = gateway.now();
       const firstDay = dayOf(now - (query.days - 1) * DAY_MS);
-      const [stored, live] = await Promise.all([new History(gateway.table).listConversationDays(params.accountId, firstDay), new History(gateway.table).liveConversations(params.accountId)]);
+      const [stored, live] = await Promise.all([history.listConversationDays(gateway.table, params.accountId, firstDay), history.liveConversations(gateway.table, params.accountId)]);
       const median = medianOfHistogram(addHistograms(stored.map((entry) => entry.histogram)));
       return {
         days: daySeries(firstDay, dayOf(now), stored.map((entry) => entry.day)),

@@ -9,7 +9,7 @@ import type { SyncJob } from '../queues/messages';
 import type { SyncRunResult } from '../sync/run-sync-job';
 import { bucketOf, dayOf, deliveryOfClaim, firstAgentMessageSeconds, refusalReasonOf, tallyConversationEvents } from './history-decisions';
 import * as store from '../store/store';
-import { History } from './history-store';
+import * as history from './history-store';
 
 /**
  * What the functions that do the work call to keep history: one call each, at the point where the
@@ -49,7 +49,7 @@ export function syncRunRecorder(gateway: Gateway, platforms: Platforms, job: Syn
           const checkpoint = await store.getSyncCheckpoint(gateway.table, job.accountId, job.connector, job.object);
           if (!checkpoint?.lastRunStartedAt) return;
           const pages = result.outcome === 'failed' ? 0 : result.pages;
-          await new History(gateway.table).recordSyncRun({
+          await history.recordSyncRun(gateway.table, {
             accountId: job.accountId,
             connector: job.connector,
             object: job.object,
@@ -73,14 +73,14 @@ export function countWebhookRefusal(gateway: Gateway, accountId: string | undefi
   const problem = typeof error === 'object' && error !== null && 'problem' in error ? (error as { problem: { type?: string; status?: number } }).problem : undefined;
   const reason = refusalReasonOf(problem);
   if (!reason || !accountId || !AccountId.safeParse(accountId).success) return Promise.resolve();
-  return bestEffort('a refused webhook', () => new History(gateway.table).countDelivery(accountId, connector, gateway.now(), { refused: reason }));
+  return bestEffort('a refused webhook', () => history.countDelivery(gateway.table, accountId, connector, gateway.now(), { refused: reason }));
 }
 
 /** The event worker claimed a verified delivery: a new event, or a duplicate of one handled before. */
 export function countClaimedDelivery(gateway: Gateway, message: { accountId: string; connector: ConnectorName; receivedAt: string }, claim: { outcome: string; attempts?: number }): Promise<void> {
   const delivery = deliveryOfClaim(claim);
   if (!delivery) return Promise.resolve();
-  return bestEffort('a webhook delivery', () => new History(gateway.table).countDelivery(message.accountId, message.connector, Date.parse(message.receivedAt), delivery));
+  return bestEffort('a webhook delivery', () => history.countDelivery(gateway.table, message.accountId, message.connector, Date.parse(message.receivedAt), delivery));
 }
 
 /**
@@ -101,7 +101,7 @@ export async function countConversationEvents(gateway: Gateway, events: readonly
         const seconds = firstAgentMessageSeconds(startedAt, await store.listMessages(gateway.table, tally.accountId, conversationId));
         if (seconds !== undefined) buckets.push(bucketOf(seconds));
       }
-      await new History(gateway.table).countConversations(tally, buckets);
+      await history.countConversations(gateway.table, tally, buckets);
     }
   });
 }

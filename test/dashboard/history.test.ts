@@ -2,7 +2,8 @@ import Stripe from 'stripe';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../shared/history/history-decisions';
-import { History } from '../../shared/history/history-store';
+import * as history from '../../shared/history/history-store';
+import type { Table } from '../../shared/store/table-access';
 import { generatedKey } from '../support/local-runtime';
 import { startSandboxGateway, type SandboxGateway } from '../support/sandbox-gateway';
 import { storeConnection } from '../support/stored-connection';
@@ -38,7 +39,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
       credentials: { secretKey: gateway.keys.paymentRestrictedKey, webhookSigningSecret: signingSecret },
       syncSettings: { dataObjects: ['customers', 'charges', 'subscriptions'], frequency: 'daily', method: 'both' },
     });
-    await seedPast(new History(local.table), Date.now());
+    await seedPast(local.table, Date.now());
     await deliverNow();
     page = await signedInPage(browser, gateway.url, 'acme', pageErrors);
   }, 90_000);
@@ -49,7 +50,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
   });
 
   /** Ten nights of runs of three objects; one night slow, one failed. */
-  async function seedPast(history: History, now: number): Promise<void> {
+  async function seedPast(table: Table, now: number): Promise<void> {
     const night = Math.floor(now / DAY) * DAY + 2 * HOUR;
     for (let d = 10; d >= 1; d -= 1) {
       for (const [i, object] of ['customers', 'charges', 'subscriptions'].entries()) {
@@ -57,7 +58,7 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
         const slow = d === 4 && object === 'charges';
         const failed = d === 2 && object === 'subscriptions';
         const seconds = slow ? 210 : 20 + ((d * 7 + i * 5) % 25);
-        await history.recordSyncRun({
+        await history.recordSyncRun(table, {
           accountId: 'acme',
           connector: 'payment',
           object,
@@ -74,18 +75,18 @@ describe.skipIf(!hasChromium)('dashboard history (browser)', { timeout: 60_000 }
     }
     for (let h = 7 * 24 - 1; h >= 1; h -= 1) {
       const at = now - h * HOUR;
-      await history.countDelivery('acme', 'payment', at, { verified: 2 + ((h * 7) % 9), duplicates: h % 11 === 0 ? 1 : 0 });
+      await history.countDelivery(table, 'acme', 'payment', at, { verified: 2 + ((h * 7) % 9), duplicates: h % 11 === 0 ? 1 : 0 });
     }
     // A secret rotated on the platform but not here: an afternoon of refused signatures, then fixed.
     const afternoon = Math.floor((now - 30 * HOUR) / HOUR) * HOUR;
-    for (let n = 0; n < 6; n += 1) await history.countDelivery('acme', 'payment', afternoon + n * 600_000, { refused: 'signature' });
-    await history.countDelivery('acme', 'payment', now - 50 * HOUR, { refused: 'timestamp' });
+    for (let n = 0; n < 6; n += 1) await history.countDelivery(table, 'acme', 'payment', afternoon + n * 600_000, { refused: 'signature' });
+    await history.countDelivery(table, 'acme', 'payment', now - 50 * HOUR, { refused: 'timestamp' });
 
     const today = Math.floor(now / DAY) * DAY;
     for (let d = 13; d >= 0; d -= 1) {
       const day = new Date(today - d * DAY).toISOString().slice(0, 10);
       const started = 6 + ((d * 5) % 9);
-      await history.countConversations(
+      await history.countConversations(table, 
         { accountId: 'acme', day, started, handedOff: Math.floor(started / 3), ended: started - 1 - (d % 2), expired: d % 4 === 0 ? 1 : 0 },
         Array.from({ length: started - 2 }, (_, i) => bucketOf(20 + ((i * 37 + d * 11) % 160))),
       );
