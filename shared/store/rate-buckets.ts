@@ -11,12 +11,24 @@ import { checkAccountId, checkConnector, fromItem, isConditionalCheckFailed, toI
  * connection was idle), "start from now"; a lost race between the two just tries again.
  */
 
-/** The table's buckets as a rate budget's (shared/http/rate-budget.ts): every Lambda calling a platform shares them. */
+const bucketsOfTable = new WeakMap<Table, RateBuckets>();
+
+/**
+ * The table's buckets as a rate budget's (shared/http/rate-budget.ts): every Lambda calling a
+ * platform shares them. One object per table, the same at every call: a process keeps one budget
+ * per connection and buckets (`rateBudgetFor`), so its sync, webhook worker and Test Connection
+ * reserve from one queue, and a warm function does not add a budget with each client it makes.
+ */
 export function rateBucketsIn(table: Table): RateBuckets {
-  return {
-    reserveRate: (rateKey, spanMs, now) => reserveRate(table, rateKey, spanMs, now),
-    slowRate: (rateKey, change) => slowRate(table, rateKey, change),
-  };
+  let buckets = bucketsOfTable.get(table);
+  if (!buckets) {
+    buckets = {
+      reserveRate: (rateKey, spanMs, now) => reserveRate(table, rateKey, spanMs, now),
+      slowRate: (rateKey, change) => slowRate(table, rateKey, change),
+    };
+    bucketsOfTable.set(table, buckets);
+  }
+  return buckets;
 }
 
 /** A bucket unused for a day is forgotten (TTL): its state only matters while requests flow. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SharedRateBudget, connectionRateKey } from '../../shared/http/rate-budget';
+import { SharedRateBudget, connectionRateKey, forgetRateBudgets, rateBudgetFor } from '../../shared/http/rate-budget';
 import { sdkTableClient } from '../../shared/store/sdk-table-client';
 import { localDynamoClient, useTable } from '../support/dynamo';
 import * as store from '../../shared/store/store';
@@ -50,6 +50,18 @@ describe('rate buckets in the table', () => {
     await store.slowRate(db.table, a, { rate: 1, now: 1_000, unlessSlowedSince: 0 });
     expect((await store.reserveRate(db.table, b, 100, 1_000)).state.slowedTo).toBeUndefined();
     await expect(store.reserveRate(db.table, 'payment:not#an-account', 100, 1_000)).rejects.toThrow();
+  });
+
+  it('in one process, every client of a connection over the table draws from one budget', () => {
+    const key = connectionRateKey('acct-rb7', 'payment');
+    const limits = { ratePerSecond: 25, burst: 5 };
+    // As the sync job and the webhook worker make a client for each job and event.
+    const first = rateBudgetFor(key, limits, { buckets: store.rateBucketsIn(db.table) });
+    const next = rateBudgetFor(key, limits, { buckets: store.rateBucketsIn(db.table) });
+    expect(next).toBe(first);
+    // Another table is another place for the buckets, so another budget.
+    expect(rateBudgetFor(key, limits, { buckets: store.rateBucketsIn({ ...db.table }) })).not.toBe(first);
+    forgetRateBudgets(key);
   });
 
   it('two budgets over the table (two Lambdas) see each other\'s 429 on their next reservation', async () => {
