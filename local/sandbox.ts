@@ -142,7 +142,7 @@ export async function startSandbox(env: NodeJS.ProcessEnv, dataDir: string, gate
 }
 
 async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayPort: number, running: RunningSimulator[]): Promise<RunningSandbox> {
-  // How long the payment and billing simulators take to answer (a real list call: 200-600 ms).
+  // How long every simulator takes to answer (a real list call: 200-600 ms).
   const latency = SandboxLatency.parse({ ms: env.SANDBOX_LATENCY_MS ?? 0, jitterMs: env.SANDBOX_JITTER_MS ?? 0 });
   const out: Record<string, string> = {};
   const summary: string[] = [];
@@ -176,6 +176,7 @@ async function startSimulators(env: NodeJS.ProcessEnv, dataDir: string, gatewayP
   }
   if (!env.DATA_LOGIN_URL) {
     const crm = await startCrmSimulator({ echoAgent: true, port: gatewayPort + 3 });
+    crm.setLatency(latency);
     running.push(crm);
     simulators.crm = crm;
     const data = sandboxIdentityClient(dataDir, 'data', keys.data);

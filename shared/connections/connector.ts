@@ -17,8 +17,9 @@ import type { AuthorizationCodeSupport } from '../identity/authorization';
  * exported by the connector's folder (`shared/<name>/connector.ts`) and listed once in
  * `shared/connections/registry.ts`. The core (API routes, OpenAPI document, Connect Account,
  * Test Connection, dispatcher, sync jobs, webhook receivers and worker, dashboard data) reads the
- * registry and never imports a connector folder, so a fifth platform is a copied folder plus one
- * registry line.
+ * registry and never imports a connector folder, so a fifth platform is a copied folder plus its
+ * lines in the registry (and, if its platform sends webhooks, a receiver function of its own:
+ * docs/architecture.md, "Connectors are plug-ins").
  *
  * Capabilities are optional parts: a connector that syncs records has `sync`, one whose platform
  * sends webhooks has `webhooks`, one with playbook operations of its own (ingestion, queries,

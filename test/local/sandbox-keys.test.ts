@@ -109,4 +109,14 @@ describe('sandbox keys (npm start)', () => {
     await sandbox.stop();
     expect(keysIn(dataDir)).toMatchObject({ ...old, data: { clientId: expect.any(String), privateKeyFile: expect.any(String) }, messaging: { clientId: expect.any(String) } });
   });
+
+  it('SANDBOX_LATENCY_MS and SANDBOX_JITTER_MS slow every simulator from the start, the data and messaging one too', async () => {
+    const sandbox = await startSandbox({ SANDBOX_LATENCY_MS: '250', SANDBOX_JITTER_MS: '40' }, newFolder(), await freePort());
+    try {
+      const { payment, billing, crm } = sandbox.simulators;
+      for (const simulator of [payment!, billing!, crm!]) expect(simulator.latency()).toEqual({ ms: 250, jitterMs: 40 });
+    } finally {
+      await sandbox.stop();
+    }
+  });
 });
