@@ -34,7 +34,8 @@ const STORED_RESOURCES: Record<string, BillingObject> = {
   transaction: 'payments',
 };
 
-const PUBLISHED: Record<string, PlaybookEventType> = {
+/** The playbook event each platform event publishes (the events a user selects on the platform must include every one: test/webhooks/subscribed-events.test.ts). */
+export const PUBLISHED: Record<string, PlaybookEventType> = {
   customer_created: 'customer.created',
   customer_changed: 'customer.changed',
   subscription_created: 'subscription.created',

@@ -23,7 +23,11 @@ export const historyRoutes = [
     response: { status: 200, description: 'A page of runs', schema: SyncHistoryPage },
     async handle({ params, query, caller, gateway }) {
       assertAccountAccess(caller, params.accountId);
-      if (!connectors.syncing()[params.connector]) throw problems.notFound(`The ${params.connector} connector has no scheduled syncs.`);
+      const syncing = connectors.syncing()[params.connector];
+      if (!syncing) throw problems.notFound(`The ${params.connector} connector has no scheduled syncs.`);
+      if (query.object !== undefined && !syncing.sync.objects.includes(query.object)) {
+        throw problems.invalidParameter([{ path: 'object', message: `not a data object of the ${params.connector} connector: one of ${syncing.sync.objects.join(', ')}` }]);
+      }
       const startKey = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       if (query.cursor !== undefined && startKey === undefined) {
         throw problems.invalidParameter([{ path: 'cursor', message: 'not a cursor this gateway gave: pass nextCursor from the previous page unchanged' }]);

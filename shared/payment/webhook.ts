@@ -43,7 +43,7 @@ const EVENT_PREFIX: Record<PaymentObject, string> = {
 const DELETIONS = new Set(['customer.deleted', 'invoice.deleted']);
 
 /** One published event per platform event; a paused subscription also sends `.updated`, which alone publishes. */
-const PUBLISHED: Record<string, PlaybookEventType> = {
+export const PUBLISHED: Record<string, PlaybookEventType> = {
   'customer.created': 'customer.created',
   'customer.updated': 'customer.changed',
   'customer.subscription.created': 'subscription.created',

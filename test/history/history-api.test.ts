@@ -73,11 +73,13 @@ describe('sync history', () => {
   });
 
   it('bad input is a problem, and another account’s history is not reachable', async () => {
-    for (const query of ['cursor=not!a*cursor', 'limit=0', 'limit=500', 'object=Bad-Name']) {
+    for (const query of ['cursor=not!a*cursor', 'limit=0', 'limit=500', 'object=Bad-Name', 'object=spaceships']) {
       const answer = await get(`/connections/payment/syncs/history?${query}`);
       expect(answer.status, query).toBe(400);
       expect(answer.type).toBe('application/problem+json');
     }
+    // A well-formed name the connector does not sync is named as such, with the names it does.
+    expect(JSON.stringify((await get('/connections/payment/syncs/history?object=spaceships')).body)).toContain('not a data object of the payment connector: one of customers');
     expect((await get('/connections/data/syncs/history')).status).toBe(404);
     await world.gateway.enableAccount('globex');
     expect((await get('/connections/payment/syncs/history', await world.gateway.userToken('globex'))).status).toBe(404);
