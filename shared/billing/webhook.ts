@@ -34,7 +34,7 @@ const STORED_RESOURCES: Record<string, BillingObject> = {
   transaction: 'payments',
 };
 
-/** The playbook event each platform event publishes (the events a user selects on the platform must include every one: test/webhooks/subscribed-events.test.ts). */
+/** The playbook event each platform event publishes. Exported for test/webhooks/subscribed-events.test.ts: the events a user selects must include every one. */
 export const PUBLISHED: Record<string, PlaybookEventType> = {
   customer_created: 'customer.created',
   customer_changed: 'customer.changed',

@@ -42,7 +42,10 @@ const EVENT_PREFIX: Record<PaymentObject, string> = {
 /** Real deletions; every other event carries a record to keep. */
 const DELETIONS = new Set(['customer.deleted', 'invoice.deleted']);
 
-/** One published event per platform event; a paused subscription also sends `.updated`, which alone publishes. */
+/**
+ * The playbook event each platform event publishes, one each (a paused subscription also sends `.updated`, which alone
+ * publishes). Exported for test/webhooks/subscribed-events.test.ts: the events a user selects must include every one.
+ */
 export const PUBLISHED: Record<string, PlaybookEventType> = {
   'customer.created': 'customer.created',
   'customer.updated': 'customer.changed',
