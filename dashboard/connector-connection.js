@@ -66,7 +66,10 @@ export function testConnectionSection(page, { testButton, testNote, headerBadge 
 /** Connect Account may have run Test Connection already: say what it found. */
 function testedLine(view) {
   const state = view.health?.state;
-  if (state === 'healthy') return 'Test Connection succeeded.';
+  if (state === 'healthy') {
+    const jobs = view.firstSync?.enqueued;
+    return jobs ? `Test Connection succeeded, and the first sync has started (${jobs === 1 ? 'one data object' : `${jobs} data objects`}): see Syncs.` : 'Test Connection succeeded.';
+  }
   if (state === 'degraded' || state === 'needs_reconnect') return [view.health.reason, view.health.remedy && `What to do: ${view.health.remedy}`].filter(Boolean).join(' ');
   return 'Run Test Connection to check it.';
 }
@@ -187,6 +190,7 @@ export function connectAccountSection(page, { card, test }) {
     showSaved(answer.body);
     showForm(false);
     await page.refresh();
+    if (answer.body.firstSync) page.firstSyncStarted();
   });
 
   function drawConnection() {

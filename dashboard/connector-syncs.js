@@ -178,11 +178,16 @@ export function syncsSection(page, { card }) {
     const startedBefore = new Map((before.ok ? before.body.syncs : []).map((s) => [s.object, s.lastRunStartedAt]));
     const answer = await whileBusy(syncButton, 'Starting…', syncNote, 'Still starting…', (signal) => call('POST', `${path}/syncs`, { body: fullBox.checked ? { full: true } : {}, signal }));
     if (!answer.ok) return announce(problemText(answer.problem), { problem: true });
-    const selected = page.connection.syncSettings.dataObjects ?? syncObjects;
-    queued = new Map(selected.map((object) => [object, startedBefore.get(object)]));
     announce(`Sync started: ${answer.body.enqueued} job${answer.body.enqueued === 1 ? '' : 's'} queued.`);
-    void poll();
+    watchStarted(startedBefore);
   });
+
+  /** Sync now, or Connect Account's first sync, queued the selected objects: show them queued until they run. */
+  function watchStarted(startedBefore = new Map()) {
+    const selected = page.connection?.syncSettings.dataObjects ?? syncObjects;
+    queued = new Map(selected.map((object) => [object, startedBefore.get(object)]));
+    void poll();
+  }
 
   /** Shows the objects' syncs; keeps looking if one is running. */
   async function resume() {
@@ -191,5 +196,5 @@ export function syncsSection(page, { card }) {
       if (seen?.active) void poll();
     }
   }
-  return { drawFrame, resume };
+  return { drawFrame, resume, watchStarted };
 }

@@ -93,6 +93,8 @@ export async function show(main, { accountId, connector: name, user }) {
       parts.outcome.replaceChildren(h('div', { class: `panel ${kind}` }, h('h3', {}, heading), ...lines.filter(Boolean).map((line) => (line instanceof Node ? line : h('p', {}, line))), actions.length ? h('div', { class: 'actions' }, actions) : undefined));
     },
     refresh,
+    /** Connect Account started the first sync: the Syncs card follows it. */
+    firstSyncStarted: () => syncs.watchStarted(),
     showForm: (visible, options) => connect.showForm(visible, options),
   };
 

@@ -14,6 +14,8 @@ import { connectors } from './registry';
 import { sealWebhookSecret } from '../webhooks/webhook-secret';
 import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
+import { testConnection } from './test-connection';
+import { firstSyncJobs } from '../sync/dispatch-syncs';
 import * as store from '../store/store';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
@@ -67,6 +69,24 @@ export async function connectAccount(
   }
   const connection = await saveConnection(gateway, log, { accountId, connector: definition, existing, kept, parts });
   return { kind: 'connected', view: viewOf(connection, parts.warnings) };
+}
+
+/**
+ * Connect Account's Test Connection, on a connection just saved. When it passes and the connector
+ * syncs, the first sync starts now instead of at the schedule (daily by default). A reconnect's too:
+ * it forgot where the syncs stood, so its next sync is full either way, and the new key's records
+ * are better read at once. A failed test starts nothing: the health says what to fix.
+ */
+export async function testNewConnection(gateway: Gateway, log: Logger, saved: ConnectionView): Promise<ConnectionView> {
+  const tested = await testConnection(gateway, saved.accountId, connectors.get(saved.connector), log);
+  const view = { ...saved, health: tested.health };
+  const platform = connectors.syncing()[saved.connector];
+  if (!tested.ok || !platform) return view;
+  const jobs = firstSyncJobs(saved, platform.settings, new Date(gateway.now()).toISOString());
+  if (jobs.length === 0) return view;
+  await gateway.queues.syncJobs.send(jobs);
+  log.info('first sync started', { connector: saved.connector, jobs: jobs.length });
+  return { ...view, firstSync: { enqueued: jobs.length } };
 }
 
 /** Seals the credentials and stores the connection (a new one with the connector's default settings). */

@@ -21,6 +21,9 @@ export const ConnectionView = z
     syncSettings: z.record(z.string(), z.unknown()),
     health: ConnectionHealth,
     warnings: z.optional(z.array(z.string())),
+    firstSync: z
+      .optional(z.object({ enqueued: z.number().check(z.int()) }))
+      .check(z.describe('Set by Connect Account when its test passed: the sync jobs it started, one per data object')),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

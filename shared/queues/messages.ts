@@ -10,11 +10,12 @@ export const SyncJob = z.lazy(() =>
       connector: ConnectorName,
       object: z.string().check(z.minLength(1), z.maxLength(64)),
       /**
-       * Which schedule asked for it, `manual` for a sync started from the dashboard, `retry` for the
-       * next try of a sync that failed on something time fixes (shared/sync/sync-retry.ts), or
-       * `purge`: the connection was disconnected, delete what was synced for it.
+       * Which schedule asked for it, `manual` for a sync started from the dashboard, `connected` for
+       * the sync Connect Account starts once its test passed, `retry` for the next try of a sync that
+       * failed on something time fixes (shared/sync/sync-retry.ts), or `purge`: the connection was
+       * disconnected, delete what was synced for it.
        */
-      trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'retry', 'purge']),
+      trigger: z.enum(['hourly', 'daily', 'weekly', 'manual', 'connected', 'retry', 'purge']),
       requestedAt: z.iso.datetime(),
       /** Set on a continuation: the run that stopped at its time budget and carries on from its checkpoint. */
       runId: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),

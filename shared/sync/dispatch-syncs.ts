@@ -12,7 +12,7 @@ import * as store from '../store/store';
 
 /** The jobs one connection's settings ask for: one per selected data object. Pure. */
 export function jobsFor(
-  connection: Connection,
+  connection: Pick<Connection, 'accountId' | 'connector' | 'syncSettings'>,
   settingsSchema: z.core.$ZodType<CommonSyncSettings, unknown>,
   trigger: SyncJob['trigger'],
   requestedAt: string,
@@ -29,6 +29,21 @@ export function jobsFor(
     requestedAt,
     ...(options.full ? { full: true } : {}),
   }));
+}
+
+/**
+ * The sync Connect Account starts once Test Connection passed, so a new customer's records arrive
+ * now rather than at the connection's schedule (daily by default): one `connected` job per selected
+ * data object. None when the sync method is Webhooks only, which no schedule syncs either. Pure.
+ */
+export function firstSyncJobs(
+  connection: Pick<Connection, 'accountId' | 'connector' | 'syncSettings'>,
+  settingsSchema: z.core.$ZodType<CommonSyncSettings, unknown>,
+  requestedAt: string,
+): SyncJob[] {
+  const settings = z.safeParse(settingsSchema, connection.syncSettings);
+  if (!settings.success || settings.data.method === 'webhooks') return [];
+  return jobsFor(connection, settingsSchema, 'connected', requestedAt);
 }
 
 /**

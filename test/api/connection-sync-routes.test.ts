@@ -28,8 +28,9 @@ describe('connection and sync routes', () => {
   });
   afterAll(() => world?.stop());
 
-  const connect = (siteName: string, key: string) =>
-    gateway.call('PUT', '/api/v1/accounts/acme/connections/billing', { token, body: { siteName, apiKey: key, environment: 'test' } });
+  // Without Connect Account's own test, so no first sync starts behind the story these tests tell; the last test is about that sync.
+  const connect = (siteName: string, key: string, { test = false } = {}) =>
+    gateway.call('PUT', `/api/v1/accounts/acme/connections/billing${test ? '' : '?test=false'}`, { token, body: { siteName, apiKey: key, environment: 'test' } });
   const test = async () => (await gateway.call('POST', '/api/v1/accounts/acme/connections/billing/test', { token })).json();
   const connection = async () => (await (await gateway.call('GET', '/api/v1/accounts/acme/connections/billing', { token })).json()) as ConnectionView;
   const syncs = async () => ((await (await gateway.call('GET', '/api/v1/accounts/acme/connections/billing/syncs', { token })).json()) as { syncs: SyncStatus[] }).syncs;
@@ -135,5 +136,40 @@ describe('connection and sync routes', () => {
     await store.putRecordIfChanged(table, recordsAt('acme', 'billing', 'customers', 'legacy'), { id: 'cus_left', hash: 'h', body: { id: 'cus_left' } });
     expect((await connect('acme-test', apiKey)).status).toBe(200);
     expect((await store.getConnection(table, 'acme', 'billing'))?.recordShards).toBe(1);
+  });
+
+  it('a Connect Account whose test passes starts the first sync at once; a failed test or Webhooks only starts none', async () => {
+    const table = gateway.runtime.local.gateway.table;
+    expect((await gateway.call('DELETE', '/api/v1/accounts/acme/connections/billing', { token })).status).toBe(204);
+    await gateway.runtime.local.queues.syncJobs.idle();
+
+    const connected = await connect('acme-test', apiKey, { test: true });
+    expect(await connected.json()).toMatchObject({ health: { state: 'healthy' }, firstSync: { enqueued: 4 } });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    const first = await syncs();
+    expect(first.map((sync) => sync.object).sort()).toEqual(['customers', 'invoices', 'payments', 'subscriptions']);
+    for (const sync of first) {
+      expect(sync, sync.object).toMatchObject({ state: 'idle', mode: 'full' });
+      expect(sync.lastError, sync.object).toBeUndefined();
+    }
+    expect(first.find((sync) => sync.object === 'customers')?.counts.created).toBe(120);
+    expect((await store.listRecords(table, recordsAt('acme', 'billing', 'customers'), { limit: 200 })).records).toHaveLength(120);
+
+    // A reconnect whose test fails saves the key (the health says what to fix) and starts nothing.
+    const refused = await connect('acme-test', generatedKey('test_'), { test: true });
+    const refusedView = (await refused.json()) as ConnectionView;
+    expect(refusedView.health.state).toBe('needs_reconnect');
+    expect(refusedView.firstSync).toBeUndefined();
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect(await syncs()).toEqual([]);
+
+    // Webhooks only: no schedule syncs it, and neither does connecting.
+    const webhooksOnly = { dataObjects: ['customers'], frequency: 'daily', method: 'webhooks', subscriptionStatus: 'all' };
+    expect((await gateway.call('PUT', '/api/v1/accounts/acme/connections/billing/sync-settings', { token, body: webhooksOnly })).status).toBe(200);
+    const viaWebhooks = (await (await connect('acme-test', apiKey, { test: true })).json()) as ConnectionView;
+    expect(viaWebhooks.health.state).toBe('healthy');
+    expect(viaWebhooks.firstSync).toBeUndefined();
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect(await syncs()).toEqual([]);
   });
 });

@@ -162,6 +162,8 @@ describe.skipIf(!hasChromium)('dashboard when things go wrong (browser)', { time
     await billing.getByLabel('Test Mode').check();
     await billing.getByRole('button', { name: 'Connect Account' }).click();
     await outcome().getByText('Connected.', { exact: true }).waitFor();
+    // The first sync connecting started, done before the faults below are put in the platform's way.
+    await page.locator('#syncs').getByText('Sync finished.').waitFor({ timeout: 45_000 });
     const settings = page.getByRole('form', { name: 'Sync settings: Billing platform' });
     for (const object of ['Customers', 'Subscriptions', 'Invoices', 'Payments']) await settings.getByLabel(object).uncheck();
     await settings.getByRole('button', { name: 'Save settings' }).click();

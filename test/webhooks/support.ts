@@ -75,10 +75,12 @@ export async function startWebhookWorld(env: Record<string, string> = {}): Promi
     published,
     paymentUrl: (accountId) => `${gateway.url}/webhooks/payments?account=${accountId}`,
     billingUrl: (accountId) => `${gateway.url}/webhooks/billing?account=${accountId}`,
+    // Connected with ?test=false: no first sync runs behind the webhooks these tests deliver (the
+    // connection is made to receive them, and a sync writing the same records would blur what they show).
     async connectPayment(accountId, options = {}) {
       await gateway.enableAccount(accountId);
       const signingSecret = options.signingSecret === null ? undefined : (options.signingSecret ?? generatedKey('whsec_'));
-      const response = await gateway.call('PUT', `/api/v1/accounts/${accountId}/connections/payment`, {
+      const response = await gateway.call('PUT', `/api/v1/accounts/${accountId}/connections/payment?test=false`, {
         token: await gateway.userToken(accountId),
         body: { secretKey: paymentKey, ...(signingSecret ? { webhookSigningSecret: signingSecret } : {}) },
       });
@@ -89,7 +91,7 @@ export async function startWebhookWorld(env: Record<string, string> = {}): Promi
     async connectBilling(accountId, options = {}) {
       await gateway.enableAccount(accountId);
       const token = await gateway.userToken(accountId);
-      const response = await gateway.call('PUT', `/api/v1/accounts/${accountId}/connections/billing`, {
+      const response = await gateway.call('PUT', `/api/v1/accounts/${accountId}/connections/billing?test=false`, {
         token,
         body: { siteName: 'acme-test', apiKey: billingKey, environment: 'test' },
       });

@@ -1,8 +1,7 @@
 import * as z from 'zod/mini';
-import { connectAccount, disconnectAccount, getConnectionView, viewOf } from '../../connections/connect';
+import { connectAccount, disconnectAccount, getConnectionView, testNewConnection, viewOf } from '../../connections/connect';
 import { ConnectionView } from '../../connections/connection-view';
 import { connectors } from '../../connections/registry';
-import { testConnection } from '../../connections/test-connection';
 import { AuthorizationStarted } from '../../identity/authorization';
 import { gatewayBaseUrl } from '../../webhooks/addresses';
 import { assertAccountAccess } from '../caller';
@@ -43,7 +42,7 @@ export const connectionRoutes = [
     method: 'PUT',
     path: '/api/v1/accounts/{accountId}/connections/{connector}',
     operationId: 'connectAccount',
-    summary: 'Connect Account: store a connector’s configuration (secrets go to the vault), then Test Connection once unless ?test=false',
+    summary: 'Connect Account: store a connector’s configuration (secrets go to the vault), then Test Connection once unless ?test=false; when it passes, the first sync starts',
     params: ConnectionParams,
     query: ConnectQuery,
     // Each connector has its own form; the connector's schema validates it in connectAccount.
@@ -68,8 +67,7 @@ export const connectionRoutes = [
       if (outcome.kind !== 'connected') return json(202, outcome.started, { 'set-cookie': outcome.setCookie });
       if (query.test === 'false') return outcome.view;
       // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
-      const tested = await testConnection(gateway, params.accountId, connectors.get(params.connector), log);
-      return { ...outcome.view, health: tested.health };
+      return testNewConnection(gateway, log, outcome.view);
     },
   }),
   route({
