@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import { createPlatformClient, type PlatformTransportOptions } from '../http/platform-client';
 import { unlimitedRateBudget } from '../http/rate-budget';
 import { registerSecret } from '../log/redaction';
+import { LOOPBACK_HOST } from '../http/loopback';
 
 /**
  * The CRM's identity service, as the messaging and data connectors both sign in to it
@@ -40,8 +41,6 @@ export interface IdentityEndpoint extends PlatformTransportOptions {
   platform: string;
   allowInsecure: boolean;
 }
-
-const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i;
 
 /**
  * An instance's base URL from an identity or token-exchange answer's `instance_url`, which may

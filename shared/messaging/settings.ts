@@ -1,6 +1,21 @@
 import * as z from 'zod/mini';
 import { formField } from '../connections/form-fields';
 import { CONVERSATION_TRANSPORTS } from './conversation-transport';
+import { LOOPBACK_HOST } from '../http/loopback';
+
+/**
+ * The Messaging API lives at the deployment's messaging URL (SCRT), which the API reference says to
+ * take from the custom client deployment's code snippet, "for example, https://mycompanyname.salesforce-scrt.com"
+ * (docs/platform-contracts.md). Only https hosts under salesforce-scrt.com are called, so the
+ * address a user types cannot send conversations (the end user's pre-chat details, the messages)
+ * anywhere else. Loopback stands for the local simulator.
+ */
+export function isMessagingApiAddress(text: string): boolean {
+  const url = URL.parse(text);
+  if (!url || url.username || url.password || url.search || url.hash) return false;
+  if (LOOPBACK_HOST.test(url.host)) return true;
+  return url.protocol === 'https:' && /(^|\.)salesforce-scrt\.com$/i.test(url.hostname);
+}
 
 /** A custom field of the MessagingSession object (the CRM's API names end in `__c`). */
 export const SessionFieldName = z
@@ -80,7 +95,13 @@ export const MessagingSettings = z
       .optional(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, "the deployment's API name: letters, digits and _")))
       .check(z.meta(formField.text('Embedded service deployment API name'))),
     /** Messaging for In-App and Web: the deployment's messaging URL (SCRT), where the Messaging API and its event stream live. */
-    messagingUrl: z.optional(z.url({ protocol: /^https?$/ })).check(z.meta(formField.text('Messaging URL (SCRT) of the deployment'))),
+    messagingUrl: z
+      .optional(
+        z.url().check(
+          z.refine(isMessagingApiAddress, "the deployment's messaging URL from its code snippet: https://<your domain>.my.salesforce-scrt.com"),
+        ),
+      )
+      .check(z.meta(formField.text('Messaging URL (SCRT) of the deployment'))),
   })
   .check(
     z.superRefine((settings, context) => {

@@ -4,6 +4,7 @@ import type { GatewayEnvironment } from '../config';
 import type { WebhookConnector } from '../connections/connector';
 import { ConnectorName } from '../connectors';
 import type { Connection } from '../store/items';
+import { LOOPBACK_HOST } from '../http/loopback';
 
 /**
  * Where each platform sends an account's webhooks: the spec's path plus the account, exactly as
@@ -18,8 +19,7 @@ export function webhookAddress(baseUrl: string, path: string, accountId: string)
 export function gatewayBaseUrl(env: Pick<GatewayEnvironment, 'BASE_URL'>, request: HttpRequest): string {
   if (env.BASE_URL) return env.BASE_URL;
   const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost';
-  const loopback = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(host);
-  const scheme = request.headers['x-forwarded-proto'] ?? (loopback ? 'http' : 'https');
+  const scheme = request.headers['x-forwarded-proto'] ?? (LOOPBACK_HOST.test(host) ? 'http' : 'https');
   return `${scheme}://${host}`;
 }
 

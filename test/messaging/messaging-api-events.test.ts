@@ -77,6 +77,28 @@ describe('the conversation transport setting', () => {
     expect(MessagingSettings.safeParse({ conversationTransport: 'websocket' }).success).toBe(false);
   });
 
+  it('calls the Messaging API only at an https host under salesforce-scrt.com, as its reference documents it (loopback for the simulator)', () => {
+    const withUrl = (messagingUrl: string) =>
+      MessagingSettings.safeParse({ conversationTransport: 'messaging_api', messagingOrgId: '00D000000000001', deploymentDeveloperName: 'Web', messagingUrl });
+    for (const accepted of ['https://mycompanyname.salesforce-scrt.com', 'https://acme.my.salesforce-scrt.com', 'https://acme--uat.sandbox.my.salesforce-scrt.com/', 'http://127.0.0.1:4010', 'http://localhost:4010']) {
+      expect(withUrl(accepted).success, accepted).toBe(true);
+    }
+    for (const refused of [
+      'https://attacker.example',
+      'https://salesforce-scrt.com.attacker.example',
+      'https://acme.my.salesforce-scrt.com.evil.example',
+      'https://acmesalesforce-scrt.com',
+      'http://acme.my.salesforce-scrt.com',
+      'https://user:secret@acme.my.salesforce-scrt.com',
+      'https://acme.my.salesforce-scrt.com/?next=https://attacker.example',
+      'ftp://acme.my.salesforce-scrt.com',
+    ]) {
+      const parsed = withUrl(refused);
+      expect(parsed.success, refused).toBe(false);
+      expect(parsed.error?.issues.map((issue) => issue.path.join('.')), refused).toEqual(['messagingUrl']);
+    }
+  });
+
   it('is in the OpenAPI document with both choices', async () => {
     const document = JSON.stringify(openApiDocument(await allApiRoutes()));
     expect(document).toContain('"conversationTransport"');

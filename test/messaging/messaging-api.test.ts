@@ -39,6 +39,17 @@ describe('a conversation on Messaging for In-App and Web', () => {
   });
   afterAll(() => sandbox?.stop());
 
+  it('refuses a messaging URL outside the platform\'s domain, naming the field, and keeps the settings it had', async () => {
+    const path = `/api/v1/accounts/${sandbox.accountId}/connections/messaging`;
+    const refused = await sandbox.gateway.call('PUT', `${path}/sync-settings`, { token: sandbox.userToken, body: settingsFor('https://collector.example.com') });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    const problem = (await refused.json()) as { errors?: Array<{ path: string; message: string }> };
+    expect(problem.errors).toEqual([{ path: 'messagingUrl', message: expect.stringContaining('salesforce-scrt.com') }]);
+    const kept = (await (await sandbox.gateway.call('GET', path, { token: sandbox.userToken })).json()) as { syncSettings: { messagingUrl?: string } };
+    expect(kept.syncSettings.messagingUrl).toBe(sandbox.crm.url);
+  });
+
   it('starts under a lowercase UUID, streams one connection, resumes a dropped stream without loss or duplicates, and transcribes the platform entries', async () => {
     const api = sandbox.crm.messagingApi;
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound', prechat: { email: 'visitor@example.com' } });
