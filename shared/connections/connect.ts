@@ -16,6 +16,7 @@ import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
 import { testConnection } from './test-connection';
 import { firstSyncJobs } from '../sync/dispatch-syncs';
+import { effectiveQuotas, retryAfterSeconds } from '../tenants/quotas';
 import * as store from '../store/store';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
@@ -75,7 +76,9 @@ export async function connectAccount(
  * Connect Account's Test Connection, on a connection just saved. When it passes and the connector
  * syncs, the first sync starts now instead of at the schedule (daily by default). A reconnect's too:
  * it forgot where the syncs stood, so its next sync is full either way, and the new key's records
- * are better read at once. A failed test starts nothing: the health says what to fix.
+ * are better read at once. A failed test starts nothing: the health says what to fix. A first sync
+ * is a manual sync: it draws from the account's syncs quota as Sync now does, so reconnecting in a
+ * loop cannot start more full syncs than pressing Sync now could (docs/tenants.md).
  */
 export async function testNewConnection(gateway: Gateway, log: Logger, saved: ConnectionView): Promise<ConnectionView> {
   const tested = await testConnection(gateway, saved.accountId, connectors.get(saved.connector), log);
@@ -84,6 +87,14 @@ export async function testNewConnection(gateway: Gateway, log: Logger, saved: Co
   if (!tested.ok || !platform) return view;
   const jobs = firstSyncJobs(saved, platform.settings, new Date(gateway.now()).toISOString());
   if (jobs.length === 0) return view;
+  const account = await store.getAccount(gateway.table, saved.accountId);
+  const quota = await store.takeQuota(gateway.table, saved.accountId, 'syncs', 1, effectiveQuotas(account?.quotas).syncs, gateway.now());
+  if (!quota.allowed) {
+    log.info('first sync not started: the account has used its syncs quota', { connector: saved.connector });
+    const wait = retryAfterSeconds(quota.retryAfterMs);
+    const warning = `The first sync did not start: this account has started as many syncs as its quota allows for now. Press Sync now in ${wait} s, or wait for the schedule.`;
+    return { ...view, warnings: [...(view.warnings ?? []), warning] };
+  }
   await gateway.queues.syncJobs.send(jobs);
   log.info('first sync started', { connector: saved.connector, jobs: jobs.length });
   return { ...view, firstSync: { enqueued: jobs.length } };

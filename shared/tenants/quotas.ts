@@ -40,7 +40,7 @@ export const AccountQuotas = z
         ),
       )
       .check(z.describe('Engagement events and playbook writes, counted one per event')),
-    syncs: z.optional(QuotaRate).check(z.describe('Sync Now requests (manual syncs started)')),
+    syncs: z.optional(QuotaRate).check(z.describe('Sync Now requests, and the first syncs Connect Account starts (manual syncs started)')),
     liveConversations: z
       .optional(z.number().check(z.int(), z.minimum(1), z.maximum(100_000)))
       .check(z.describe("Live conversations at once (the poller fleet's share); never more than half the fleet holds, whatever is set")),

@@ -172,4 +172,22 @@ describe('connection and sync routes', () => {
     await gateway.runtime.local.queues.syncJobs.idle();
     expect(await syncs()).toEqual([]);
   });
+
+  it('a first sync draws from the account\'s syncs quota: past it, the connection is saved with a warning and starts nothing', async () => {
+    const operator = await gateway.operatorToken();
+    const quotas = { syncs: { ratePerSecond: 0.01, burst: 1 } };
+    expect((await gateway.call('PUT', '/api/v1/accounts/frugal', { token: operator, body: { name: 'Frugal', integrationsEnabled: true, quotas } })).status).toBe(200);
+    const frugal = await gateway.userToken('frugal');
+    const connectFrugal = async () =>
+      (await (await gateway.call('PUT', '/api/v1/accounts/frugal/connections/billing', { token: frugal, body: { siteName: 'acme-test', apiKey, environment: 'test' } })).json()) as ConnectionView;
+
+    expect((await connectFrugal()).firstSync).toEqual({ enqueued: 4 });
+    const second = await connectFrugal();
+    expect(second.health.state).toBe('healthy');
+    expect(second.firstSync).toBeUndefined();
+    expect(second.warnings).toEqual([expect.stringMatching(/The first sync did not start: .*quota.* Press Sync now in \d+ s, or wait for the schedule\./)]);
+    // Sync now meets the same spent quota.
+    expect((await gateway.call('POST', '/api/v1/accounts/frugal/connections/billing/syncs', { token: frugal, body: {} })).status).toBe(429);
+    await gateway.runtime.local.queues.syncJobs.idle();
+  });
 });
