@@ -176,8 +176,9 @@ async function connect(runtime: Awaited<ReturnType<typeof startLocalRuntime>>, p
   };
   const signingSecret = secretLike('whsec_');
   await call('PUT', '/api/v1/accounts/bench', operator, { name: 'Bench', integrationsEnabled: true });
-  await call('PUT', '/api/v1/accounts/bench/connections/payment', user, { secretKey: paymentKey, webhookSigningSecret: signingSecret });
-  await call('PUT', '/api/v1/accounts/bench/connections/billing', user, { siteName: 'bench-test', apiKey: billingKey, environment: 'test' });
+  // ?test=false: no first sync runs beside the deliveries measured (the connections are set to Webhooks only below).
+  await call('PUT', '/api/v1/accounts/bench/connections/payment?test=false', user, { secretKey: paymentKey, webhookSigningSecret: signingSecret });
+  await call('PUT', '/api/v1/accounts/bench/connections/billing?test=false', user, { siteName: 'bench-test', apiKey: billingKey, environment: 'test' });
   for (const connector of ['payment', 'billing']) {
     await call('PUT', `/api/v1/accounts/bench/connections/${connector}/sync-settings`, user, { method: 'webhooks', frequency: 'daily' });
   }
