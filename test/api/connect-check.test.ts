@@ -30,13 +30,21 @@ describe('Connect Account checks the connection', () => {
   };
   const stored = async () => (await store.getConnection(gateway.runtime.local.gateway.table, 'acme', 'billing'))!.health;
 
-  it('a good key: one cheap read, and the connection answers and is stored healthy', async () => {
-    const before = platformCalls();
-    const answer = await connect(apiKey);
-    expect(answer.status).toBe(200);
-    expect(answer.body.health).toMatchObject({ state: 'healthy', checkedAt: expect.any(String) });
-    expect(platformCalls() - before).toBe(1);
-    expect((await stored()).state).toBe('healthy');
+  it('a good key: one cheap read, and the connection answers and is stored healthy; its first sync follows', async () => {
+    const limits: Array<string | null> = [];
+    const stopWatching = sim.onRequest((request) => void limits.push(request.query.get('limit')));
+    try {
+      const answer = await connect(apiKey);
+      expect(answer.status).toBe(200);
+      expect(answer.body.health).toMatchObject({ state: 'healthy', checkedAt: expect.any(String) });
+      expect((await stored()).state).toBe('healthy');
+      // The first sync the passing test started runs on the sync queue: its listings ask for pages of 100.
+      await gateway.runtime.local.queues.syncJobs.idle();
+      expect(limits.filter((limit) => limit === '1')).toHaveLength(1);
+      expect(limits.filter((limit) => limit === '100').length).toBeGreaterThanOrEqual(4);
+    } finally {
+      stopWatching();
+    }
   });
 
   it('a wrong key is saved with the health and remedy its test found, never echoed', async () => {

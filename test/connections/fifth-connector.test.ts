@@ -148,7 +148,12 @@ describe('a fifth connector: a folder and one registry line', () => {
   it('connects, tests, saves settings, syncs its records and serves its own route', async () => {
     const connected = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk', { token, body: { apiKey: key } });
     expect(connected.status).toBe(200);
-    expect(await connected.text()).not.toContain(key);
+    const answer = await connected.text();
+    expect(answer).not.toContain(key);
+    // Its test passed, so its first sync started: its records are read before anything else here.
+    expect(JSON.parse(answer)).toMatchObject({ health: { state: 'healthy' }, firstSync: { enqueued: 1 } });
+    await gateway.runtime.local.queues.syncJobs.idle();
+    expect((await store.listRecords(gateway.runtime.local.gateway.table, recordsAt('acme', 'helpdesk', 'tickets'), { limit: 10 })).records).toHaveLength(TICKETS.length);
 
     const tested = (await (await gateway.call('POST', '/api/v1/accounts/acme/connections/helpdesk/test', { token })).json()) as { ok: boolean };
     expect(tested.ok).toBe(true);
