@@ -440,9 +440,9 @@ function model(stack: StackCounts, webhook: Awaited<ReturnType<typeof measureWeb
   const gapSeconds = (86_400 * R.accounts) / R.webhooksPerDay;
   const coldShare = gapSeconds > VAULT_CACHE_SECONDS ? 1 : gapSeconds / VAULT_CACHE_SECONDS;
   const receiverCalls = (results['webhook.aws_calls_per_event'] ?? 1) + coldShare * 2; // SendMessage, plus GetItem and Decrypt when cold
-  lambda(ref, 'webhook-payments', webhooks, LATENCY_MS.sqs + coldShare * (LATENCY_MS.dynamo + LATENCY_MS.kms) + LATENCY_MS.cpu);
-  coldStarts(ref, 'webhook-payments', webhooks / 2);
-  coldStarts(ref, 'webhook-billing', webhooks / 2);
+  // One receiver for every platform's webhooks: one function's cold starts.
+  lambda(ref, 'webhook-receiver', webhooks, LATENCY_MS.sqs + coldShare * (LATENCY_MS.dynamo + LATENCY_MS.kms) + LATENCY_MS.cpu);
+  coldStarts(ref, 'webhook-receiver', webhooks);
   add(ref, 'kms', webhooks * coldShare * 2 * PRICES.kmsRequest);
   add(ref, 'dynamodb', webhooks * coldShare * PRICES.dynamoReadUnit);
   const workerBatches = webhooks / webhook.batchSize;

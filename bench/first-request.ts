@@ -42,13 +42,9 @@ const sqs = (body: unknown) => ({
  * task's result). Each reads the table: the connection, account or lease it would act on.
  */
 export const FIRST_REQUESTS: Record<string, { event: () => unknown; answered: (result: unknown) => boolean }> = {
-  // A delivery for an account with no payment connection: checked, the connection looked up, 404.
-  'webhook-payments': {
+  // A payment delivery for an account with no payment connection: checked, the connection looked up, 404.
+  'webhook-receiver': {
     event: () => http('POST', '/webhooks/payments', { account: ACCOUNT }, { 'content-type': 'application/json', 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` }, '{"id":"evt_1"}'),
-    answered: (result) => status(result) === 404,
-  },
-  'webhook-billing': {
-    event: () => http('POST', '/webhooks/billing', { account: ACCOUNT }, { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }, '{"id":"ev_1"}'),
     answered: (result) => status(result) === 404,
   },
   // The dashboard's first read after a quiet hour: the account's connections.

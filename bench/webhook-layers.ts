@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { handler as paymentsWebhook } from '../functions/webhook-payments';
+import { handler as webhookReceiver } from '../functions/webhook-receiver';
 import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import { requestFromApiGateway, responseToApiGateway } from '../shared/api/http';
 import { receiverAt } from '../shared/connections/registry';
@@ -81,7 +81,7 @@ export async function layerCosts(): Promise<Array<{ layer: string; medianUs: num
       ['+ middy, no middleware', wrapped([])],
       ['+ Powertools logMetrics (flush per invocation)', wrapped([logMetrics(metrics)] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
       ['+ origin check, security headers, problem+json (= the handler)', wrapped([logMetrics(metrics), originCheck(), securityHeaders(), problemErrors()] as MiddlewareObj<Event, APIGatewayProxyResultV2>[])],
-      ['the deployed handler (functions/webhook-payments.ts)', paymentsWebhook as Handler],
+      ['the deployed handler (functions/webhook-receiver.ts)', webhookReceiver as Handler],
     ];
     const cpuMicros = async (count: number, work: (index: number) => unknown) => {
       const before = process.cpuUsage();
@@ -132,7 +132,7 @@ export async function sideBySide(base: string): Promise<Array<{ tree: string; me
   for (const [tree, root] of trees) {
     const from = (path: string) => import(pathToFileURL(join(root, path)).href);
     const [functions, simulators, gateways, logs, metered, cache, support, aws] = await Promise.all(
-      ['functions/webhook-payments.ts', 'sandbox/payment-simulator.ts', 'shared/gateway.ts', 'shared/log/logger.ts', 'shared/metrics/gateway-metrics.ts', 'shared/webhooks/connection-cache.ts', 'test/support/stored-connection.ts', 'test/webhooks/aws-harness.ts'].map(from),
+      ['functions/webhook-receiver.ts', 'sandbox/payment-simulator.ts', 'shared/gateway.ts', 'shared/log/logger.ts', 'shared/metrics/gateway-metrics.ts', 'shared/webhooks/connection-cache.ts', 'test/support/stored-connection.ts', 'test/webhooks/aws-harness.ts'].map(from),
     );
     logs.setLogSink(() => {});
     metered.setMetricSink(() => {});

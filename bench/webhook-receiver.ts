@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { handler as paymentsWebhook } from '../functions/webhook-payments';
+import { handler as webhookReceiver } from '../functions/webhook-receiver';
 import { startPaymentSimulator } from '../sandbox/payment-simulator';
 import { useGateway } from '../shared/gateway';
 import { setLogSink } from '../shared/log/logger';
@@ -62,7 +62,7 @@ export async function receiverFigures(notes: string[]): Promise<Figures> {
     const deliver = async (requests: ReturnType<typeof signed>, durations?: number[]) => {
       for (const request of requests) {
         const before = performance.now();
-        const response = await paymentsWebhook(request.event);
+        const response = await webhookReceiver(request.event);
         durations?.push(performance.now() - before);
         if (typeof response === 'string' || response.statusCode !== 200) throw new Error(`bench delivery refused: ${JSON.stringify(response)}`);
       }
@@ -76,7 +76,7 @@ export async function receiverFigures(notes: string[]): Promise<Figures> {
       return { seconds: (performance.now() - started) / 1000, cpuSeconds: (used.user + used.system) / 1e6 };
     };
 
-    await paymentsWebhook(signed(1)[0]!.event); // cold: reads the connection, opens the secret
+    await webhookReceiver(signed(1)[0]!.event); // cold: reads the connection, opens the secret
     harness.reset();
     await deliver(signed(WARM_UP));
     const durations: number[] = [];

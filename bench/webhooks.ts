@@ -50,7 +50,7 @@ export async function benchWebhooks(): Promise<{ figures: Figures; notes: string
  * The receiver is measured in a process of its own that loads only what its Lambda bundle loads:
  * this process also holds the local runtime, whose tracing handlers bring the X-Ray SDK, and that
  * SDK's async hook tracks every promise of every function in the process. The deployed webhook
- * receivers carry no tracer (see functions/webhook-payments.ts), so they never pay for it.
+ * receivers carry no tracer (see functions/webhook-receiver.ts), so they never pay for it.
  */
 function receiverFigures(notes: string[]): Figures {
   const script = fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url));

@@ -6,7 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { connectors } from '../shared/connections/registry';
+import { connectors, webhookReceivers } from '../shared/connections/registry';
 import { GatewayFunction } from './gateway-function';
 
 /** The OAuth callback address of every connector that offers the authorization code, from the registry. */
@@ -63,8 +63,7 @@ export class GatewayApi extends Construct {
   readonly httpApi: apigw.HttpApi;
   readonly apiHandler: GatewayFunction;
   readonly oauthCallback: GatewayFunction;
-  readonly paymentsWebhook: GatewayFunction;
-  readonly billingWebhook: GatewayFunction;
+  readonly webhookReceiver: GatewayFunction;
   private readonly apiIntegration: HttpLambdaIntegration;
   private readonly stage: apigw.HttpStage;
   /** Route key to its throttle, for the stage's route settings. */
@@ -80,14 +79,13 @@ export class GatewayApi extends Construct {
     this.stage = this.defaultStage(props);
     (this.stage.node.defaultChild as apigw.CfnStage).routeSettings = Lazy.any({ produce: () => this.routeSettings() });
 
-    const fn = (fnId: string, handler: 'api' | 'oauth-callback' | 'webhook-payments' | 'webhook-billing', purpose: string, timeout: Duration) =>
+    const fn = (fnId: string, handler: 'api' | 'oauth-callback' | 'webhook-receiver', purpose: string, timeout: Duration) =>
       new GatewayFunction(this, fnId, { handler, purpose, timeout, logRetention: props.logRetention });
     // API Gateway gives up after 30 s; the API answers before that.
     this.apiHandler = fn('ApiHandler', 'api', 'the /api/v1 API for the dashboard and playbooks', Duration.seconds(25));
     this.oauthCallback = fn('OAuthCallback', 'oauth-callback', 'completes OAuth authorizations (state, PKCE, token exchange)', Duration.seconds(20));
-    // Receivers verify and enqueue (the event worker dedupes): they answer in milliseconds, so a short timeout.
-    this.paymentsWebhook = fn('PaymentsWebhook', 'webhook-payments', 'verifies and enqueues payment platform webhooks', Duration.seconds(10));
-    this.billingWebhook = fn('BillingWebhook', 'webhook-billing', 'verifies and enqueues billing platform webhooks', Duration.seconds(10));
+    // The receiver verifies and enqueues (the event worker dedupes): it answers in milliseconds, so a short timeout.
+    this.webhookReceiver = fn('WebhookReceiver', 'webhook-receiver', "verifies and enqueues the platforms' webhooks", Duration.seconds(10));
 
     const oauthCallback = integration('OAuthCallback', this.oauthCallback);
     const apiHandler = (this.apiIntegration = integration('ApiHandler', this.apiHandler));
@@ -95,18 +93,11 @@ export class GatewayApi extends Construct {
       'OAuth redirect back from the platform: a browser cannot present a JWT; the function accepts only a single-use, short-lived state with its PKCE verifier.';
     // One route per connector that connects through the browser (the spec's two callback addresses).
     for (const path of oauthCallbackPaths()) this.unauthorizedRoute(path, apigw.HttpMethod.GET, oauthCallback, oauthReason);
-    this.unauthorizedRoute(
-      '/webhooks/payments',
-      apigw.HttpMethod.POST,
-      integration('PaymentsWebhook', this.paymentsWebhook),
-      'Payment platform webhooks cannot present a JWT; the function verifies the HMAC-SHA256 signature over the raw body in constant time.',
-    );
-    this.unauthorizedRoute(
-      '/webhooks/billing',
-      apigw.HttpMethod.POST,
-      integration('BillingWebhook', this.billingWebhook),
-      'Billing platform webhooks cannot present a JWT; the function checks the webhook Basic credentials in constant time.',
-    );
+    // One route per connector whose platform sends webhooks (the spec's two receiver addresses), all to one function.
+    const webhookReceiver = integration('WebhookReceiver', this.webhookReceiver);
+    for (const { platform, webhooks } of webhookReceivers) {
+      this.unauthorizedRoute(webhooks.path, apigw.HttpMethod.POST, webhookReceiver, `The ${platform}'s webhooks cannot present a JWT; the function checks ${webhooks.proof}.`);
+    }
     this.unauthorizedRoute(
       '/api/v1/openapi.json',
       apigw.HttpMethod.GET,
@@ -132,7 +123,7 @@ export class GatewayApi extends Construct {
 
   /** The functions behind the routes: each checks that a request came through the distribution (shared/origin/). */
   get routeFunctions(): GatewayFunction[] {
-    return [this.apiHandler, this.oauthCallback, this.paymentsWebhook, this.billingWebhook];
+    return [this.apiHandler, this.oauthCallback, this.webhookReceiver];
   }
 
   /** Every other /api/v1 route: only with an ID token of the dashboard's user pool, issued to its app client. */

@@ -74,9 +74,8 @@ export const functionNeeds: Record<HandlerName, FunctionNeeds> = {
   },
   // A reconnect forgets the sync checkpoints one DeleteItem each.
   'oauth-callback': { table: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'], credentials: 'openAndSeal', callsPlatforms: true, knowsBaseUrl: true, knowsDashboardUrl: true },
-  // The receivers verify with the webhook secret alone: one read (the connection), no platform API key.
-  'webhook-payments': { table: ['GetItem'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
-  'webhook-billing': { table: ['GetItem'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
+  // The receiver verifies with the webhook secret alone: one read (the connection), no platform API key.
+  'webhook-receiver': { table: ['GetItem'], countsRefusals: true, webhookSecret: 'open', sendsTo: ['webhook'] },
   // Claims, records and rate buckets, item by item. No queue: no connector reacts to payment or billing events.
   'webhook-event': { table: ['GetItem', 'PutItem', 'UpdateItem'], credentials: 'open', publishesEvents: true, callsPlatforms: true },
   // Reads only gsi1: the connections a schedule names and the retries due.
@@ -158,8 +157,7 @@ export class IntegrationGatewayStack extends Stack {
     const functions: Record<HandlerName, GatewayFunction> = {
       api: api.apiHandler,
       'oauth-callback': api.oauthCallback,
-      'webhook-payments': api.paymentsWebhook,
-      'webhook-billing': api.billingWebhook,
+      'webhook-receiver': api.webhookReceiver,
       'webhook-event': webhooks.eventWorker,
       'sync-dispatcher': sync.dispatcher,
       'sync-job': sync.job,

@@ -87,7 +87,7 @@ export async function startLocalRuntime(options: LocalGatewayOptions & { port?: 
   // The front plays the distribution: it adds the origin header the functions check (shared/origin/).
   const origin = localOriginSecret();
   const previousOriginSecret = useOriginSecret(origin.source);
-  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes, signIn: local.signIn, extra, origin: origin.header });
+  const server = await startLocalServer({ port: options.port ?? 0, routes: localHttpRoutes(), signIn: local.signIn, extra, origin: origin.header });
   return {
     url: server.url,
     local,

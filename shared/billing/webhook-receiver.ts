@@ -11,6 +11,7 @@ import { billingNaming } from './naming';
  */
 export const billingWebhookReceiver: WebhookReceiver = {
   path: '/webhooks/billing',
+  proof: 'the webhook Basic credentials, checked in constant time',
   secretFields: [WEBHOOK_USERNAME, WEBHOOK_PASSWORD],
 
   precheck(request) {

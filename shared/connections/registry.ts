@@ -70,11 +70,9 @@ export function addConnector(connector: Connector): void {
   if (authorization) authorizers.push({ name, platform, settings: connector.settings, testConnection: connector.testConnection, problem: connector.problem, webhooks, sync, authorization });
 }
 
-/** The receive side of the connector whose webhooks arrive at this path (`/webhooks/payments`). */
-export function receiverAt(path: string): ReceivingConnector {
-  const receiving = webhookReceivers.find((candidate) => candidate.webhooks.path === path);
-  if (!receiving) throw new Error(`no connector receives webhooks at ${path}`);
-  return receiving;
+/** The receive side of the connector whose webhooks arrive at this path (`/webhooks/payments`), if any. */
+export function receiverAt(path: string): ReceivingConnector | undefined {
+  return webhookReceivers.find((candidate) => candidate.webhooks.path === path);
 }
 
 /** The connector whose OAuth callback is at this path (`/auth/crmdata/callback`), if any. */

@@ -4,8 +4,7 @@ import type { GatewayVariable } from '../config';
 export const handlerNames = [
   'api',
   'oauth-callback',
-  'webhook-payments',
-  'webhook-billing',
+  'webhook-receiver',
   'webhook-event',
   'sync-dispatcher',
   'sync-job',
@@ -39,8 +38,7 @@ export const functionSettings: Record<HandlerName, readonly GatewayVariable[]> =
   ],
   // The HTTP functions check every request's origin header against the secret (shared/origin/).
   'oauth-callback': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'ORIGIN_SECRET_ARN', ...PLATFORM_ADDRESSES],
-  'webhook-payments': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
-  'webhook-billing': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
+  'webhook-receiver': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'WEBHOOK_QUEUE_URL', 'ORIGIN_SECRET_ARN'],
   // No queue: no connector reacts to the payment and billing events it publishes.
   'webhook-event': ['TABLE_NAME', 'CREDENTIALS_KEY_ID', 'EVENT_BUS_NAME', ...PLATFORM_ADDRESSES],
   'sync-dispatcher': ['TABLE_NAME', 'SYNC_QUEUE_URL'],

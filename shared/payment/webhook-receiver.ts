@@ -11,6 +11,7 @@ import { paymentNaming } from './naming';
  */
 export const paymentWebhookReceiver: WebhookReceiver = {
   path: '/webhooks/payments',
+  proof: 'the HMAC-SHA256 signature over the raw body, verified in constant time',
   secretFields: ['webhookSigningSecret'],
 
   precheck(request) {

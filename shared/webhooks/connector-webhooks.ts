@@ -22,6 +22,11 @@ export interface VerifyContext {
 export interface WebhookReceiver {
   /** The spec's receiver address: `/webhooks/payments`. The account is a query parameter. */
   path: string;
+  /**
+   * How a delivery proves it comes from the platform, in the words the stack gives for the route's
+   * having no API Gateway authorizer (a platform cannot present a JWT): "the HMAC-SHA256 signature...".
+   */
+  proof: string;
 
   // The receiver.
   /** The credential fields `verify` reads: sealed apart as the connection's webhook secret, all a receiver may open. */

@@ -18,7 +18,7 @@ let direct: Awaited<ReturnType<typeof startLocalServer>>;
 let operator: string;
 beforeAll(async () => {
   gateway = await startTestGateway();
-  direct = await startLocalServer({ port: 0, routes: localHttpRoutes, signIn: gateway.runtime.local.signIn });
+  direct = await startLocalServer({ port: 0, routes: localHttpRoutes(), signIn: gateway.runtime.local.signIn });
   operator = await gateway.operatorToken();
 });
 afterAll(async () => {
@@ -42,7 +42,7 @@ async function expectRefused(response: Response): Promise<void> {
 
 describe('a request that did not come through the distribution', () => {
   it('is refused on every route (403 not-through-gateway), whatever function serves it', async () => {
-    for (const route of localHttpRoutes) {
+    for (const route of localHttpRoutes()) {
       const path = route.path.replace(/\/\*$/, '/accounts/acme');
       const method = route.method === 'ANY' ? 'GET' : route.method;
       const response = await fetch(`${direct.url}${path}?account=acme&state=s&code=c`, {
@@ -83,7 +83,7 @@ describe('reading the secret, judged against each role (local/iam/)', () => {
   it('the functions behind the routes may read it; another function is refused as AWS would', async () => {
     // An enforcement of its own: this deliberate refusal stays out of the run's IAM usage report.
     const { header, source } = localOriginSecret(new IamEnforcement());
-    for (const handler of ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing'] as const) {
+    for (const handler of ['api', 'oauth-callback', 'webhook-receiver'] as const) {
       expect(await runAs(handler, source)).toBe(header.value);
     }
     await expect(runAs('sync-job', source)).rejects.toThrow(/not authorized to perform: secretsmanager:GetSecretValue/);

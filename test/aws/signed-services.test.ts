@@ -146,7 +146,7 @@ describe('the invocation’s trace header', () => {
   it('in Lambda, every call carries the invocation’s trace id, as the SDK’s recursion detection sends it', async () => {
     const traceId = 'Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1;Lineage=a87bd80c:1';
     const saved = { name: process.env.AWS_LAMBDA_FUNCTION_NAME, trace: process.env._X_AMZN_TRACE_ID };
-    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'webhook-payments', _X_AMZN_TRACE_ID: traceId });
+    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'webhook-receiver', _X_AMZN_TRACE_ID: traceId });
     try {
       await new SqsPollerNotices(NOTICES).tell({ accountId: 'acct', conversationId: 'conv-1', at: 1 });
       const ours = standIn().requests().at(-1)!.headers['x-amzn-trace-id'];

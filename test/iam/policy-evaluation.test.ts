@@ -172,7 +172,7 @@ describe('dynamodb:LeadingKeys, as DynamoDB gives it to IAM', () => {
     const { leadingKeys } = await import('../../local/iam/guarded-services');
     const { historyKey } = await import('../../shared/history/history-store');
     const { key } = await import('../../shared/store/table');
-    const receiver = rolePolicies().functions['webhook-payments'];
+    const receiver = rolePolicies().functions['webhook-receiver'];
     const update = (pk: string): AccessRequest => ({
       principal: receiver.role,
       action: 'dynamodb:UpdateItem',

@@ -57,7 +57,7 @@ describe('the origin header', () => {
         for (const role of properties.Roles) readers.add(role.Ref);
       }
     }
-    const routeHandlers = ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing'];
+    const routeHandlers = ['api', 'oauth-callback', 'webhook-receiver'];
     for (const [, fn] of functions) {
       const properties = fn.Properties as { Description: string; Role: { 'Fn::GetAtt': [string, string] }; Environment: { Variables: Json } };
       const handler = /^functions\/([\w-]+)\.ts:/.exec(properties.Description)![1]!;

@@ -55,10 +55,9 @@ describe('what each function bundles', () => {
     }
     expect(bundled.api!.definitions.length).toBeGreaterThan(0);
     for (const name of handlerNames.filter((n) => n !== 'api')) expect(bundled[name]!.definitions, name).toEqual([]);
-    // Only the connectors with that capability: the receivers share one list (the path picks the
-    // connector), and the OAuth callback runs the two that connect through the browser.
-    expect(bundled['webhook-payments']!.folders).toEqual(['payment', 'billing']);
-    expect(bundled['webhook-billing']!.folders).toEqual(['payment', 'billing']);
+    // Only the connectors with that capability: the receiver runs the two whose platforms send
+    // webhooks (the path picks the connector), and the OAuth callback the two that connect through the browser.
+    expect(bundled['webhook-receiver']!.folders).toEqual(['payment', 'billing']);
     expect(bundled['oauth-callback']!.folders).toEqual(['data', 'messaging']);
   }, 120_000);
 
@@ -69,7 +68,7 @@ describe('what each function bundles', () => {
         .filter(([path, input]) => /shared\/store\/[\w-]+\.ts$/.test(path) && input.bytesInOutput > 0)
         .map(([path]) => /shared\/store\/([\w-]+)\.ts$/.exec(path)![1]!);
     };
-    const receiver = await concernsOf('webhook-payments');
+    const receiver = await concernsOf('webhook-receiver');
     expect(receiver).toContain('connections');
     // The store's functions, not a class's methods (docs/architecture.md#the-store-functions-over-the-table):
     // what only other functions call stays out.
@@ -103,7 +102,7 @@ describe('what each function bundles', () => {
       const importers = Object.entries(imports).flatMap(([from, list]) => list.filter((i) => i.path.endsWith(HISTORY_SCHEMAS)).map((i) => ({ from, kind: i.kind })));
       return { atLoad: importers.filter((i) => i.kind !== 'dynamic-import').map((i) => i.from), onRead: importers.filter((i) => i.kind === 'dynamic-import').map((i) => i.from) };
     };
-    for (const name of ['webhook-payments', 'sync-job'] as const) {
+    for (const name of ['webhook-receiver', 'sync-job'] as const) {
       const { atLoad, onRead } = await loadedBy(name);
       expect(atLoad, name).toEqual([]);
       expect(onRead, name).toEqual([expect.stringMatching(/shared\/history\/history-store\.ts$/)]);

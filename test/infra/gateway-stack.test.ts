@@ -175,8 +175,8 @@ describe('HTTP API', () => {
     const expected: Record<string, HandlerName> = {
       'GET /auth/crmmessaging/callback': 'oauth-callback',
       'GET /auth/crmdata/callback': 'oauth-callback',
-      'POST /webhooks/payments': 'webhook-payments',
-      'POST /webhooks/billing': 'webhook-billing',
+      'POST /webhooks/payments': 'webhook-receiver',
+      'POST /webhooks/billing': 'webhook-receiver',
       'ANY /api/v1/{proxy+}': 'api',
       'GET /api/v1/openapi.json': 'api',
       'GET /api/v1/playbook/{proxy+}': 'api',
@@ -307,12 +307,12 @@ describe('queues', () => {
     expect(Object.keys(functionOf('sync-job')[1].Properties.Environment.Variables)).toContain('SYNC_QUEUE_URL');
   });
 
-  it('webhook receivers may only send to the webhook queue', () => {
+  it('the webhook receiver may only send to the webhook queue', () => {
     const [, consumer] = resourcesOf<{ FunctionName: Ref; EventSourceArn: GetAtt }>('AWS::Lambda::EventSourceMapping').find(
       ([, m]) => m.Properties.FunctionName.Ref === functionOf('webhook-event')[0],
     )!;
     const webhookQueueId = consumer.Properties.EventSourceArn['Fn::GetAtt'][0];
-    for (const handler of ['webhook-payments', 'webhook-billing'] as const) {
+    for (const handler of ['webhook-receiver'] as const) {
       const sqsStatements = statements().filter(({ statement, handlers }) => handlers.includes(handler) && actionsOf(statement).some((a) => a.startsWith('sqs:')));
       expect(sqsStatements.length).toBeGreaterThan(0);
       for (const { statement } of sqsStatements) {
@@ -323,9 +323,9 @@ describe('queues', () => {
     }
   });
 
-  it('webhook receivers may write only their delivery counters (shared/history), nothing else in the table', () => {
+  it('the webhook receiver may write only its delivery counters (shared/history), nothing else in the table', () => {
     const tableId = resourcesOf('AWS::DynamoDB::Table')[0]![0];
-    for (const handler of ['webhook-payments', 'webhook-billing'] as const) {
+    for (const handler of ['webhook-receiver'] as const) {
       const writes = statements().filter(({ statement, handlers }) => handlers.includes(handler) && actionsOf(statement).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite)/.test(a)));
       expect(writes.map(({ statement }) => actionsOf(statement))).toEqual([['dynamodb:UpdateItem']]);
       const statement = writes[0]!.statement;
@@ -647,8 +647,8 @@ describe('credentials key permissions', () => {
     for (const { statement, handlers } of onCredentialsKey()) {
       expect([vaultContext, webhookContext]).toContainEqual(statement.Condition);
       expect(asList(statement.Resource)).toHaveLength(1);
-      // The receivers hold the webhook secret's grant and nothing else on the key.
-      if (handlers.some((h) => h === 'webhook-payments' || h === 'webhook-billing')) {
+      // The receiver holds the webhook secret's grant and nothing else on the key.
+      if (handlers.some((h) => h === 'webhook-receiver')) {
         expect(statement.Condition).toEqual(webhookContext);
         expect(actionsOf(statement)).toEqual(['kms:Decrypt']);
       }
@@ -666,7 +666,7 @@ describe('credentials key permissions', () => {
     const users = policy.filter((statement) => statement !== admin);
     // One statement per role and purpose, naming the role (never the account), each with the vault's context.
     expect(users.map((statement) => statement.Sid).sort()).toEqual(
-      ['CredentialsApi', 'WebhookSecretApi', 'CredentialsOauthCallback', 'WebhookSecretWebhookPayments', 'WebhookSecretWebhookBilling', 'CredentialsWebhookEvent', 'CredentialsSyncJob', 'CredentialsIngest', 'CredentialsConversationTask', 'CredentialsPoller'].sort(),
+      ['CredentialsApi', 'WebhookSecretApi', 'CredentialsOauthCallback', 'WebhookSecretWebhookReceiver', 'CredentialsWebhookEvent', 'CredentialsSyncJob', 'CredentialsIngest', 'CredentialsConversationTask', 'CredentialsPoller'].sort(),
     );
     for (const statement of users) {
       expect(JSON.stringify(statement.Principal)).not.toContain(':root');
@@ -678,7 +678,7 @@ describe('credentials key permissions', () => {
     const allowedTo = (action: string) =>
       [...new Set(onCredentialsKey().filter(({ statement }) => actionsOf(statement).includes(action)).flatMap(({ handlers }) => handlers))].sort();
     expect(allowedTo('kms:Decrypt')).toEqual(
-      ['api', 'oauth-callback', 'webhook-payments', 'webhook-billing', 'webhook-event', 'sync-job', 'ingest', 'conversation-task', 'poller'].sort(),
+      ['api', 'oauth-callback', 'webhook-receiver', 'webhook-event', 'sync-job', 'ingest', 'conversation-task', 'poller'].sort(),
     );
     expect(allowedTo('kms:GenerateDataKey')).toEqual(['api', 'oauth-callback', 'poller']);
     // No other statement reaches the key: no KMS action on "*" and no wildcard KMS action on this key.
@@ -736,8 +736,7 @@ describe('each role, exactly (local/iam/role-policies.json, which the local runt
   const expected: Record<HandlerName, string[]> = {
     api: [originSecret, ...table(['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'], { index: true }), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (webhook secret)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue', 'events:PutEvents on bus', 'states:StartExecution on lifecycle', 'states:StartExecution on fleet', 'states:SendTaskSuccess on lifecycle', 'sqs:SendMessage on notice queue'],
     'oauth-callback': [originSecret, ...table(['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem']), 'kms:Decrypt on credentials key (vault context)', 'kms:GenerateDataKey on credentials key (vault context)'],
-    'webhook-payments': [originSecret, ...table(['GetItem']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
-    'webhook-billing': [originSecret, ...table(['GetItem']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
+    'webhook-receiver': [originSecret, ...table(['GetItem']), 'dynamodb:UpdateItem on table (delivery counters)', 'kms:Decrypt on credentials key (webhook secret)', 'sqs:SendMessage on webhook queue'],
     'webhook-event': [...consumes('webhook queue'), ...table(['GetItem', 'PutItem', 'UpdateItem']), 'kms:Decrypt on credentials key (vault context)', 'events:PutEvents on bus'],
     'sync-dispatcher': [...table([], { index: true }), 'sqs:SendMessage on sync queue'],
     'sync-job': [...consumes('sync queue'), ...table(['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem']), 'kms:Decrypt on credentials key (vault context)', 'sqs:SendMessage on sync queue', 'sqs:SendMessage on ingestion queue'],

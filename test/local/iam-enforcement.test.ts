@@ -35,15 +35,15 @@ async function refused(work: Promise<unknown>): Promise<void> {
 describe('IAM enforced locally', () => {
   it('a webhook receiver opens the webhook secret, and nothing else of the connection', async () => {
     gateway().vault.forget({ accountId: 'acme', connector: 'payment' });
-    await expect(runAs('webhook-payments', () => openWebhookSecret(gateway(), connection))).resolves.toEqual({ webhookSigningSecret: signingSecret });
-    await refused(runAs('webhook-payments', () => gateway().vault.open({ accountId: 'acme', connector: 'payment' }, connection.credentials)));
+    await expect(runAs('webhook-receiver', () => openWebhookSecret(gateway(), connection))).resolves.toEqual({ webhookSigningSecret: signingSecret });
+    await refused(runAs('webhook-receiver', () => gateway().vault.open({ accountId: 'acme', connector: 'payment' }, connection.credentials)));
     // The other functions open the credentials, and never the webhook secret's envelope.
     await expect(runAs('sync-job', () => gateway().vault.open({ accountId: 'acme', connector: 'payment' }, connection.credentials))).resolves.toHaveProperty('secretKey');
     await refused(runAs('sync-job', () => gateway().vault.open({ accountId: 'acme', connector: 'payment', purpose: 'webhook' }, connection.webhookSecret!)));
   });
 
   it('refuses a call the role lacks, with the AccessDenied AWS answers', async () => {
-    const denied = runAs('webhook-payments', () => gateway().queues.syncJobs.send([{ accountId: 'acme', connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() }]));
+    const denied = runAs('webhook-receiver', () => gateway().queues.syncJobs.send([{ accountId: 'acme', connector: 'payment', object: 'customers', trigger: 'manual', requestedAt: new Date().toISOString() }]));
     await expect(denied).rejects.toThrow(`not authorized to perform: sqs:SendMessage on resource: ${localArns.queues.syncJobs}`);
     // sync-job publishes nothing: its role has no events:PutEvents.
     await refused(runAs('sync-job', () => gateway().events.publish([])));
@@ -57,7 +57,7 @@ describe('IAM enforced locally', () => {
 
   it('allows what the role holds, and calls outside any function (a test seeding data) are not judged', async () => {
     const before = iamEnforcement.checked;
-    await runAs('webhook-payments', () => store.getConnection(gateway().table, 'acme', 'payment'));
+    await runAs('webhook-receiver', () => store.getConnection(gateway().table, 'acme', 'payment'));
     await runAs('api', () => gateway().queues.syncJobs.send([]));
     expect(iamEnforcement.checked).toBeGreaterThan(before);
     const seeded = iamEnforcement.checked;

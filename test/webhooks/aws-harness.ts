@@ -14,7 +14,7 @@ import { startLocalDynamo, type LocalDynamo } from '../../local/local-dynamo';
 import { startAwsStandIn, useStandInEnvironment } from '../support/aws-stand-in';
 
 /**
- * A gateway wired as the webhook receivers are in Lambda (functions/webhook-payments.ts), to count
+ * A gateway wired as the webhook receivers are in Lambda (functions/webhook-receiver.ts), to count
  * the AWS calls a receiver makes: the table, the vault and the origin secret are the receivers' own
  * signed calls, to dynalite (DynamoDB's API) and to the loopback stand-in for KMS and Secrets Manager
  * (test/support/aws-stand-in.ts). The enqueue stops at the SQS call itself (counted, every entry

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as paymentsWebhook } from '../../functions/webhook-payments';
+import { handler as webhookReceiver } from '../../functions/webhook-receiver';
 import { setLogSink } from '../../shared/log/logger';
 import { generatedKey, startTestGateway } from '../support/local-runtime';
 import { outsideHistory, startWebhookWorld, webhookTraces, type WebhookWorld } from './support';
@@ -109,10 +109,10 @@ describe('accepted deliveries', () => {
         body,
         isBase64Encoded,
       }) as unknown as APIGatewayProxyEventV2;
-    const accepted = await paymentsWebhook(event(raw.toString('base64'), true));
+    const accepted = await webhookReceiver(event(raw.toString('base64'), true));
     expect(accepted).toMatchObject({ statusCode: 200 });
     // The same base64 text taken as the body itself is not what was signed.
-    const refused = await paymentsWebhook(event(raw.toString('base64'), false));
+    const refused = await webhookReceiver(event(raw.toString('base64'), false));
     expect(refused).toMatchObject({ statusCode: 400 });
   });
 });

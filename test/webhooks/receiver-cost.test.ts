@@ -1,7 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as billingWebhook } from '../../functions/webhook-billing';
-import { handler as paymentsWebhook } from '../../functions/webhook-payments';
+import { handler as webhookReceiver } from '../../functions/webhook-receiver';
 import { useGateway, type Gateway } from '../../shared/gateway';
 import { WebhookEventMessage } from '../../shared/queues/messages';
 import { WEBHOOK_PASSWORD, WEBHOOK_USERNAME } from '../../shared/webhooks/basic-credentials';
@@ -57,20 +56,20 @@ describe('AWS calls per verified webhook at the receiver', () => {
   it('payments: 4 on a cold container’s first delivery (origin secret, read, decrypt, send), then 1 (send) and no KMS or Secrets Manager call', async () => {
     harness.coldStart();
     harness.reset();
-    expect(await paymentsWebhook(paymentEvent(0))).toMatchObject({ statusCode: 200 });
+    expect(await webhookReceiver(paymentEvent(0))).toMatchObject({ statusCode: 200 });
     expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1, secretsManager: 1 });
     harness.reset();
-    for (let n = 1; n <= 20; n += 1) expect(await paymentsWebhook(paymentEvent(n))).toMatchObject({ statusCode: 200 });
+    for (let n = 1; n <= 20; n += 1) expect(await webhookReceiver(paymentEvent(n))).toMatchObject({ statusCode: 200 });
     expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20, secretsManager: 0 });
   });
 
   it('billing: the same', async () => {
     harness.coldStart();
     harness.reset();
-    expect(await billingWebhook(billingEvent(0))).toMatchObject({ statusCode: 200 });
+    expect(await webhookReceiver(billingEvent(0))).toMatchObject({ statusCode: 200 });
     expect(harness.calls()).toEqual({ dynamodb: 1, kms: 1, sqs: 1, secretsManager: 1 });
     harness.reset();
-    for (let n = 1; n <= 20; n += 1) expect(await billingWebhook(billingEvent(n))).toMatchObject({ statusCode: 200 });
+    for (let n = 1; n <= 20; n += 1) expect(await webhookReceiver(billingEvent(n))).toMatchObject({ statusCode: 200 });
     expect(harness.calls()).toEqual({ dynamodb: 0, kms: 0, sqs: 20, secretsManager: 0 });
   });
 
@@ -78,11 +77,11 @@ describe('AWS calls per verified webhook at the receiver', () => {
     harness.reset();
     const unsigned = paymentEvent(99);
     delete (unsigned.headers as Record<string, string>)['stripe-signature'];
-    expect(await paymentsWebhook(unsigned)).toMatchObject({ statusCode: 400 });
+    expect(await webhookReceiver(unsigned)).toMatchObject({ statusCode: 400 });
     expect(harness.calls()).toEqual({ dynamodb: 1, kms: 0, sqs: 0, secretsManager: 0 });
     const forged = paymentEvent(100);
     (forged.headers as Record<string, string>)['stripe-signature'] = stripe.webhooks.generateTestHeaderString({ payload: forged.body!, secret: generatedKey('whsec_') });
-    expect(await paymentsWebhook(forged)).toMatchObject({ statusCode: 400 });
+    expect(await webhookReceiver(forged)).toMatchObject({ statusCode: 400 });
     expect(harness.calls().sqs).toBe(0);
   });
 });
@@ -95,7 +94,7 @@ describe('what the receiver puts on the queue', () => {
     // Serializing the parsed event again would change every one of these.
     const body = `{ "id": "evt_raw_1", "object": "event", "type": "customer.updated",\n  "created": ${Math.floor(Date.now() / 1000)}, "livemode": false,\n  "data": { "object": { "id": "cus_1", "object": "customer", "name": "Ren\\u00e9", "balance": 1.0, "limit": 1e3 } } }`;
     harness.reset();
-    expect(await paymentsWebhook(signed(body))).toMatchObject({ statusCode: 200 });
+    expect(await webhookReceiver(signed(body))).toMatchObject({ statusCode: 200 });
     const [sent] = harness.sentBodies();
     expect(sent).toContain(`,"payload":${body}}`);
     const message = WebhookEventMessage.parse(JSON.parse(sent!));
@@ -113,7 +112,7 @@ describe('what the receiver puts on the queue', () => {
       data: { object: { id: 'pi_9', object: 'payment_intent', amount: 500, client_secret: clientSecret } },
     });
     harness.reset();
-    expect(await paymentsWebhook(signed(body))).toMatchObject({ statusCode: 200 });
+    expect(await webhookReceiver(signed(body))).toMatchObject({ statusCode: 200 });
     const [sent] = harness.sentBodies();
     expect(sent).not.toContain(clientSecret);
     expect(WebhookEventMessage.parse(JSON.parse(sent!)).payload).toEqual({ ...JSON.parse(body), data: { object: { id: 'pi_9', object: 'payment_intent', amount: 500 } } });
