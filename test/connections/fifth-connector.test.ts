@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { problems } from '../../shared/api/problem';
 import { route } from '../../shared/api/route';
 import { defineConnector } from '../../shared/connections/connector';
 import { addConnector } from '../../shared/connections/registry';
@@ -18,10 +20,11 @@ import * as store from '../../shared/store/store';
  * define it, added to the registry as its one line would add it. With no other change, the core
  * offers it everywhere: the connector list, the OpenAPI document, Connect Account (validated by
  * its form), Test Connection (its remedy), sync settings, Sync now (the sync job pages its
- * platform over HTTP and stores the records), the schedules' dispatcher, and its own route.
+ * platform over HTTP and stores the records), the schedules' dispatcher, its own route, and its
+ * platform's webhooks (received at its address by the one receiver function, applied by the worker).
  */
 
-/** A tiny helpdesk platform on loopback: `GET /tickets?after=<id>` pages two tickets at a time. */
+/** A tiny helpdesk platform on loopback: `GET /tickets?after=<id>` pages two tickets at a time; `GET /tickets/<id>` reads one. */
 const TICKETS = Array.from({ length: 5 }, (_, i) => ({ id: `t${i + 1}`, subject: `Ticket ${i + 1}` }));
 let platform: Server;
 let platformUrl: string;
@@ -39,13 +42,52 @@ const TicketsSettings = z.strictObject({
 const helpdeskClient = (apiKey: string) =>
   createPlatformClient({ baseUrl: platformUrl, platform: 'helpdesk', auth: { kind: 'bearer', token: apiKey }, rateBudget: unlimitedRateBudget, allowInsecure: true, retry: { maxAttempts: 1 } });
 
+/** A ticket, as the helpdesk's API and its webhooks carry it. */
+const Ticket = z.object({ id: z.string(), subject: z.string() });
+const TOKEN_HEADER = 'x-helpdesk-token';
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
 const helpdesk = defineConnector<z.infer<typeof TicketsSettings>>({
   name: 'helpdesk',
   platform: 'helpdesk platform',
   connection: {
     methods: ['api_key'],
-    input: z.strictObject({ apiKey: z.string().regex(/^hd_[a-z0-9]{8,}$/, 'Helpdesk keys begin with hd_.') }),
-    split: (input: { apiKey: string }) => ({ config: {}, credentials: { apiKey: input.apiKey }, warnings: [] }),
+    input: z.strictObject({ apiKey: z.string().regex(/^hd_[a-z0-9]{8,}$/, 'Helpdesk keys begin with hd_.'), webhookToken: z.string().min(16).optional() }),
+    split: (input: { apiKey: string; webhookToken?: string }) => ({
+      config: {},
+      credentials: { apiKey: input.apiKey, ...(input.webhookToken ? { webhookToken: input.webhookToken } : {}) },
+      warnings: [],
+    }),
+  },
+  // Deliveries of `{id, type: 'ticket.updated', at, ticket}` carrying the connection's webhook token in a header.
+  webhooks: {
+    path: '/webhooks/helpdesk',
+    proof: 'the webhook token in its header, compared in constant time',
+    secretFields: ['webhookToken'],
+    precheck: (request) => (request.headers[TOKEN_HEADER] ? undefined : problems.unauthorized('The delivery carries no helpdesk token.')),
+    verify: (request, credentials) =>
+      credentials.webhookToken && sameText(String(request.headers[TOKEN_HEADER]), credentials.webhookToken) ? undefined : problems.unauthorized('The helpdesk token does not match.'),
+    readEnvelope: (body) => {
+      const event = body as { id?: unknown; type?: unknown };
+      return typeof event.id === 'string' && typeof event.type === 'string'
+        ? { ok: true, eventId: event.id, eventType: event.type, payload: body as Record<string, unknown> }
+        : { ok: false, errors: [{ path: 'id', message: 'an event has an id and a type' }] };
+    },
+    forQueue: (payload) => payload,
+    effects: (payload) => {
+      if (payload.type !== 'ticket.updated') return { kind: 'ignored', reason: `${String(payload.type)} changes no ticket` };
+      const ticket = Ticket.parse(payload.ticket);
+      const at = Number(payload.at);
+      return { kind: 'apply', occurredAt: at, changes: [{ object: 'tickets', id: ticket.id, record: { id: ticket.id, fields: ticket }, version: at }], references: [] };
+    },
+    settings: (syncSettings) => ({ ...TicketsSettings.parse(syncSettings), keeps: () => true }),
+    versionAt: (epochMs) => Math.floor(epochMs / 1000),
+    fetcher: (client) => async (_object, id) => {
+      const { body } = await client.request({ method: 'GET', path: `/tickets/${encodeURIComponent(id)}`, schema: Ticket });
+      return { found: true, record: { id: body.id, fields: body } };
+    },
+    subscribeTo: ['ticket.updated'],
+    readiness: (connection) => ({ ready: connection.webhookSecret !== undefined, notes: [] }),
   },
   settings: TicketsSettings,
   client: ({ credentials }) => helpdeskClient(credentials.apiKey ?? ''),
@@ -110,6 +152,12 @@ describe('a fifth connector: a folder and one registry line', () => {
         res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"bad key"}');
         return;
       }
+      const one = /^\/tickets\/(.+)$/.exec(url.pathname);
+      if (one) {
+        const ticket = TICKETS.find((candidate) => candidate.id === decodeURIComponent(one[1]!));
+        res.writeHead(ticket ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(ticket ?? { error: 'no such ticket' }));
+        return;
+      }
       const start = TICKETS.findIndex((ticket) => ticket.id === url.searchParams.get('after')) + 1;
       const page = TICKETS.slice(start, start + 2);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tickets: page, more: start + 2 < TICKETS.length }));
@@ -132,7 +180,12 @@ describe('a fifth connector: a folder and one registry line', () => {
   it('is listed with its form, settings and capabilities, and described in the OpenAPI document', async () => {
     const listed = (await (await gateway.call('GET', '/api/v1/connectors', { token })).json()) as { connectors: Array<{ name: string; capabilities: unknown }> };
     expect(listed.connectors.map((connector) => connector.name)).toContain('helpdesk');
-    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({ sync: { objects: ['tickets'] }, authorizationCode: false, revokesOnDisconnect: false });
+    expect(listed.connectors.find((connector) => connector.name === 'helpdesk')?.capabilities).toEqual({
+      sync: { objects: ['tickets'] },
+      webhooks: { path: '/webhooks/helpdesk', events: ['ticket.updated'] },
+      authorizationCode: false,
+      revokesOnDisconnect: false,
+    });
     const document = await (await gateway.call('GET', '/api/v1/openapi.json')).text();
     expect(document).toContain('^hd_[a-z0-9]{8,}$');
     expect(document).toContain('/api/v1/playbook/helpdesk/greeting');
@@ -183,6 +236,31 @@ describe('a fifth connector: a folder and one registry line', () => {
 
     const greeting = await gateway.call('GET', '/api/v1/playbook/helpdesk/greeting');
     expect(await greeting.json()).toEqual({ hello: 'from the helpdesk connector' });
+  });
+
+  it("receives its platform's webhooks at its own address, through the one receiver function, and applies them once", async () => {
+    const webhookToken = crypto.randomUUID();
+    const reconnected = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk?test=false', { token, body: { apiKey: key, webhookToken } });
+    expect(reconnected.status).toBe(200);
+    const both = await gateway.call('PUT', '/api/v1/accounts/acme/connections/helpdesk/sync-settings', { token, body: { dataObjects: ['tickets'], frequency: 'daily', method: 'both' } });
+    expect(both.status).toBe(200);
+    // The dashboard's list of addresses to enter on each platform has it.
+    const listed = (await (await gateway.call('GET', '/api/v1/accounts/acme/webhooks', { token })).json()) as { webhooks: Array<{ connector: string; url: string }> };
+    const address = listed.webhooks.find((endpoint) => endpoint.connector === 'helpdesk')?.url;
+    expect(address).toBe(`${gateway.url}/webhooks/helpdesk?account=acme`);
+
+    // The ticket changes on the platform, which says so.
+    TICKETS[1]!.subject = 'Ticket 2, answered';
+    const event = { id: 'hev_1', type: 'ticket.updated', at: Math.floor(Date.now() / 1000), ticket: TICKETS[1] };
+    const deliver = (withToken: string) => fetch(address!, { method: 'POST', headers: { 'content-type': 'application/json', 'x-helpdesk-token': withToken }, body: JSON.stringify(event) });
+    expect((await deliver('not-the-token-at-all')).status).toBe(401);
+    expect((await deliver(webhookToken)).status).toBe(200);
+    expect((await deliver(webhookToken)).status).toBe(200); // the platform's retry: enqueued again, applied once
+    await gateway.runtime.local.queues.webhookEvents.idle();
+
+    const stored = await store.getRecord(gateway.runtime.local.gateway.table, recordsAt('acme', 'helpdesk', 'tickets'), 't2');
+    expect(stored?.body).toEqual({ id: 't2', subject: 'Ticket 2, answered' });
+    expect(await store.getWebhookEventMark(gateway.runtime.local.gateway.table, 'acme', 'helpdesk', 'hev_1')).toMatchObject({ state: 'applied', attempts: 1 });
   });
 
   it('tests with its own remedy when the platform refuses the key', async () => {
