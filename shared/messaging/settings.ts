@@ -5,10 +5,11 @@ import { LOOPBACK_HOST } from '../http/loopback';
 
 /**
  * The Messaging API lives at the deployment's messaging URL (SCRT), which the API reference says to
- * take from the custom client deployment's code snippet, "for example, https://mycompanyname.salesforce-scrt.com"
- * (docs/platform-contracts.md). Only https hosts under salesforce-scrt.com are called, so the
- * address a user types cannot send conversations (the end user's pre-chat details, the messages)
- * anywhere else. Loopback stands for the local simulator.
+ * take from the custom client deployment's code snippet, "for example,
+ * https://mycompanyname.salesforce-scrt.com" (docs/conversations-sse.md, the wire contract). Only
+ * https hosts under salesforce-scrt.com are called, so the address a user types cannot send
+ * conversations (the end user's pre-chat details, the messages) anywhere else. Loopback stands for
+ * the local simulator.
  */
 export function isMessagingApiAddress(text: string): boolean {
   const url = URL.parse(text);
