@@ -177,8 +177,9 @@ describe('a handover while the platform notices a closed poll late', () => {
   it('the next run waits the handover grace before its first poll: without it the platform answers 409, with it never', async () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
     sandbox.crm.messaging.setCloseNoticeLag(400);
+    // A patient run waits its grace before its first poll: it runs long enough that a loaded machine still adopts within it.
     const round = async (graceSeconds: number) => {
-      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 });
+      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 + graceSeconds * 1_500 });
       await run.run();
       return run.stats;
     };
