@@ -96,13 +96,7 @@ export const MessagingSettings = z
       .optional(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9_]{0,79}$/, "the deployment's API name: letters, digits and _")))
       .check(z.meta(formField.text('Embedded service deployment API name'))),
     /** Messaging for In-App and Web: the deployment's messaging URL (SCRT), where the Messaging API and its event stream live. */
-    messagingUrl: z
-      .optional(
-        z.url().check(
-          z.refine(isMessagingApiAddress, "the deployment's messaging URL from its code snippet: https://<your domain>.my.salesforce-scrt.com"),
-        ),
-      )
-      .check(z.meta(formField.text('Messaging URL (SCRT) of the deployment'))),
+    messagingUrl: z.optional(z.url({ protocol: /^https?$/ })).check(z.meta(formField.text('Messaging URL (SCRT) of the deployment'))),
   })
   .check(
     z.superRefine((settings, context) => {
@@ -114,6 +108,14 @@ export const MessagingSettings = z
             path: [field],
             message: "Messaging for In-App and Web needs the org ID, the deployment's API name and its messaging URL.",
           });
+      }
+      // Checked where it is used: a long-poll connection keeps reading settings that hold an unused address.
+      if (settings.messagingUrl !== undefined && !isMessagingApiAddress(settings.messagingUrl)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['messagingUrl'],
+          message: "the deployment's messaging URL from its code snippet: https://<your domain>.my.salesforce-scrt.com",
+        });
       }
     }),
   )
