@@ -33,7 +33,13 @@ export async function startLocalDynamo(options: { tableName?: string; path?: str
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  return connect(port, tableName, () => new Promise<void>((resolve, reject) => server.close((error?: Error | null) => (error ? reject(error) : resolve()))));
+  // Stopping drops every connection: one a client left open (kept alive 65 s) would hold close() past a test hook's timeout.
+  const stopServer = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((error?: Error | null) => (error ? reject(error) : resolve()));
+      server.closeAllConnections();
+    });
+  return connect(port, tableName, stopServer);
 }
 
 /**

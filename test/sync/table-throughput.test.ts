@@ -21,6 +21,7 @@ import { recordsAt, storeConnection, storedRecordIds } from '../support/stored-c
 describe('a first sync into a table that refuses writes for its throughput', () => {
   let sim: PaymentSimulator;
   let local: LocalGateway;
+  let client: ReturnType<typeof localDynamoClient> | undefined;
 
   beforeAll(async () => {
     sim = await startPaymentSimulator({ seed: 41 });
@@ -28,6 +29,7 @@ describe('a first sync into a table that refuses writes for its throughput', () 
     sim.seedCustomers(1_200, { mode: 'live', spacingSeconds: 26_000 });
   });
   afterAll(async () => {
+    client?.destroy();
     await local.stop();
     await sim.stop();
   });
@@ -44,7 +46,7 @@ describe('a first sync into a table that refuses writes for its throughput', () 
       syncSettings: { dataObjects: ['customers'], frequency: 'daily', method: 'api' },
     });
     // The sync's own pace is 850 units a second into each of 8 shard keys: 6,800. The table takes 200.
-    const client = localDynamoClient(local.dynamo.endpoint);
+    client = localDynamoClient(local.dynamo.endpoint);
     const table = limitTableWrites(client, { writeUnitsPerSecond: 200 });
     const lambda = { ...local.gateway, table: { client: sdkTableClient(client), tableName: local.dynamo.tableName } };
     // The run's share of the table (shared/sync/write-pace.ts) is told of the refusals and paces its record writes.
