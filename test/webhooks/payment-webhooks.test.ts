@@ -114,6 +114,11 @@ describe('accepted deliveries', () => {
     // The same base64 text taken as the body itself is not what was signed.
     const refused = await webhookReceiver(event(raw.toString('base64'), false));
     expect(refused).toMatchObject({ statusCode: 400 });
+    // The one receiver picks the platform by the path: one no platform sends to is not found, and nothing is enqueued.
+    const enqueuedBefore = world.enqueued.length;
+    const nowhere = { ...event(raw.toString('base64'), true), rawPath: '/webhooks/nowhere', routeKey: 'POST /webhooks/nowhere' } as APIGatewayProxyEventV2;
+    expect(await webhookReceiver(nowhere)).toMatchObject({ statusCode: 404, headers: { 'content-type': 'application/problem+json' } });
+    expect(world.enqueued.length).toBe(enqueuedBefore);
   });
 });
 
