@@ -176,28 +176,30 @@ describe('a handover while the platform notices a closed poll late', () => {
 
   it('the next run waits the handover grace before its first poll: without it the platform answers 409, with it never', async () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
-    sandbox.crm.messaging.setCloseNoticeLag(400);
-    // A patient run waits its grace before its first poll: it runs long enough that a loaded machine still adopts within it.
+    // The platform counts a closed poll open for a second; the patient runs wait twice that. Wide
+    // margins both ways, so a loaded machine neither misses the hasty run's conflict nor makes the patient one's.
+    sandbox.crm.messaging.setCloseNoticeLag(1_000);
+    // A patient run waits its grace before its first poll, then has 1.5 s more: a loaded machine still adopts within it.
     const round = async (graceSeconds: number) => {
-      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + 1_500 + graceSeconds * 1_500 });
+      const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + graceSeconds * 1_000 + 1_500 });
       await run.run();
       return run.stats;
     };
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
     const id = started.body.id as string;
     const platformId = await platformIdOf(sandbox, id);
-    expect((await round(1)).claimed).toBe(1);
-    // Handed over with its poll aborted (the next run of the slot adopts it); the platform still counts that poll open for 400 ms.
+    expect((await round(2)).claimed).toBe(1);
+    // Handed over with its poll aborted (the next run of the slot adopts it); the platform still counts that poll open for a second.
     const hasty = await round(0);
     expect(hasty.adopted).toBe(1);
     expect(hasty.conflicts).toBeGreaterThan(0);
     const conflictsBefore = sandbox.crm.messaging.pollStats().conflicts;
     expect(conflictsBefore).toBeGreaterThan(0);
     for (let i = 0; i < 2; i++) {
-      const patient = await round(1);
+      const patient = await round(2);
       expect(patient.adopted).toBe(1);
       expect(patient.conflicts).toBe(0);
-      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(1_000);
+      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(2_000);
     }
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(conflictsBefore);
     sandbox.crm.messaging.agentSays(platformId, 'after the handovers');
