@@ -176,9 +176,9 @@ describe('a handover while the platform notices a closed poll late', () => {
 
   it('the next run waits the handover grace before its first poll: without it the platform answers 409, with it never', async () => {
     const gateway = sandbox.gateway.runtime.local.gateway;
-    // The platform counts a closed poll open for a second; the patient runs wait twice that. Wide
-    // margins both ways, so a loaded machine neither misses the hasty run's conflict nor makes the patient one's.
-    sandbox.crm.messaging.setCloseNoticeLag(1_000);
+    // The platform counts a closed poll open for 2 s; the patient runs wait 3. Wide margins both ways,
+    // so a loaded machine (a CI run beside the browser tests) neither misses the hasty run's conflict nor makes a patient one's.
+    sandbox.crm.messaging.setCloseNoticeLag(2_000);
     // A patient run waits its grace before its first poll, then has 1.5 s more: a loaded machine still adopts within it.
     const round = async (graceSeconds: number) => {
       const run = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: graceSeconds } }, log, shard: 0, shards: 1, endsAt: Date.now() + graceSeconds * 1_000 + 1_500 });
@@ -188,22 +188,23 @@ describe('a handover while the platform notices a closed poll late', () => {
     const started = await sandbox.playbook('POST', '/api/v1/playbook/conversations', { direction: 'inbound' });
     const id = started.body.id as string;
     const platformId = await platformIdOf(sandbox, id);
-    expect((await round(2)).claimed).toBe(1);
-    // Handed over with its poll aborted (the next run of the slot adopts it); the platform still counts that poll open for a second.
+    expect((await round(3)).claimed).toBe(1);
+    // Handed over with its poll aborted (the next run of the slot adopts it); the platform still counts that poll open for 2 s.
     const hasty = await round(0);
     expect(hasty.adopted).toBe(1);
     expect(hasty.conflicts).toBeGreaterThan(0);
     const conflictsBefore = sandbox.crm.messaging.pollStats().conflicts;
     expect(conflictsBefore).toBeGreaterThan(0);
     for (let i = 0; i < 2; i++) {
-      const patient = await round(2);
+      const patient = await round(3);
       expect(patient.adopted).toBe(1);
       expect(patient.conflicts).toBe(0);
-      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(2_000);
+      expect(Math.min(...patient.handoverGapsMs)).toBeGreaterThanOrEqual(3_000);
     }
     expect(sandbox.crm.messaging.pollStats().conflicts).toBe(conflictsBefore);
     sandbox.crm.messaging.agentSays(platformId, 'after the handovers');
-    const next = new PollerRun({ gateway, log, shard: 0, shards: 1, endsAt: Date.now() + 3_000 });
+    // A patient run delivers what arrived meanwhile.
+    const next = new PollerRun({ gateway: { ...gateway, env: { ...gateway.env, POLLER_HANDOVER_GRACE_SECONDS: 3 } }, log, shard: 0, shards: 1, endsAt: Date.now() + 6_000 });
     const nextDone = next.run();
     await sandbox.until('delivered', () => sandbox.events('message.received').some((e) => (e.data.message as { text?: string }).text === 'after the handovers'), 10_000);
     await nextDone;
