@@ -6,13 +6,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { connectors, webhookReceivers } from '../shared/connections/registry';
+import { authorizers, webhookReceivers } from '../shared/connections/registry';
 import { GatewayFunction } from './gateway-function';
-
-/** The OAuth callback address of every connector that offers the authorization code, from the registry. */
-export function oauthCallbackPaths(): string[] {
-  return connectors.all().flatMap((connector) => (connector.authorization ? [connector.authorization.callbackPath] : []));
-}
 
 export interface Throttle {
   readonly rateLimit: number;
@@ -91,8 +86,8 @@ export class GatewayApi extends Construct {
     const apiHandler = (this.apiIntegration = integration('ApiHandler', this.apiHandler));
     const oauthReason =
       'OAuth redirect back from the platform: a browser cannot present a JWT; the function accepts only a single-use, short-lived state with its PKCE verifier.';
-    // One route per connector that connects through the browser (the spec's two callback addresses).
-    for (const path of oauthCallbackPaths()) this.unauthorizedRoute(path, apigw.HttpMethod.GET, oauthCallback, oauthReason);
+    // One route per connector that connects through the browser (the spec's two callback addresses), as local/http-routes.ts adds them.
+    for (const { authorization } of authorizers) this.unauthorizedRoute(authorization.callbackPath, apigw.HttpMethod.GET, oauthCallback, oauthReason);
     // One route per connector whose platform sends webhooks (the spec's two receiver addresses), all to one function.
     const webhookReceiver = integration('WebhookReceiver', this.webhookReceiver);
     for (const { platform, webhooks } of webhookReceivers) {

@@ -11,7 +11,7 @@ const asHttp = (fn: (event: never) => Promise<APIGatewayProxyResultV2>) => asFun
 const oauth = asFunction('oauth-callback', oauthCallback);
 const receiver = asFunction('webhook-receiver', webhookReceiver);
 
-/** The same routes lib/api.ts deploys, to the same handler functions, read from the registry as it reads them. */
+/** The same routes lib/api.ts deploys, to the same handler functions, read from the registry's capability lists as it reads them. */
 export function localHttpRoutes(): LocalRoute[] {
   return [
     ...authorizers.map(({ authorization }): LocalRoute => ({ method: 'GET', path: authorization.callbackPath, handler: oauth, authorized: false })),

@@ -4,9 +4,9 @@ import type { Gateway } from '../gateway';
 import { problems } from '../api/problem';
 import { fieldErrors } from '../api/problem';
 import type { Logger } from '../log/logger';
-import type { Connection } from '../store/items';
+import type { Account, Connection } from '../store/items';
 import { newConnectionShards } from '../store/record-layout';
-import { requireIntegrationsEnabled } from '../tenants/account-guard';
+import { requireIntegrationsEnabled, takeFromQuota } from '../tenants/account-guard';
 import { startAuthorization, type AuthorizationStarted } from '../identity/authorization';
 import { maskSecret, type ConnectionParts } from './connector-definition';
 import type { Connector } from './connector';
@@ -16,7 +16,7 @@ import { sealWebhookSecretApart } from './webhook-secret-migration';
 import type { ConnectionView } from './connection-view';
 import { testConnection } from './test-connection';
 import { firstSyncJobs } from '../sync/dispatch-syncs';
-import { effectiveQuotas, retryAfterSeconds } from '../tenants/quotas';
+import { retryAfterSeconds } from '../tenants/quotas';
 import * as store from '../store/store';
 
 /** A new connection's settings: the connector's defaults, so its scheduled syncs run. */
@@ -38,8 +38,8 @@ export function viewOf(connection: Connection, warnings?: string[]): ConnectionV
   };
 }
 
-/** What Connect Account answers: the stored connection, or, for the authorization code, where to send the browser. */
-export type ConnectOutcome = { kind: 'connected'; view: ConnectionView } | { kind: 'authorizing'; started: AuthorizationStarted; setCookie: string };
+/** What Connect Account answers: the stored connection (with the account it checked), or, for the authorization code, where to send the browser. */
+export type ConnectOutcome = { kind: 'connected'; view: ConnectionView; account: Account } | { kind: 'authorizing'; started: AuthorizationStarted; setCookie: string };
 
 /**
  * Connect Account: validate the form, seal the secrets in the vault, store config + ciphertext.
@@ -56,7 +56,7 @@ export async function connectAccount(
   browser: { baseUrl: string; returnTo?: string } = { baseUrl: '' },
 ): Promise<ConnectOutcome> {
   const definition = connectors.get(connector);
-  await requireIntegrationsEnabled(gateway, accountId);
+  const account = await requireIntegrationsEnabled(gateway, accountId);
   const form = definition.connection;
   const parsed = z.safeParse(form.input, body);
   if (!parsed.success) throw problems.invalidBody(fieldErrors(parsed.error));
@@ -69,7 +69,7 @@ export async function connectAccount(
     return { kind: 'authorizing', started, setCookie };
   }
   const connection = await saveConnection(gateway, log, { accountId, connector: definition, existing, kept, parts });
-  return { kind: 'connected', view: viewOf(connection, parts.warnings) };
+  return { kind: 'connected', view: viewOf(connection, parts.warnings), account };
 }
 
 /**
@@ -80,15 +80,14 @@ export async function connectAccount(
  * is a manual sync: it draws from the account's syncs quota as Sync now does, so reconnecting in a
  * loop cannot start more full syncs than pressing Sync now could (docs/tenants.md).
  */
-export async function testNewConnection(gateway: Gateway, log: Logger, saved: ConnectionView): Promise<ConnectionView> {
+export async function testNewConnection(gateway: Gateway, log: Logger, saved: ConnectionView, account: Account): Promise<ConnectionView> {
   const tested = await testConnection(gateway, saved.accountId, connectors.get(saved.connector), log);
   const view = { ...saved, health: tested.health };
   const platform = connectors.syncing()[saved.connector];
   if (!tested.ok || !platform) return view;
   const jobs = firstSyncJobs(saved, platform.settings, new Date(gateway.now()).toISOString());
   if (jobs.length === 0) return view;
-  const account = await store.getAccount(gateway.table, saved.accountId);
-  const quota = await store.takeQuota(gateway.table, saved.accountId, 'syncs', 1, effectiveQuotas(account?.quotas).syncs, gateway.now());
+  const quota = await takeFromQuota(gateway, account, 'syncs');
   if (!quota.allowed) {
     log.info('first sync not started: the account has used its syncs quota', { connector: saved.connector });
     const wait = retryAfterSeconds(quota.retryAfterMs);

@@ -4,7 +4,7 @@ import type { Route } from '../api/route';
 import type { Gateway } from '../gateway';
 import type { Account } from '../store/items';
 import { recordMetric } from '../metrics/gateway-metrics';
-import { effectiveQuotas, retryAfterSeconds, type QuotaKind } from './quotas';
+import { effectiveQuotas, retryAfterSeconds, type QuotaDecision, type QuotaKind } from './quotas';
 import * as store from '../store/store';
 
 /**
@@ -106,14 +106,23 @@ function refuseIfRefusedLately(gateway: Gateway, accountId: string, kind: QuotaK
 export async function takeAccountQuota(gateway: Gateway, route: Route, account: Account | undefined, body: unknown): Promise<void> {
   if (!account || !route.quota) return;
   const { kind } = route.quota;
-  const cost = route.quota.cost?.(body as never) ?? 1;
   // A refusal remembered in memory was answered by the guard already (`refuseIfRefusedLately`).
+  const decision = await takeFromQuota(gateway, account, kind, route.quota.cost?.(body as never) ?? 1);
+  if (!decision.allowed) throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
+}
+
+/**
+ * Takes `cost` from the account's quota of `kind`: what a route's request costs, and work a route
+ * starts besides (Connect Account's first sync, from `syncs`). A refusal is counted and remembered
+ * (see `refusedUntil`).
+ */
+export async function takeFromQuota(gateway: Gateway, account: Account, kind: QuotaKind, cost = 1): Promise<QuotaDecision> {
   const now = gateway.now();
   const decision = await store.takeQuota(gateway.table, account.accountId, kind, cost, effectiveQuotas(account.quotas)[kind], now);
-  if (decision.allowed) return;
+  if (decision.allowed) return decision;
   if (refusedUntil.size >= MAX_REFUSALS_KEPT) refusedUntil.clear();
   // A single request larger than the burst says nothing about smaller ones: not remembered.
   if (Number.isFinite(decision.retryAfterMs) && cost === 1) refusedUntil.set(refusalKey(account.accountId, kind), now + decision.retryAfterMs);
   recordMetric.quotaRefused(kind);
-  throw problems.overQuota(QUOTA_WORDS[kind], retryAfterSeconds(decision.retryAfterMs));
+  return decision;
 }

@@ -67,7 +67,7 @@ export const connectionRoutes = [
       if (outcome.kind !== 'connected') return json(202, outcome.started, { 'set-cookie': outcome.setCookie });
       if (query.test === 'false') return outcome.view;
       // Saved whatever the test finds: the health says what to fix, and Test Connection re-checks.
-      return testNewConnection(gateway, log, outcome.view);
+      return testNewConnection(gateway, log, outcome.view, outcome.account);
     },
   }),
   route({
